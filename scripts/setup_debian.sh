@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what zionsim needs on a fresh Debian 12 machine (as root, or with
+# sudo): Bazel 4 from Debian (bazel-bootstrap) and the -dev packages of the
+# libraries third_party/ wraps. Installs only what is missing, so it is cheap
+# to run before every build. No network access beyond Debian's mirrors.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap bazel-platforms bazel-rules-java   # Bazel 4.2.3, offline
+  g++ python3                                        # compiler; test summary
+  libboost-graph-dev libeigen3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

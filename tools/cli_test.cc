@@ -1,0 +1,104 @@
+// Tests of the command line, in process: help and version exit 0 on stdout;
+// bad usage exits 2 with a message on stderr that names the problem.
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/cli.h"
+
+namespace zx::tools {
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Result run(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = run_cli(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(CliTest, HelpListsEverySubcommand) {
+  for (const char* flag : {"--help", "-h"}) {
+    const Result r = run({flag});
+    EXPECT_EQ(r.status, kExitOk);
+    EXPECT_TRUE(contains(r.out, "version")) << r.out;
+    EXPECT_TRUE(contains(r.out, "list")) << r.out;
+    EXPECT_TRUE(contains(r.out, "ZionEX")) << r.out;
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+// Each subcommand has its own help, which shows its own options.
+TEST(CliTest, SubcommandHelp) {
+  const Result r = run({"list", "--help"});
+  EXPECT_EQ(r.status, kExitOk);
+  EXPECT_TRUE(contains(r.out, "Only this registry")) << r.out;
+  EXPECT_TRUE(contains(r.out, "clusters,collectives,models")) << r.out;
+  const Result v = run({"version", "--help"});
+  EXPECT_EQ(v.status, kExitOk);
+  EXPECT_TRUE(contains(v.out, "Print the version")) << v.out;
+}
+
+TEST(CliTest, VersionFlagAndCommandAgree) {
+  const Result flag = run({"--version"});
+  const Result cmd = run({"version"});
+  EXPECT_EQ(flag.status, kExitOk);
+  EXPECT_EQ(cmd.status, kExitOk);
+  EXPECT_TRUE(contains(cmd.out, "zionsim 0.1.0")) << cmd.out;
+  EXPECT_EQ(flag.out, cmd.out);
+}
+
+TEST(CliTest, ListPrintsEveryRegistryInOrder) {
+  const Result r = run({"list"});
+  EXPECT_EQ(r.status, kExitOk);
+  const auto clusters = r.out.find("clusters:");
+  const auto collectives = r.out.find("collectives:");
+  const auto models = r.out.find("models:");
+  ASSERT_NE(clusters, std::string::npos) << r.out;
+  ASSERT_NE(collectives, std::string::npos) << r.out;
+  ASSERT_NE(models, std::string::npos) << r.out;
+  EXPECT_LT(clusters, collectives);
+  EXPECT_LT(collectives, models);
+  const Result only = run({"list", "models"});
+  EXPECT_EQ(only.status, kExitOk);
+  EXPECT_TRUE(contains(only.out, "models:"));
+  EXPECT_FALSE(contains(only.out, "clusters:"));
+}
+
+// Bad usage: exit status 2, nothing on stdout, a message naming the problem.
+TEST(CliTest, BadUsageExitsTwoWithAMessage) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected_in_err;
+  };
+  const std::vector<Case> cases = {
+      {{}, "expected a command, one of: version, list"},
+      {{"simulate-everything"}, "simulate-everything"},
+      {{"--frobnicate"}, "--frobnicate"},
+      {{"list", "gpus"}, "gpus"},
+      {{"version", "extra"}, "extra"},
+      {{"list", "models", "clusters"}, "clusters"},
+  };
+  for (const Case& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.status, kExitBadInput) << c.expected_in_err;
+    EXPECT_EQ(r.out, "") << c.expected_in_err;
+    EXPECT_TRUE(contains(r.err, "zionsim: error:")) << r.err;
+    EXPECT_TRUE(contains(r.err, c.expected_in_err)) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace zx::tools

@@ -1,0 +1,35 @@
+// File: tools/commands.h
+//
+// The subcommands of zionsim. Each add_*_command registers a CLI11 subcommand
+// with its options and, when the subcommand is chosen, stores the action that
+// runs it in the context. Every later capability adds one function here and
+// one call in cli.cc; nothing else in the CLI changes.
+
+#ifndef ZIONSIM_TOOLS_COMMANDS_H_
+#define ZIONSIM_TOOLS_COMMANDS_H_
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace zx::tools {
+
+struct CommandContext {
+  /// Set by the chosen subcommand's parse callback; returns the exit status.
+  std::function<int(std::ostream&)>* action;
+};
+
+/// `zionsim version`: the version and build.
+void add_version_command(CLI::App& app, CommandContext& context, std::string version_line);
+
+/// `zionsim list [what]`: the registries (clusters, collective algorithms,
+/// models), sorted, with one-line descriptions.
+void add_list_command(CLI::App& app, CommandContext& context);
+
+}  // namespace zx::tools
+
+#endif  // ZIONSIM_TOOLS_COMMANDS_H_

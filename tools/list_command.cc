@@ -1,0 +1,51 @@
+// `zionsim list`: what the registries hold.
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/registries.h"
+
+namespace zx::tools {
+
+void add_list_command(CLI::App& app, CommandContext& context) {
+  CLI::App* cmd = app.add_subcommand(
+      "list", "List what zionsim knows by name: cluster presets, collective algorithms, models");
+  auto what = std::make_shared<std::string>();
+  std::vector<std::string> categories;
+  for (const RegistryListing& listing : all_registries()) categories.push_back(listing.category);
+  cmd->add_option("what", *what, "Only this registry")
+      ->check(CLI::IsMember(categories))
+      ->option_text("{" + fmt::format("{}", fmt::join(categories, ",")) + "}");
+  cmd->parse_complete_callback([what, action = context.action] {
+    *action = [what](std::ostream& out) {
+      bool first = true;
+      for (const RegistryListing& listing : all_registries()) {
+        if (!what->empty() && listing.category != *what) continue;
+        if (!first) out << '\n';
+        first = false;
+        fmt::print(out, "{}:\n", listing.category);
+        if (listing.entries.empty()) {
+          fmt::print(out, "  (none registered yet)\n");
+          continue;
+        }
+        std::size_t width = 0;
+        for (const auto& [name, description] : listing.entries) width = std::max(width, name.size());
+        for (const auto& [name, description] : listing.entries) {
+          fmt::print(out, "  {:<{}}  {}\n", name, width, description);
+        }
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace zx::tools
