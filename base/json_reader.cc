@@ -1,0 +1,414 @@
+#include "base/json_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace zx::json {
+
+// --- Diagnostics --------------------------------------------------------------
+
+void Diagnostics::error(std::string pointer, std::string message) {
+  list_.push_back({source_, std::move(pointer), std::move(message)});
+}
+
+void Diagnostics::throw_if_errors() const {
+  if (!list_.empty()) throw InputError(list_);
+}
+
+// --- helpers ------------------------------------------------------------------
+
+std::string escape_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string describe(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return value.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float: return value.dump();
+    case nlohmann::json::value_t::string: {
+      std::string s = value.dump();
+      if (s.size() > 60) s = s.substr(0, 57) + "...";
+      return "the string " + s;
+    }
+    case nlohmann::json::value_t::array: return fmt::format("an array of {} elements", value.size());
+    case nlohmann::json::value_t::object: return "an object";
+    case nlohmann::json::value_t::binary:
+    case nlohmann::json::value_t::discarded: break;
+  }
+  return "an unsupported value";
+}
+
+namespace {
+
+// Optimal string alignment distance: insertions, deletions, substitutions
+// and transpositions of neighbours ("rign" -> "ring") each cost 1.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  const std::size_t m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[n][m];
+}
+
+std::string format_range(const IntRange& r) {
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  if (r.min == kMin && r.max == kMax) return "an integer";
+  if (r.max == kMax) return fmt::format("an integer >= {}", r.min);
+  if (r.min == kMin) return fmt::format("an integer <= {}", r.max);
+  return fmt::format("an integer in [{}, {}]", r.min, r.max);
+}
+
+std::string format_range(const NumberRange& r) {
+  const bool lo = std::isfinite(r.min);
+  const bool hi = std::isfinite(r.max);
+  if (!lo && !hi) return "a number";
+  if (lo && hi) {
+    return fmt::format("a number in {}{}, {}{}", r.exclusive ? "(" : "[", r.min, r.max,
+                       r.exclusive ? ")" : "]");
+  }
+  if (lo) return fmt::format("a number {} {}", r.exclusive ? ">" : ">=", r.min);
+  return fmt::format("a number {} {}", r.exclusive ? "<" : "<=", r.max);
+}
+
+bool in_range(double v, const NumberRange& r) {
+  return r.exclusive ? (v > r.min && v < r.max) : (v >= r.min && v <= r.max);
+}
+
+// Reads an integer from a JSON value, accepting floats with no fraction
+// (1e3) but not 2.5 or strings.
+std::optional<std::int64_t> as_integer(const nlohmann::json& v) {
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() &&
+        v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return std::nullopt;
+    }
+    return v.get<std::int64_t>();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 9.0e15) {
+      return static_cast<std::int64_t>(d);
+    }
+  }
+  return std::nullopt;
+}
+
+bool check_int(const nlohmann::json& v, const IntRange& range, std::int64_t& out,
+               std::string& problem) {
+  const std::optional<std::int64_t> i = as_integer(v);
+  if (!i || *i < range.min || *i > range.max) {
+    problem = fmt::format("expected {}, got {}", format_range(range), describe(v));
+    return false;
+  }
+  out = *i;
+  return true;
+}
+
+bool check_number(const nlohmann::json& v, const NumberRange& range, double& out,
+                  std::string& problem) {
+  if (!v.is_number() || !in_range(v.get<double>(), range)) {
+    problem = fmt::format("expected {}, got {}", format_range(range), describe(v));
+    return false;
+  }
+  out = v.get<double>();
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_distance = 0;
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (!best || d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  // A likely typo: a few edits, and fewer than half the word.
+  if (best && best_distance <= std::max<std::size_t>(2, word.size() / 3) &&
+      best_distance * 2 < std::max(word.size(), best->size())) {
+    return best;
+  }
+  return std::nullopt;
+}
+
+// --- ObjectReader -------------------------------------------------------------
+
+ObjectReader::ObjectReader(const nlohmann::json& value, std::string pointer,
+                           Diagnostics& diagnostics)
+    : value_(value), pointer_(std::move(pointer)), diagnostics_(&diagnostics),
+      valid_(value.is_object()) {
+  if (!valid_) {
+    diagnostics_->error(pointer_, fmt::format("expected an object, got {}", describe(value)));
+  }
+}
+
+std::string ObjectReader::child_pointer(std::string_view key) const {
+  return pointer_ + "/" + escape_pointer_token(key);
+}
+
+bool ObjectReader::has(std::string_view key) const {
+  return valid_ && value_.find(std::string(key)) != value_.end();
+}
+
+const nlohmann::json* ObjectReader::find(std::string_view key) {
+  known_.emplace(key);
+  if (!valid_) return nullptr;
+  const auto it = value_.find(std::string(key));
+  return it == value_.end() ? nullptr : &*it;
+}
+
+void ObjectReader::allow(std::string_view key) { known_.emplace(key); }
+
+void ObjectReader::error(std::string_view key, std::string message) {
+  diagnostics_->error(key.empty() ? pointer_ : child_pointer(key), std::move(message));
+}
+
+bool ObjectReader::require(std::string_view key) {
+  known_.emplace(key);
+  if (!valid_) return false;
+  if (has(key)) return true;
+  diagnostics_->error(pointer_, fmt::format("missing required key '{}'", key));
+  return false;
+}
+
+bool ObjectReader::read_int(std::string_view key, std::int64_t& out, IntRange range) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return false;
+  std::string problem;
+  if (!check_int(*v, range, out, problem)) {
+    error(key, problem);
+    return false;
+  }
+  return true;
+}
+
+bool ObjectReader::read_int(std::string_view key, int& out, IntRange range) {
+  std::int64_t wide = out;
+  if (!read_int(key, wide, range)) return false;
+  if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) {
+    error(key, fmt::format("expected {}, got {}",
+                           format_range(IntRange{std::numeric_limits<int>::min(),
+                                                 std::numeric_limits<int>::max()}),
+                           wide));
+    return false;
+  }
+  out = static_cast<int>(wide);
+  return true;
+}
+
+bool ObjectReader::read_number(std::string_view key, double& out, NumberRange range) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return false;
+  std::string problem;
+  if (!check_number(*v, range, out, problem)) {
+    error(key, problem);
+    return false;
+  }
+  return true;
+}
+
+bool ObjectReader::read_bool(std::string_view key, bool& out) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return false;
+  if (!v->is_boolean()) {
+    error(key, fmt::format("expected true or false, got {}", describe(*v)));
+    return false;
+  }
+  out = v->get<bool>();
+  return true;
+}
+
+bool ObjectReader::read_string(std::string_view key, std::string& out) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return false;
+  if (!v->is_string()) {
+    error(key, fmt::format("expected a string, got {}", describe(*v)));
+    return false;
+  }
+  out = v->get<std::string>();
+  return true;
+}
+
+bool ObjectReader::read_enum(std::string_view key, std::string& out,
+                             const std::vector<std::string>& allowed) {
+  std::string value;
+  if (!read_string(key, value)) return false;
+  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+    std::vector<std::string> sorted = allowed;
+    std::sort(sorted.begin(), sorted.end());
+    std::string message = fmt::format("unknown value '{}'", value);
+    if (auto guess = closest_match(value, sorted)) message += fmt::format(" (did you mean '{}'?)", *guess);
+    message += fmt::format("; valid: {}", fmt::join(sorted, ", "));
+    error(key, message);
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+std::optional<ObjectReader> ObjectReader::object(std::string_view key) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  ObjectReader child(*v, child_pointer(key), *diagnostics_);
+  if (!child.valid()) return std::nullopt;
+  return child;
+}
+
+std::optional<ArrayReader> ObjectReader::array(std::string_view key) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  ArrayReader child(*v, child_pointer(key), *diagnostics_);
+  if (!child.valid()) return std::nullopt;
+  return child;
+}
+
+void ObjectReader::finish() {
+  if (!valid_) return;
+  const std::vector<std::string> known(known_.begin(), known_.end());
+  for (const auto& [key, unused] : value_.items()) {
+    if (known_.count(key) != 0) continue;
+    std::string message = fmt::format("unknown key '{}'", key);
+    if (auto guess = closest_match(key, known)) {
+      message += fmt::format(" (did you mean '{}'?)", *guess);
+    } else if (!known.empty()) {
+      message += fmt::format("; valid: {}", fmt::join(known, ", "));
+    }
+    diagnostics_->error(pointer_, message);
+  }
+}
+
+// --- ArrayReader --------------------------------------------------------------
+
+ArrayReader::ArrayReader(const nlohmann::json& value, std::string pointer, Diagnostics& diagnostics)
+    : value_(value), pointer_(std::move(pointer)), diagnostics_(&diagnostics),
+      valid_(value.is_array()) {
+  if (!valid_) {
+    diagnostics_->error(pointer_, fmt::format("expected an array, got {}", describe(value)));
+  }
+}
+
+std::size_t ArrayReader::size() const { return valid_ ? value_.size() : 0; }
+
+std::string ArrayReader::element_pointer(std::size_t index) const {
+  return fmt::format("{}/{}", pointer_, index);
+}
+
+ObjectReader ArrayReader::object(std::size_t index) {
+  return ObjectReader(value_.at(index), element_pointer(index), *diagnostics_);
+}
+
+bool ArrayReader::read_int(std::size_t index, std::int64_t& out, IntRange range) {
+  std::string problem;
+  if (!check_int(value_.at(index), range, out, problem)) {
+    diagnostics_->error(element_pointer(index), problem);
+    return false;
+  }
+  return true;
+}
+
+bool ArrayReader::read_number(std::size_t index, double& out, NumberRange range) {
+  std::string problem;
+  if (!check_number(value_.at(index), range, out, problem)) {
+    diagnostics_->error(element_pointer(index), problem);
+    return false;
+  }
+  return true;
+}
+
+bool ArrayReader::read_string(std::size_t index, std::string& out) {
+  const nlohmann::json& v = value_.at(index);
+  if (!v.is_string()) {
+    diagnostics_->error(element_pointer(index),
+                        fmt::format("expected a string, got {}", describe(v)));
+    return false;
+  }
+  out = v.get<std::string>();
+  return true;
+}
+
+// --- Document -----------------------------------------------------------------
+
+Document::Document(std::unique_ptr<nlohmann::json> value, std::string source)
+    : value_(std::move(value)), diagnostics_(std::move(source)) {}
+
+Document Document::load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError(Diagnostic{path, "", "cannot open the file for reading"});
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(Diagnostic{path, "", "error while reading the file"});
+  return parse(text.str(), path);
+}
+
+Document Document::parse(std::string_view text, std::string source) {
+  try {
+    auto value = std::make_unique<nlohmann::json>(nlohmann::json::parse(text));
+    return Document(std::move(value), std::move(source));
+  } catch (const nlohmann::json::parse_error& e) {
+    // Report the line and column of the byte where parsing failed.
+    std::size_t line = 1;
+    std::size_t column = 1;
+    const std::size_t stop = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    for (std::size_t i = 0; i < stop; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+    const auto colon = what.find(": ", what.find("parse error"));
+    const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    throw InputError(Diagnostic{source, fmt::format("line {}, column {}", line, column),
+                                fmt::format("invalid JSON: {}", detail)});
+  }
+}
+
+void Document::check_schema_version(ObjectReader& root, const std::vector<int>& supported) {
+  if (!root.valid() || !root.require("schema_version")) return;
+  int version = 0;
+  if (!root.read_int("schema_version", version)) return;
+  if (std::find(supported.begin(), supported.end(), version) == supported.end()) {
+    root.error("schema_version", fmt::format("unsupported schema_version {}; supported: {}",
+                                             version, fmt::join(supported, ", ")));
+  }
+}
+
+}  // namespace zx::json
