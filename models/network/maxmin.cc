@@ -1,0 +1,173 @@
+#include "models/network/maxmin.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace zx::models {
+
+std::uint32_t MaxMinProblem::add_flow(std::span<const std::uint32_t> route, double flow_weight,
+                                      double rate_cap) {
+  if (link_offsets.empty()) link_offsets.push_back(0);
+  const auto index = static_cast<std::uint32_t>(link_offsets.size() - 1);
+  links.insert(links.end(), route.begin(), route.end());
+  link_offsets.push_back(static_cast<std::uint32_t>(links.size()));
+  // weight and cap stay empty (meaning 1 and none) until a flow needs them.
+  if (flow_weight != 1.0 || !weight.empty()) {
+    weight.resize(index, 1.0);
+    weight.push_back(flow_weight);
+  }
+  if (std::isfinite(rate_cap) || !cap.empty()) {
+    cap.resize(index, std::numeric_limits<double>::infinity());
+    cap.push_back(rate_cap);
+  }
+  return index;
+}
+
+namespace {
+
+void validate(const MaxMinProblem& p) {
+  const std::size_t flows = p.num_flows();
+  if (!p.link_offsets.empty() && p.link_offsets.front() != 0) {
+    throw std::invalid_argument("max-min problem: link_offsets must start at 0");
+  }
+  for (std::size_t f = 0; f < flows; ++f) {
+    if (p.link_offsets[f + 1] < p.link_offsets[f]) {
+      throw std::invalid_argument(fmt::format("max-min problem: link_offsets decrease at flow {}", f));
+    }
+  }
+  if (!p.link_offsets.empty() && p.link_offsets.back() != p.links.size()) {
+    throw std::invalid_argument("max-min problem: link_offsets do not end at links.size()");
+  }
+  for (std::size_t l = 0; l < p.capacity.size(); ++l) {
+    if (!(p.capacity[l] > 0.0) || !std::isfinite(p.capacity[l])) {
+      throw std::invalid_argument(
+          fmt::format("max-min problem: link {} has capacity {}, expected > 0", l, p.capacity[l]));
+    }
+  }
+  for (std::uint32_t l : p.links) {
+    if (l >= p.capacity.size()) {
+      throw std::invalid_argument(fmt::format("max-min problem: link index {} out of range", l));
+    }
+  }
+  if (!p.weight.empty() && p.weight.size() != flows) {
+    throw std::invalid_argument("max-min problem: weight has the wrong size");
+  }
+  for (double w : p.weight) {
+    if (!(w > 0.0) || !std::isfinite(w)) {
+      throw std::invalid_argument(fmt::format("max-min problem: weight {}, expected > 0", w));
+    }
+  }
+  if (!p.cap.empty() && p.cap.size() != flows) {
+    throw std::invalid_argument("max-min problem: cap has the wrong size");
+  }
+  for (double c : p.cap) {
+    if (!(c > 0.0)) throw std::invalid_argument(fmt::format("max-min problem: cap {}, expected > 0", c));
+  }
+}
+
+}  // namespace
+
+const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
+  validate(p);
+  const std::size_t num_flows = p.num_flows();
+  const std::size_t num_links = p.num_links();
+  const auto weight_of = [&p](std::size_t f) { return p.weight.empty() ? 1.0 : p.weight[f]; };
+
+  rates_.assign(num_flows, std::numeric_limits<double>::infinity());
+  frozen_.assign(num_flows, 0);
+  remaining_.assign(p.capacity.begin(), p.capacity.end());
+  weight_sum_.assign(num_links, 0.0);
+  unfrozen_count_.assign(num_links, 0);
+
+  // Link -> flows incidence (CSR), flows in increasing index per link.
+  link_flow_offsets_.assign(num_links + 1, 0);
+  for (std::uint32_t l : p.links) ++link_flow_offsets_[l + 1];
+  for (std::size_t l = 0; l < num_links; ++l) link_flow_offsets_[l + 1] += link_flow_offsets_[l];
+  link_flows_.resize(p.links.size());
+  {
+    std::vector<std::uint32_t> cursor(link_flow_offsets_.begin(), link_flow_offsets_.end() - 1);
+    for (std::size_t f = 0; f < num_flows; ++f) {
+      for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+        const std::uint32_t l = p.links[i];
+        link_flows_[cursor[l]++] = static_cast<std::uint32_t>(f);
+        weight_sum_[l] += weight_of(f);
+        ++unfrozen_count_[l];
+      }
+    }
+  }
+
+  heap_.clear();
+  const std::greater<> later;
+  for (std::size_t l = 0; l < num_links; ++l) {
+    if (unfrozen_count_[l] > 0) {
+      heap_.push_back({remaining_[l] / weight_sum_[l], static_cast<std::uint32_t>(l)});
+    }
+  }
+  for (std::size_t f = 0; f < p.cap.size(); ++f) {
+    if (std::isfinite(p.cap[f])) {
+      heap_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
+    }
+  }
+  std::make_heap(heap_.begin(), heap_.end(), later);
+
+  // Freezes flow f at `rate` and takes it off every link it crosses. Links
+  // whose share changed are queued once per step in dirty_ and get a fresh
+  // heap entry after the step (older entries become stale and are skipped).
+  dirty_flag_.assign(num_links, 0);
+  dirty_.clear();
+  const auto freeze = [&](std::size_t f, double rate) {
+    frozen_[f] = 1;
+    rates_[f] = rate;
+    const double w = weight_of(f);
+    for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+      const std::uint32_t l = p.links[i];
+      remaining_[l] = std::max(0.0, remaining_[l] - rate);
+      weight_sum_[l] -= w;
+      --unfrozen_count_[l];
+      if (!dirty_flag_[l]) {
+        dirty_flag_[l] = 1;
+        dirty_.push_back(l);
+      }
+    }
+  };
+  const auto requeue_dirty = [&] {
+    for (std::uint32_t l : dirty_) {
+      dirty_flag_[l] = 0;
+      if (unfrozen_count_[l] > 0) {
+        heap_.push_back({remaining_[l] / weight_sum_[l], l});
+        std::push_heap(heap_.begin(), heap_.end(), later);
+      }
+    }
+    dirty_.clear();
+  };
+
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    const HeapEntry top = heap_.back();
+    heap_.pop_back();
+    if (top.id >= num_links) {  // a flow's cap
+      const std::size_t f = top.id - num_links;
+      if (!frozen_[f]) {
+        freeze(f, p.cap[f]);
+        requeue_dirty();
+      }
+      continue;
+    }
+    const std::uint32_t l = top.id;
+    if (unfrozen_count_[l] == 0) continue;
+    const double share = remaining_[l] / weight_sum_[l];
+    if (share != top.share) continue;  // stale: a newer entry carries the current share
+    for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
+      const std::uint32_t f = link_flows_[i];
+      if (!frozen_[f]) freeze(f, share * weight_of(f));
+    }
+    requeue_dirty();
+  }
+  return rates_;
+}
+
+}  // namespace zx::models

@@ -1,0 +1,89 @@
+// File: models/network/maxmin.h
+//
+// The max-min fair bandwidth-sharing solver, standalone: given link
+// capacities and which links each flow crosses, it returns every flow's rate.
+//
+// The problem. Links l have capacities C_l > 0 (bytes per second). Flow f
+// crosses the links of its route, has a weight w_f > 0 and optionally a rate
+// cap c_f. A rate vector r is feasible when, on every link, the sum of the
+// rates of the flows crossing it is at most C_l, and r_f <= c_f. It is max-min
+// fair (weighted) when no flow's normalised rate r_f / w_f can grow without
+// lowering the normalised rate of a flow whose normalised rate is equal or
+// smaller. Equivalently, every flow has a bottleneck: a link it crosses that
+// is saturated and on which no flow has a larger normalised rate, or its cap.
+//
+// The algorithm: progressive filling (water filling; Bertsekas and
+// Gallager, "Data Networks", 6.5.2). All flows grow at the same normalised
+// speed; when a link fills, the flows crossing it freeze at the link's fair
+// share (remaining capacity / remaining weight); when a flow reaches its cap
+// it freezes there. Links are processed in increasing order of their current
+// fair share from a heap with lazy deletion, so the cost is
+// O((L + I) log L) for L links and I flow-link incidences.
+//
+// Determinism and exactness. Ties between equal shares are broken by link id
+// (caps after links with the same share, by flow id); flows on a link are
+// frozen in increasing flow id. Each link's arithmetic involves only the flows
+// that cross it, so solving one connected component of a larger problem gives
+// bit-for-bit the rates that solving the whole problem would, as long as the
+// component's links and flows are numbered in the same relative order. The
+// incremental network model relies on this.
+
+#ifndef ZIONSIM_MODELS_NETWORK_MAXMIN_H_
+#define ZIONSIM_MODELS_NETWORK_MAXMIN_H_
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace zx::models {
+
+/// A max-min problem in compressed form. Flow f crosses
+/// links[link_offsets[f] .. link_offsets[f+1]).
+struct MaxMinProblem {
+  std::vector<double> capacity;              ///< per link, bytes per second, > 0
+  std::vector<std::uint32_t> link_offsets;   ///< size num_flows + 1, starts at 0
+  std::vector<std::uint32_t> links;          ///< link indices, per flow in route order
+  std::vector<double> weight;                ///< per flow, > 0; empty means all 1
+  std::vector<double> cap;                   ///< per flow, > 0 or +inf; empty means none
+
+  std::size_t num_flows() const { return link_offsets.empty() ? 0 : link_offsets.size() - 1; }
+  std::size_t num_links() const { return capacity.size(); }
+  /// Appends a flow; returns its index.
+  std::uint32_t add_flow(std::span<const std::uint32_t> route, double flow_weight = 1.0,
+                         double rate_cap = std::numeric_limits<double>::infinity());
+};
+
+/// Solves max-min problems, reusing its scratch memory between calls.
+class MaxMinSolver {
+ public:
+  /// Returns the max-min fair rate of every flow (bytes per second). A flow
+  /// that crosses no link and has no cap gets +inf. Throws
+  /// std::invalid_argument for malformed problems (bad offsets, link index
+  /// out of range, non-positive capacity, weight or cap).
+  const std::vector<double>& solve(const MaxMinProblem& problem);
+
+ private:
+  struct HeapEntry {
+    double share;
+    std::uint32_t id;  // link index, or num_links + flow index for a cap
+    bool operator>(const HeapEntry& o) const {
+      return share != o.share ? share > o.share : id > o.id;
+    }
+  };
+
+  std::vector<double> rates_;
+  std::vector<double> remaining_;
+  std::vector<double> weight_sum_;
+  std::vector<std::uint32_t> unfrozen_count_;
+  std::vector<std::uint32_t> link_flow_offsets_;
+  std::vector<std::uint32_t> link_flows_;
+  std::vector<std::uint8_t> frozen_;
+  std::vector<std::uint8_t> dirty_flag_;
+  std::vector<std::uint32_t> dirty_;
+  std::vector<HeapEntry> heap_;
+};
+
+}  // namespace zx::models
+
+#endif  // ZIONSIM_MODELS_NETWORK_MAXMIN_H_

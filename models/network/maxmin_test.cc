@@ -1,0 +1,281 @@
+// Tests of the max-min solver. Each case states the system and the expected
+// answer first, as SimGrid's maxmin tests do; randomised cases check the
+// defining properties (feasibility and a bottleneck for every flow) and
+// compare with a deliberately naive water-filling reference.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "models/network/maxmin.h"
+
+namespace zx::models {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<double> solve(const MaxMinProblem& p) {
+  MaxMinSolver solver;
+  return solver.solve(p);
+}
+
+// One flow on one link of capacity 10 gets 10.
+TEST(MaxMinTest, OneFlow) {
+  MaxMinProblem p;
+  p.capacity = {10.0};
+  p.add_flow(std::vector<std::uint32_t>{0});
+  EXPECT_EQ(solve(p), (std::vector<double>{10.0}));
+}
+
+// n flows on one link of capacity 12 get 12/n each.
+TEST(MaxMinTest, NFlowsShareOneLink) {
+  for (int n : {1, 2, 3, 4, 6, 12}) {
+    MaxMinProblem p;
+    p.capacity = {12.0};
+    for (int i = 0; i < n; ++i) p.add_flow(std::vector<std::uint32_t>{0});
+    for (double r : solve(p)) EXPECT_DOUBLE_EQ(r, 12.0 / n) << n;
+  }
+}
+
+// Parking lot: links 0 and 1 of capacity 1; a long flow crosses both, a short
+// flow crosses each. Every link has two flows, so each flow gets 1/2.
+TEST(MaxMinTest, ParkingLot) {
+  MaxMinProblem p;
+  p.capacity = {1.0, 1.0};
+  p.add_flow(std::vector<std::uint32_t>{0, 1});
+  p.add_flow(std::vector<std::uint32_t>{0});
+  p.add_flow(std::vector<std::uint32_t>{1});
+  EXPECT_EQ(solve(p), (std::vector<double>{0.5, 0.5, 0.5}));
+}
+
+// Capacities 10 and 4; flow A crosses both, flow B only the first. Max-min:
+// link 1 limits A to 4, and B takes the rest of link 0: 6. (Proportional
+// sharing would give A less than 4.)
+TEST(MaxMinTest, UnequalCapacitiesDifferFromProportional) {
+  MaxMinProblem p;
+  p.capacity = {10.0, 4.0};
+  p.add_flow(std::vector<std::uint32_t>{0, 1});  // A
+  p.add_flow(std::vector<std::uint32_t>{0});     // B
+  EXPECT_EQ(solve(p), (std::vector<double>{4.0, 6.0}));
+}
+
+// Weights: on one link of capacity 9, weights 1 and 2 get 3 and 6.
+TEST(MaxMinTest, WeightsSplitInProportion) {
+  MaxMinProblem p;
+  p.capacity = {9.0};
+  p.add_flow(std::vector<std::uint32_t>{0}, 1.0);
+  p.add_flow(std::vector<std::uint32_t>{0}, 2.0);
+  EXPECT_EQ(solve(p), (std::vector<double>{3.0, 6.0}));
+}
+
+// Caps: on one link of capacity 10, a flow capped at 2 gets 2 and the two
+// others share the remaining 8: 4 each. A cap above the fair share is inert.
+TEST(MaxMinTest, CapsFreezeFlowsEarly) {
+  MaxMinProblem p;
+  p.capacity = {10.0};
+  p.add_flow(std::vector<std::uint32_t>{0}, 1.0, 2.0);
+  p.add_flow(std::vector<std::uint32_t>{0});
+  p.add_flow(std::vector<std::uint32_t>{0}, 1.0, 100.0);
+  EXPECT_EQ(solve(p), (std::vector<double>{2.0, 4.0, 4.0}));
+  // A flow on no link is limited only by its cap (or unlimited).
+  MaxMinProblem q;
+  q.capacity = {};
+  q.add_flow(std::vector<std::uint32_t>{}, 1.0, 7.0);
+  q.add_flow(std::vector<std::uint32_t>{});
+  const std::vector<double> r = solve(q);
+  EXPECT_EQ(r[0], 7.0);
+  EXPECT_EQ(r[1], kInf);
+}
+
+TEST(MaxMinTest, RejectsMalformedProblems) {
+  MaxMinProblem bad_link;
+  bad_link.capacity = {1.0};
+  bad_link.add_flow(std::vector<std::uint32_t>{3});
+  EXPECT_THROW(solve(bad_link), std::invalid_argument);
+  MaxMinProblem zero_capacity;
+  zero_capacity.capacity = {0.0};
+  EXPECT_THROW(solve(zero_capacity), std::invalid_argument);
+  MaxMinProblem bad_weight;
+  bad_weight.capacity = {1.0};
+  bad_weight.add_flow(std::vector<std::uint32_t>{0}, -1.0);
+  EXPECT_THROW(solve(bad_weight), std::invalid_argument);
+  MaxMinProblem bad_cap;
+  bad_cap.capacity = {1.0};
+  bad_cap.add_flow(std::vector<std::uint32_t>{0}, 1.0, 0.0);
+  EXPECT_THROW(solve(bad_cap), std::invalid_argument);
+}
+
+// A naive reference: repeatedly find the smallest share among links with
+// unfrozen flows and caps, freeze at it; O(L * F) per step.
+std::vector<double> naive_maxmin(const MaxMinProblem& p) {
+  const std::size_t F = p.num_flows();
+  const std::size_t L = p.num_links();
+  std::vector<double> rate(F, kInf);
+  std::vector<bool> frozen(F, false);
+  auto w = [&](std::size_t f) { return p.weight.empty() ? 1.0 : p.weight[f]; };
+  auto c = [&](std::size_t f) { return p.cap.empty() ? kInf : p.cap[f]; };
+  for (;;) {
+    double best = kInf;
+    for (std::size_t l = 0; l < L; ++l) {
+      double used = 0.0;
+      double weights = 0.0;
+      for (std::size_t f = 0; f < F; ++f) {
+        for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+          if (p.links[i] != l) continue;
+          if (frozen[f]) {
+            used += rate[f];
+          } else {
+            weights += w(f);
+          }
+        }
+      }
+      if (weights > 0) best = std::min(best, std::max(0.0, p.capacity[l] - used) / weights);
+    }
+    for (std::size_t f = 0; f < F; ++f) {
+      if (!frozen[f]) best = std::min(best, c(f) / w(f));
+    }
+    if (best == kInf) break;
+    // Freeze the flows that hit their cap or cross a link saturated at `best`.
+    bool any = false;
+    std::vector<bool> freeze(F, false);
+    for (std::size_t l = 0; l < L; ++l) {
+      double used = 0.0;
+      double weights = 0.0;
+      for (std::size_t f = 0; f < F; ++f) {
+        for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+          if (p.links[i] != l) continue;
+          if (frozen[f]) {
+            used += rate[f];
+          } else {
+            weights += w(f);
+          }
+        }
+      }
+      if (weights > 0 && std::max(0.0, p.capacity[l] - used) / weights <= best * (1 + 1e-12)) {
+        for (std::size_t f = 0; f < F; ++f) {
+          for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+            if (p.links[i] == l && !frozen[f]) freeze[f] = true;
+          }
+        }
+      }
+    }
+    for (std::size_t f = 0; f < F; ++f) {
+      if (!frozen[f] && c(f) / w(f) <= best * (1 + 1e-12)) freeze[f] = true;
+    }
+    for (std::size_t f = 0; f < F; ++f) {
+      if (freeze[f]) {
+        frozen[f] = true;
+        rate[f] = best * w(f);
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+  return rate;
+}
+
+MaxMinProblem random_problem(std::mt19937_64& rng, bool weighted, bool capped) {
+  MaxMinProblem p;
+  const std::size_t links = 1 + rng() % 12;
+  for (std::size_t l = 0; l < links; ++l) p.capacity.push_back(1.0 + static_cast<double>(rng() % 100));
+  const std::size_t flows = 1 + rng() % 20;
+  for (std::size_t f = 0; f < flows; ++f) {
+    std::vector<std::uint32_t> route;
+    const std::size_t hops = 1 + rng() % std::min<std::size_t>(links, 5);
+    while (route.size() < hops) {
+      const auto l = static_cast<std::uint32_t>(rng() % links);
+      if (std::find(route.begin(), route.end(), l) == route.end()) route.push_back(l);
+    }
+    const double weight = weighted ? 0.5 + static_cast<double>(rng() % 4) : 1.0;
+    const double cap = capped && rng() % 3 == 0 ? 1.0 + static_cast<double>(rng() % 30) : kInf;
+    p.add_flow(route, weight, cap);
+  }
+  return p;
+}
+
+// On random problems: the rates are feasible (no link over capacity, no flow
+// over its cap), every flow has a bottleneck (its cap, or a saturated link on
+// which its normalised rate is the largest), and they agree with the naive
+// reference.
+TEST(MaxMinTest, RandomisedPropertiesAndReference) {
+  std::mt19937_64 rng(2024);
+  MaxMinSolver solver;
+  for (int trial = 0; trial < 600; ++trial) {
+    const MaxMinProblem p = random_problem(rng, trial % 3 == 1, trial % 2 == 1);
+    const std::vector<double> rate = solver.solve(p);
+    const std::vector<double> reference = naive_maxmin(p);
+    const std::size_t F = p.num_flows();
+    auto w = [&](std::size_t f) { return p.weight.empty() ? 1.0 : p.weight[f]; };
+    std::vector<double> load(p.num_links(), 0.0);
+    for (std::size_t f = 0; f < F; ++f) {
+      ASSERT_NEAR(rate[f], reference[f], 1e-9 * reference[f]) << "trial " << trial << " flow " << f;
+      for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) load[p.links[i]] += rate[f];
+      if (!p.cap.empty()) {
+        ASSERT_LE(rate[f], p.cap[f] * (1 + 1e-12));
+      }
+    }
+    for (std::size_t l = 0; l < p.num_links(); ++l) {
+      ASSERT_LE(load[l], p.capacity[l] * (1 + 1e-9)) << "trial " << trial << " link " << l;
+    }
+    for (std::size_t f = 0; f < F; ++f) {
+      bool bottleneck = !p.cap.empty() && rate[f] >= p.cap[f] * (1 - 1e-12);
+      for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1] && !bottleneck; ++i) {
+        const std::uint32_t l = p.links[i];
+        if (load[l] < p.capacity[l] * (1 - 1e-9)) continue;  // not saturated
+        bool largest = true;
+        for (std::size_t g = 0; g < F; ++g) {
+          for (std::uint32_t j = p.link_offsets[g]; j < p.link_offsets[g + 1]; ++j) {
+            if (p.links[j] == l && rate[g] / w(g) > rate[f] / w(f) * (1 + 1e-9)) largest = false;
+          }
+        }
+        bottleneck = largest;
+      }
+      ASSERT_TRUE(bottleneck) << "trial " << trial << ": flow " << f << " has no bottleneck";
+    }
+  }
+}
+
+// Solving a connected component alone gives bit-for-bit the rates of solving
+// the whole problem, when links and flows keep their relative order.
+TEST(MaxMinTest, ComponentSolveIsBitIdentical) {
+  std::mt19937_64 rng(99);
+  MaxMinSolver solver;
+  for (int trial = 0; trial < 200; ++trial) {
+    MaxMinProblem a = random_problem(rng, trial % 2 == 0, trial % 3 == 0);
+    const MaxMinProblem b = random_problem(rng, false, false);
+    // Merge: a's links first, then b's (shifted); flows interleaved.
+    MaxMinProblem merged;
+    merged.capacity = a.capacity;
+    merged.capacity.insert(merged.capacity.end(), b.capacity.begin(), b.capacity.end());
+    const auto shift = static_cast<std::uint32_t>(a.num_links());
+    std::vector<std::size_t> a_index;
+    auto wa = [&](std::size_t f) { return a.weight.empty() ? 1.0 : a.weight[f]; };
+    auto ca = [&](std::size_t f) { return a.cap.empty() ? kInf : a.cap[f]; };
+    const std::size_t n = std::max(a.num_flows(), b.num_flows());
+    for (std::size_t f = 0; f < n; ++f) {
+      if (f < a.num_flows()) {
+        std::vector<std::uint32_t> route(a.links.begin() + a.link_offsets[f],
+                                         a.links.begin() + a.link_offsets[f + 1]);
+        a_index.push_back(merged.add_flow(route, wa(f), ca(f)));
+      }
+      if (f < b.num_flows()) {
+        std::vector<std::uint32_t> route;
+        for (std::uint32_t i = b.link_offsets[f]; i < b.link_offsets[f + 1]; ++i) route.push_back(b.links[i] + shift);
+        merged.add_flow(route);
+      }
+    }
+    const std::vector<double> alone = solver.solve(a);
+    const std::vector<double> together = solver.solve(merged);
+    for (std::size_t f = 0; f < a.num_flows(); ++f) {
+      ASSERT_EQ(alone[f], together[a_index[f]]) << "trial " << trial << " flow " << f;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zx::models
