@@ -1,0 +1,349 @@
+#include "models/network/flow_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace zx::models {
+
+namespace {
+const sim::EventLabel kJoinLabel("net/flow_first_byte");
+const sim::EventLabel kDoneLabel("net/flow_done");
+const sim::EventLabel kResolveLabel("net/resolve");
+}  // namespace
+
+std::string_view to_string(NetworkFidelity fidelity) {
+  switch (fidelity) {
+    case NetworkFidelity::kFlow: return "flow";
+    case NetworkFidelity::kAnalytical: return "analytical";
+  }
+  return "unknown";
+}
+
+sim::Duration transfer_time(double bytes, double rate_bytes_per_s) {
+  if (!(bytes > 0.0) || std::isinf(rate_bytes_per_s)) return sim::Duration::zero();
+  return sim::Duration::from_seconds_ceil(bytes / rate_bytes_per_s);
+}
+
+FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkParams> links,
+                         NetworkFidelity fidelity)
+    : sim_(simulator), fidelity_(fidelity) {
+  links_.reserve(links.size());
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    const LinkParams& p = links[l];
+    if (!(p.capacity_bytes_per_s > 0.0) || !std::isfinite(p.capacity_bytes_per_s)) {
+      throw std::invalid_argument(fmt::format(
+          "network model: link {} has capacity {} B/s, expected a positive finite rate", l,
+          p.capacity_bytes_per_s));
+    }
+    if (p.latency < sim::Duration::zero()) {
+      throw std::invalid_argument(fmt::format("network model: link {} has negative latency {}", l,
+                                              p.latency.to_string()));
+    }
+    links_.push_back(Link{.params = p});
+  }
+  link_to_compact_.assign(links_.size(), 0);
+}
+
+FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes size,
+                               sim::EventCallback on_done, FlowOptions options) {
+  if (size.count() < 0) {
+    throw std::invalid_argument(
+        fmt::format("start_flow: expected a non-negative size, got {} B", size.count()));
+  }
+  if (!(options.weight > 0.0) || !std::isfinite(options.weight)) {
+    throw std::invalid_argument(fmt::format("start_flow: weight {}, expected > 0", options.weight));
+  }
+  if (!(options.rate_cap_bytes_per_s > 0.0)) {
+    throw std::invalid_argument(
+        fmt::format("start_flow: rate cap {} B/s, expected > 0", options.rate_cap_bytes_per_s));
+  }
+  sim::Duration latency = sim::Duration::zero();
+  for (std::uint32_t l : route) {
+    if (l >= links_.size()) {
+      throw std::invalid_argument(fmt::format("start_flow: link {} does not exist ({} links)", l,
+                                              links_.size()));
+    }
+    latency += links_[l].params.latency;
+  }
+  {
+    std::vector<std::uint32_t> sorted(route.begin(), route.end());
+    std::sort(sorted.begin(), sorted.end());
+    if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
+      throw std::invalid_argument(fmt::format("start_flow: the route crosses link {} twice", *dup));
+    }
+  }
+  if (flows_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+    throw std::length_error("network model: too many flows");
+  }
+
+  const auto f = static_cast<std::uint32_t>(flows_.size());
+  const auto begin = static_cast<std::uint32_t>(route_links_.size());
+  route_links_.insert(route_links_.end(), route.begin(), route.end());
+  incidence_slot_.resize(route_links_.size(), 0);
+  const sim::TimePoint now = sim_.now();
+  records_.push_back(FlowRecord{.start = now,
+                                .first_byte = now + latency,
+                                .finish = sim::TimePoint::max(),
+                                .size = size});
+  flows_.push_back(Flow{.route_begin = begin,
+                        .route_end = static_cast<std::uint32_t>(route_links_.size()),
+                        .weight = options.weight,
+                        .cap = options.rate_cap_bytes_per_s,
+                        .remaining = static_cast<double>(size.count()),
+                        .on_done = std::move(on_done)});
+  flow_stamp_.push_back(0);
+  ++in_flight_;
+  sim_.schedule(now + latency, [this, f] { join(f); }, kJoinLabel);
+  return FlowId{f};
+}
+
+void FlowNetwork::join(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  flow.state = State::kActive;
+  flow.last_update = sim_.now();
+  for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+    Link& link = links_[route_links_[pos]];
+    if (link.active.empty()) link.busy_since = sim_.now();
+    incidence_slot_[pos] = static_cast<std::uint32_t>(link.active.size());
+    link.active.push_back({f, pos});
+  }
+  const bool empty_route = flow.route_begin == flow.route_end;
+  if (flow.remaining <= 0.0 || empty_route) {
+    set_rate(f, std::numeric_limits<double>::infinity());
+    reschedule_completion_event();
+    return;
+  }
+  if (fidelity_ == NetworkFidelity::kAnalytical) {
+    double bottleneck = flow.cap;
+    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+      bottleneck = std::min(bottleneck, links_[route_links_[pos]].params.capacity_bytes_per_s);
+    }
+    set_rate(f, bottleneck);
+    reschedule_completion_event();
+    return;
+  }
+  for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) add_seed(route_links_[pos]);
+  request_resolve();
+}
+
+void FlowNetwork::add_seed(std::uint32_t link) { seeds_.push_back(link); }
+
+void FlowNetwork::request_resolve() {
+  if (resolve_scheduled_) return;
+  resolve_scheduled_ = true;
+  sim_.schedule(sim_.now(), [this] { resolve(); }, kResolveLabel);
+}
+
+void FlowNetwork::set_rate(std::uint32_t f, double rate) {
+  Flow& flow = flows_[f];
+  const sim::TimePoint now = sim_.now();
+  if (flow.rate > 0.0 && now > flow.last_update) {
+    const double elapsed_s = static_cast<double>((now - flow.last_update).count_ps()) * 1e-12;
+    flow.remaining = std::max(0.0, flow.remaining - flow.rate * elapsed_s);
+  }
+  flow.rate = rate;
+  flow.last_update = now;
+  flow.finish_estimate = now + transfer_time(flow.remaining, rate);
+  ++flow.version;
+  push_completion(f);
+}
+
+void FlowNetwork::push_completion(std::uint32_t f) {
+  const Flow& flow = flows_[f];
+  completions_.push_back({flow.finish_estimate.count_ps(), f, flow.version});
+  std::push_heap(completions_.begin(), completions_.end(), std::greater<>());
+}
+
+void FlowNetwork::reschedule_completion_event() {
+  const auto stale = [this](const Completion& c) {
+    const Flow& flow = flows_[c.flow];
+    return flow.state != State::kActive || flow.version != c.version;
+  };
+  // Drop stale entries wholesale when they dominate, then from the top.
+  if (completions_.size() > 1024 && completions_.size() > 4 * in_flight_) {
+    std::erase_if(completions_, stale);
+    std::make_heap(completions_.begin(), completions_.end(), std::greater<>());
+  }
+  while (!completions_.empty() && stale(completions_.front())) {
+    std::pop_heap(completions_.begin(), completions_.end(), std::greater<>());
+    completions_.pop_back();
+  }
+  if (completions_.empty()) {
+    if (completion_scheduled_) sim_.cancel(completion_event_);
+    completion_scheduled_ = false;
+    return;
+  }
+  const std::int64_t next = completions_.front().time_ps;
+  if (completion_scheduled_ && completion_time_ps_ == next) return;
+  if (completion_scheduled_) sim_.cancel(completion_event_);
+  completion_scheduled_ = true;
+  completion_time_ps_ = next;
+  completion_event_ =
+      sim_.schedule(sim::TimePoint::from_ps(next), [this] { finish_due(); }, kDoneLabel);
+}
+
+void FlowNetwork::finish_due() {
+  completion_scheduled_ = false;
+  const sim::TimePoint now = sim_.now();
+  std::vector<std::uint32_t> finished;
+  while (!completions_.empty()) {
+    const Completion top = completions_.front();
+    const Flow& flow = flows_[top.flow];
+    const bool valid = flow.state == State::kActive && flow.version == top.version;
+    if (valid && top.time_ps != now.count_ps()) break;
+    std::pop_heap(completions_.begin(), completions_.end(), std::greater<>());
+    completions_.pop_back();
+    if (valid) finished.push_back(top.flow);
+  }
+  for (std::uint32_t f : finished) {
+    Flow& flow = flows_[f];
+    flow.state = State::kDone;
+    flow.rate = 0.0;
+    flow.remaining = 0.0;
+    --in_flight_;
+    records_[f].finish = now;
+    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+      const std::uint32_t l = route_links_[pos];
+      Link& link = links_[l];
+      const std::uint32_t slot = incidence_slot_[pos];
+      const Incidence moved = link.active.back();
+      link.active[slot] = moved;
+      incidence_slot_[moved.route_position] = slot;
+      link.active.pop_back();
+      if (link.active.empty()) link.busy_total += now - link.busy_since;
+      link.bytes_carried += records_[f].size;
+      if (fidelity_ == NetworkFidelity::kFlow) add_seed(l);
+    }
+  }
+  if (!seeds_.empty()) request_resolve();
+  reschedule_completion_event();
+  // Callbacks last: they may start flows, which may grow flows_.
+  for (std::uint32_t f : finished) {
+    sim::EventCallback done = std::move(flows_[f].on_done);
+    if (done) done();
+  }
+}
+
+void FlowNetwork::resolve() {
+  resolve_scheduled_ = false;
+  if (++stamp_ == 0) {  // wrapped: clear every mark once
+    for (Link& link : links_) link.stamp = 0;
+    std::fill(flow_stamp_.begin(), flow_stamp_.end(), 0);
+    stamp_ = 1;
+  }
+  // The connected component of the seed links: flows on them, the links of
+  // those flows, and so on.
+  component_links_.clear();
+  component_flows_.clear();
+  for (std::uint32_t l : seeds_) {
+    if (links_[l].stamp != stamp_) {
+      links_[l].stamp = stamp_;
+      component_links_.push_back(l);
+    }
+  }
+  seeds_.clear();
+  for (std::size_t i = 0; i < component_links_.size(); ++i) {
+    for (const Incidence& inc : links_[component_links_[i]].active) {
+      if (flow_stamp_[inc.flow] == stamp_) continue;
+      flow_stamp_[inc.flow] = stamp_;
+      component_flows_.push_back(inc.flow);
+      const Flow& flow = flows_[inc.flow];
+      for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+        Link& other = links_[route_links_[pos]];
+        if (other.stamp == stamp_) continue;
+        other.stamp = stamp_;
+        component_links_.push_back(route_links_[pos]);
+      }
+    }
+  }
+  if (component_flows_.empty()) return;
+
+  // Canonical order (increasing ids) so that the rates do not depend on how
+  // the component was discovered. For a component that covers most of its
+  // id range a scan of the range is cheaper than sorting.
+  const auto canonical = [this](std::vector<std::uint32_t>& ids, auto stamp_of) {
+    const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+    const std::uint32_t first = *lo;
+    const std::uint32_t last = *hi;
+    if (static_cast<std::uint64_t>(last - first) < 16 * static_cast<std::uint64_t>(ids.size())) {
+      ids.clear();
+      for (std::uint32_t id = first; id <= last; ++id) {
+        if (stamp_of(id) == stamp_) ids.push_back(id);
+      }
+    } else {
+      std::sort(ids.begin(), ids.end());
+    }
+  };
+  canonical(component_links_, [this](std::uint32_t l) { return links_[l].stamp; });
+  canonical(component_flows_, [this](std::uint32_t f) { return flow_stamp_[f]; });
+
+  problem_.capacity.clear();
+  for (std::size_t i = 0; i < component_links_.size(); ++i) {
+    const std::uint32_t l = component_links_[i];
+    link_to_compact_[l] = static_cast<std::uint32_t>(i);
+    problem_.capacity.push_back(links_[l].params.capacity_bytes_per_s);
+  }
+  problem_.link_offsets.assign(1, 0);
+  problem_.links.clear();
+  problem_.weight.clear();
+  problem_.cap.clear();
+  bool weighted = false;
+  bool capped = false;
+  for (std::uint32_t f : component_flows_) {
+    const Flow& flow = flows_[f];
+    weighted |= flow.weight != 1.0;
+    capped |= std::isfinite(flow.cap);
+    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+      problem_.links.push_back(link_to_compact_[route_links_[pos]]);
+    }
+    problem_.link_offsets.push_back(static_cast<std::uint32_t>(problem_.links.size()));
+  }
+  if (weighted) {
+    for (std::uint32_t f : component_flows_) problem_.weight.push_back(flows_[f].weight);
+  }
+  if (capped) {
+    for (std::uint32_t f : component_flows_) problem_.cap.push_back(flows_[f].cap);
+  }
+  const std::vector<double>& rates = solver_.solve(problem_);
+  ++resolves_;
+  resolved_flows_ += component_flows_.size();
+  for (std::size_t i = 0; i < component_flows_.size(); ++i) {
+    const std::uint32_t f = component_flows_[i];
+    if (rates[i] != flows_[f].rate) set_rate(f, rates[i]);
+  }
+  reschedule_completion_event();
+}
+
+LinkRecord FlowNetwork::link(std::uint32_t index) const {
+  const Link& l = links_.at(index);
+  LinkRecord record{l.bytes_carried, l.busy_total};
+  if (!l.active.empty()) record.busy_time += sim_.now() - l.busy_since;
+  return record;
+}
+
+std::span<const std::uint32_t> FlowNetwork::route(FlowId id) const {
+  const Flow& flow = flows_.at(static_cast<std::uint32_t>(id));
+  return std::span<const std::uint32_t>(route_links_).subspan(flow.route_begin,
+                                                              flow.route_end - flow.route_begin);
+}
+
+std::vector<std::uint32_t> FlowNetwork::hottest_links(std::size_t k) const {
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t l = 0; l < links_.size(); ++l) {
+    if (links_[l].bytes_carried.count() > 0) order.push_back(l);
+  }
+  const auto load = [this](std::uint32_t l) {
+    return static_cast<double>(links_[l].bytes_carried.count()) / links_[l].params.capacity_bytes_per_s;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return load(a) > load(b); });
+  if (order.size() > k) order.resize(k);
+  return order;
+}
+
+}  // namespace zx::models

@@ -1,0 +1,202 @@
+// File: models/network/flow_network.h
+//
+// The network model on the engine: flows over routes of links, at one of two
+// fidelities, behind one interface.
+//
+// Semantics (kFlow, the default). A flow has a route (an ordered list of
+// links), a size in bytes and a start time (when start_flow is called). It
+// first waits the sum of its links' latencies (propagation and switching; it
+// uses no bandwidth meanwhile); that instant is its first byte. Then it
+// transfers its bytes. While transferring, every flow gets its max-min fair
+// rate (models/network/maxmin.h): on every link the capacity (bandwidth x
+// protocol efficiency, as given in LinkParams) is shared among the flows
+// crossing it, weighted, and an optional per-flow rate cap applies. Rates are
+// recomputed whenever the set of transferring flows changes and are constant
+// in between. A flow finishes when its last byte is transferred; a flow of
+// zero bytes finishes at its first byte.
+//
+// Mechanics. Flows that join or leave at one instant are handled by one
+// re-solve, which runs as an engine event at that instant after the events
+// already due then. A re-solve covers only the connected component (flows
+// linked through shared links) of the links whose flow set changed; other
+// flows keep their rates, bit for bit (the solver's component exactness). A
+// flow's progress is integrated only when its rate changes: remaining bytes
+// (a double inside the model) drop by rate x elapsed time, and its finish time
+// becomes now + remaining / rate rounded up to the picosecond, in one place
+// (transfer_time). The model keeps one engine event for its earliest
+// completion and moves it, never duplicating it. Bytes are accounted exactly
+// at the flow level: a finished flow has delivered its integer size to every
+// link of its route.
+//
+// kAnalytical: no sharing. Each flow transfers at the smallest capacity along
+// its route (for fast sweeps). With no link shared the two fidelities give
+// identical finish times to the picosecond.
+
+#ifndef ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_
+#define ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "models/network/maxmin.h"
+#include "sim/simulator.h"
+#include "sim/time.h"
+#include "sim/units.h"
+
+namespace zx::models {
+
+/// A link as the network model sees it.
+struct LinkParams {
+  double capacity_bytes_per_s;  ///< effective: bandwidth x protocol efficiency; > 0
+  sim::Duration latency;        ///< propagation + switching; >= 0
+};
+
+enum class NetworkFidelity { kFlow, kAnalytical };
+
+/// "flow" or "analytical".
+std::string_view to_string(NetworkFidelity fidelity);
+
+enum class FlowId : std::uint32_t {};
+
+struct FlowOptions {
+  double weight = 1.0;                                         ///< > 0
+  double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity();  ///< > 0
+};
+
+/// What happened to one flow.
+struct FlowRecord {
+  sim::TimePoint start;
+  sim::TimePoint first_byte;
+  sim::TimePoint finish;  ///< TimePoint::max() while not finished
+  sim::Bytes size;
+  bool finished() const { return !finish.is_max(); }
+};
+
+/// What happened on one link.
+struct LinkRecord {
+  sim::Bytes bytes_carried;  ///< sum of the sizes of the finished flows crossing it
+  sim::Duration busy_time;   ///< time during which at least one flow was transferring on it
+};
+
+/// The time to move `bytes` at `rate_bytes_per_s`, rounded up to the
+/// picosecond: the one place where the model's doubles become time.
+sim::Duration transfer_time(double bytes, double rate_bytes_per_s);
+
+class FlowNetwork {
+ public:
+  /// Throws std::invalid_argument for a non-positive or non-finite capacity
+  /// or a negative latency, naming the link.
+  FlowNetwork(sim::Simulator& simulator, std::vector<LinkParams> links,
+              NetworkFidelity fidelity = NetworkFidelity::kFlow);
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  /// Starts a flow now. `on_done` runs (as part of an engine event) when its
+  /// last byte arrives. A route must not repeat a link; an empty route is a
+  /// local copy with no network cost (it finishes immediately after the
+  /// events due now). Throws std::invalid_argument for an unknown or
+  /// repeated link, a negative size, or invalid options.
+  FlowId start_flow(std::span<const std::uint32_t> route, sim::Bytes size,
+                    sim::EventCallback on_done, FlowOptions options = {});
+
+  NetworkFidelity fidelity() const { return fidelity_; }
+  std::size_t num_links() const { return links_.size(); }
+  std::size_t num_flows() const { return flows_.size(); }
+  /// Flows that have started and not finished.
+  std::size_t flows_in_flight() const { return in_flight_; }
+
+  const FlowRecord& flow(FlowId id) const { return records_[static_cast<std::uint32_t>(id)]; }
+  /// Stats of a link; busy time counts up to now() for a link still busy.
+  LinkRecord link(std::uint32_t index) const;
+  /// The route of a flow, as given.
+  std::span<const std::uint32_t> route(FlowId id) const;
+  /// The current rate of a transferring flow (0 before its first byte or
+  /// after its finish), bytes per second.
+  double rate(FlowId id) const { return flows_[static_cast<std::uint32_t>(id)].rate; }
+  /// The links that carried the most bytes relative to their capacity,
+  /// largest first, ties by link index; at most k.
+  std::vector<std::uint32_t> hottest_links(std::size_t k) const;
+
+  /// How many re-solves ran, and the flows they covered in total.
+  std::uint64_t resolves() const { return resolves_; }
+  std::uint64_t resolved_flows() const { return resolved_flows_; }
+
+ private:
+  enum class State : std::uint8_t { kLatent, kActive, kDone };
+  struct Flow {
+    std::uint32_t route_begin;
+    std::uint32_t route_end;
+    double weight;
+    double cap;
+    double rate = 0.0;
+    double remaining;  // bytes still to send at last_update
+    sim::TimePoint last_update;
+    sim::TimePoint finish_estimate;
+    std::uint32_t version = 0;
+    State state = State::kLatent;
+    sim::EventCallback on_done;
+  };
+  struct Incidence {
+    std::uint32_t flow;
+    std::uint32_t route_position;  // index into route_links_
+  };
+  struct Link {
+    LinkParams params;
+    std::vector<Incidence> active;  // transferring flows on this link
+    sim::TimePoint busy_since;
+    sim::Duration busy_total;
+    sim::Bytes bytes_carried;
+    std::uint32_t stamp = 0;  // component search marks
+  };
+  struct Completion {
+    std::int64_t time_ps;
+    std::uint32_t flow;
+    std::uint32_t version;
+    bool operator>(const Completion& o) const {
+      return time_ps != o.time_ps ? time_ps > o.time_ps : flow > o.flow;
+    }
+  };
+
+  void join(std::uint32_t f);
+  void finish_due();
+  void request_resolve();
+  void resolve();
+  void set_rate(std::uint32_t f, double rate);
+  void push_completion(std::uint32_t f);
+  void reschedule_completion_event();
+  void add_seed(std::uint32_t link);
+
+  sim::Simulator& sim_;
+  NetworkFidelity fidelity_;
+  std::vector<Link> links_;
+  std::vector<Flow> flows_;
+  std::vector<FlowRecord> records_;
+  std::vector<std::uint32_t> route_links_;
+  std::vector<std::uint32_t> incidence_slot_;  // per route entry: index in the link's active list
+  std::vector<Completion> completions_;        // min-heap, lazily invalidated
+  std::size_t in_flight_ = 0;
+
+  // Re-solve state.
+  std::vector<std::uint32_t> seeds_;
+  bool resolve_scheduled_ = false;
+  std::uint32_t stamp_ = 0;
+  std::vector<std::uint32_t> flow_stamp_;
+  std::vector<std::uint32_t> component_flows_;
+  std::vector<std::uint32_t> component_links_;
+  std::vector<std::uint32_t> link_to_compact_;
+  MaxMinProblem problem_;
+  MaxMinSolver solver_;
+  std::uint64_t resolves_ = 0;
+  std::uint64_t resolved_flows_ = 0;
+
+  bool completion_scheduled_ = false;
+  sim::EventId completion_event_{};
+  std::int64_t completion_time_ps_ = 0;
+};
+
+}  // namespace zx::models
+
+#endif  // ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_

@@ -1,0 +1,407 @@
+// Tests of the network model on the engine: closed forms for a flow alone,
+// sharing and staggered starts; agreement of the flow and analytical
+// fidelities when nothing is shared; conservation of bytes and the max-min
+// invariants during random runs; and a randomised differential test against a
+// deliberately simple reference that re-solves everything at every instant.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "models/network/flow_network.h"
+
+namespace zx::models {
+namespace {
+
+using sim::Bytes;
+using sim::Duration;
+using sim::TimePoint;
+
+constexpr double kGBps = 1e9;
+
+std::vector<std::uint32_t> route(std::initializer_list<std::uint32_t> links) { return links; }
+
+// One flow of 1 MB over two links (25 GB/s and 100 GB/s, latencies 1 us and
+// 500 ns): first byte after 1.5 us, then 1e6 / 25e9 s = 40 us at the
+// bottleneck: finish at 41.5 us exactly.
+TEST(FlowNetworkTest, FlowAloneFinishesAtLatencyPlusSizeOverBottleneck) {
+  for (NetworkFidelity fidelity : {NetworkFidelity::kFlow, NetworkFidelity::kAnalytical}) {
+    sim::Simulator sim;
+    FlowNetwork net(sim, {{25 * kGBps, Duration::us(1)}, {100 * kGBps, Duration::ns(500)}}, fidelity);
+    bool done = false;
+    const FlowId id = net.start_flow(route({0, 1}), Bytes(1'000'000), [&] { done = true; });
+    sim.run();
+    EXPECT_TRUE(done);
+    EXPECT_EQ(net.flow(id).start, TimePoint::zero());
+    EXPECT_EQ(net.flow(id).first_byte, TimePoint::zero() + Duration::ns(1'500));
+    EXPECT_EQ(net.flow(id).finish, TimePoint::zero() + Duration::ns(41'500));
+    EXPECT_EQ(net.link(0).bytes_carried, Bytes(1'000'000));
+    EXPECT_EQ(net.link(0).busy_time, Duration::us(40));
+    EXPECT_EQ(net.flows_in_flight(), 0u);
+  }
+}
+
+// n equal flows on one 10 GB/s link, all starting at 0 with no latency: each
+// gets 10/n GB/s and all finish at n * size / 10 GB/s, in one completion
+// instant and one re-solve for the joins.
+TEST(FlowNetworkTest, EqualFlowsShareALinkAndFinishTogether) {
+  for (int n : {1, 2, 5, 8}) {
+    sim::Simulator sim;
+    FlowNetwork net(sim, {{10 * kGBps, Duration::zero()}});
+    std::vector<FlowId> ids;
+    for (int i = 0; i < n; ++i) ids.push_back(net.start_flow(route({0}), Bytes(1'000'000), {}));
+    sim.run();
+    for (FlowId id : ids) {
+      EXPECT_EQ(net.flow(id).finish, TimePoint::zero() + Duration::us(100) * n) << n;
+    }
+    EXPECT_EQ(net.resolves(), 1u) << "joins at one instant are one re-solve";
+  }
+}
+
+// Staggered start on one 1 GB/s link: A (3 MB) starts at 0; B (1 MB) starts at
+// 1 ms. A alone sends 1 MB by 1 ms; then both share 0.5 GB/s: B needs 2 ms and
+// finishes at 3 ms, when A has 1 MB left; A alone again, done at 4 ms.
+TEST(FlowNetworkTest, StaggeredStartClosedForm) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}});
+  const FlowId a = net.start_flow(route({0}), Bytes(3'000'000), {});
+  FlowId b{};
+  sim.schedule(TimePoint::zero() + Duration::ms(1),
+               [&] { b = net.start_flow(route({0}), Bytes(1'000'000), {}); });
+  sim.run();
+  EXPECT_EQ(net.flow(b).finish, TimePoint::zero() + Duration::ms(3));
+  EXPECT_EQ(net.flow(a).finish, TimePoint::zero() + Duration::ms(4));
+  EXPECT_EQ(net.link(0).busy_time, Duration::ms(4));
+}
+
+// Parking lot over time: links 0 and 1 at 1 GB/s; long flow L (2 MB) on both,
+// short flows S0 (0.5 MB) on link 0 and S1 (1 MB) on link 1. All get 0.5 GB/s.
+// S0 ends at 1 ms; link 0 then frees up but L stays limited by link 1 (shared
+// with S1) at 0.5 GB/s; S1 ends at 2 ms; L has sent 1 MB and finishes its
+// last 1 MB alone at 1 GB/s: 3 ms.
+TEST(FlowNetworkTest, ParkingLotOverTime) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}, {1 * kGBps, Duration::zero()}});
+  const FlowId l = net.start_flow(route({0, 1}), Bytes(2'000'000), {});
+  const FlowId s0 = net.start_flow(route({0}), Bytes(500'000), {});
+  const FlowId s1 = net.start_flow(route({1}), Bytes(1'000'000), {});
+  sim.run();
+  EXPECT_EQ(net.flow(s0).finish, TimePoint::zero() + Duration::ms(1));
+  EXPECT_EQ(net.flow(s1).finish, TimePoint::zero() + Duration::ms(2));
+  EXPECT_EQ(net.flow(l).finish, TimePoint::zero() + Duration::ms(3));
+}
+
+// Weights and caps reach the solver: on a 9 GB/s link, weight 2 vs 1 gives 6
+// and 3 GB/s; a cap of 1 GB/s on a third flow holds it there.
+TEST(FlowNetworkTest, WeightsAndCaps) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{9 * kGBps, Duration::zero()}});
+  const FlowId heavy = net.start_flow(route({0}), Bytes(6'000'000), {}, {.weight = 2.0});
+  const FlowId light = net.start_flow(route({0}), Bytes(3'000'000), {}, {.weight = 1.0});
+  sim.run(TimePoint::zero() + Duration::ns(1));
+  EXPECT_EQ(net.rate(heavy), 6 * kGBps);
+  EXPECT_EQ(net.rate(light), 3 * kGBps);
+  sim.run();
+  EXPECT_EQ(net.flow(heavy).finish, net.flow(light).finish);  // both take 1 ms
+  sim::Simulator sim2;
+  FlowNetwork capped(sim2, {{9 * kGBps, Duration::zero()}});
+  const FlowId c = capped.start_flow(route({0}), Bytes(1'000'000), {}, {.rate_cap_bytes_per_s = 1 * kGBps});
+  sim2.run();
+  EXPECT_EQ(capped.flow(c).finish, TimePoint::zero() + Duration::ms(1));
+}
+
+// Zero-byte flows finish at their first byte; empty routes cost nothing.
+TEST(FlowNetworkTest, ZeroSizeAndEmptyRoute) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{1 * kGBps, Duration::us(2)}});
+  int done = 0;
+  const FlowId zero = net.start_flow(route({0}), Bytes(0), [&] { ++done; });
+  const FlowId local = net.start_flow(route({}), Bytes(1'000), [&] { ++done; });
+  sim.run();
+  EXPECT_EQ(done, 2);
+  EXPECT_EQ(net.flow(zero).finish, TimePoint::zero() + Duration::us(2));
+  EXPECT_EQ(net.flow(local).finish, TimePoint::zero());
+}
+
+TEST(FlowNetworkTest, RejectsBadInput) {
+  sim::Simulator sim;
+  EXPECT_THROW(FlowNetwork(sim, {{0.0, Duration::zero()}}), std::invalid_argument);
+  EXPECT_THROW(FlowNetwork(sim, {{1.0, Duration::ps(-1)}}), std::invalid_argument);
+  FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}, {1 * kGBps, Duration::zero()}});
+  EXPECT_THROW(net.start_flow(route({2}), Bytes(1), {}), std::invalid_argument);
+  EXPECT_THROW(net.start_flow(route({0, 1, 0}), Bytes(1), {}), std::invalid_argument);
+  EXPECT_THROW(net.start_flow(route({0}), Bytes(-1), {}), std::invalid_argument);
+  EXPECT_THROW(net.start_flow(route({0}), Bytes(1), {}, {.weight = 0.0}), std::invalid_argument);
+  EXPECT_THROW(net.start_flow(route({0}), Bytes(1), {}, {.rate_cap_bytes_per_s = -1.0}),
+               std::invalid_argument);
+  EXPECT_EQ(net.num_flows(), 0u);
+}
+
+// A flow's callback can start the next flow (a chain): each starts when the
+// previous finishes.
+TEST(FlowNetworkTest, CallbacksCanStartFlows) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{1 * kGBps, Duration::us(1)}});
+  std::vector<FlowId> chain;
+  std::function<void()> next = [&] {
+    if (chain.size() == 5) return;
+    chain.push_back(net.start_flow(route({0}), Bytes(1'000'000), [&] { next(); }));
+  };
+  next();
+  sim.run();
+  ASSERT_EQ(chain.size(), 5u);
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    EXPECT_EQ(net.flow(chain[i]).finish, TimePoint::zero() + Duration::us(1'001) * static_cast<std::int64_t>(i + 1));
+  }
+}
+
+struct RandomCase {
+  std::vector<LinkParams> links;
+  struct Flow {
+    std::vector<std::uint32_t> route;
+    std::int64_t size;
+    std::int64_t start_ps;
+    double weight;
+  };
+  std::vector<Flow> flows;
+};
+
+RandomCase random_case(std::mt19937_64& rng, bool disjoint) {
+  RandomCase c;
+  const std::size_t links = disjoint ? 40 : 2 + rng() % 10;
+  for (std::size_t l = 0; l < links; ++l) {
+    c.links.push_back({(1.0 + static_cast<double>(rng() % 50)) * kGBps,
+                       Duration::ps(static_cast<std::int64_t>(rng() % 3'000))});
+  }
+  const std::size_t flows = 1 + rng() % (disjoint ? 10 : 25);
+  std::uint32_t next_link = 0;
+  for (std::size_t f = 0; f < flows; ++f) {
+    RandomCase::Flow flow;
+    const std::size_t hops = 1 + rng() % 3;
+    if (disjoint) {
+      for (std::size_t h = 0; h < hops; ++h) flow.route.push_back(next_link++);
+    } else {
+      while (flow.route.size() < std::min(hops, links)) {
+        const auto l = static_cast<std::uint32_t>(rng() % links);
+        if (std::find(flow.route.begin(), flow.route.end(), l) == flow.route.end()) flow.route.push_back(l);
+      }
+    }
+    flow.size = static_cast<std::int64_t>(rng() % 5'000'000);
+    // Many starts share an instant, to exercise batching.
+    flow.start_ps = static_cast<std::int64_t>(rng() % 4) * 50'000 + static_cast<std::int64_t>(rng() % 2) * 7;
+    flow.weight = rng() % 4 == 0 ? 2.0 : 1.0;
+    c.flows.push_back(flow);
+  }
+  return c;
+}
+
+std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
+                                 std::vector<std::string>* violations = nullptr) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, c.links, fidelity);
+  std::vector<FlowId> ids(c.flows.size());
+  for (std::size_t f = 0; f < c.flows.size(); ++f) {
+    sim.schedule(TimePoint::from_ps(c.flows[f].start_ps), [&, f] {
+      ids[f] = net.start_flow(c.flows[f].route, Bytes(c.flows[f].size), {}, {.weight = c.flows[f].weight});
+    });
+  }
+  // Step through the run and check the max-min invariants at many instants.
+  if (violations != nullptr) {
+    for (std::int64_t t = 1; t < 2'000'000'000; t = t * 3 / 2 + 1'000) {
+      sim.run(TimePoint::from_ps(t));
+      std::vector<double> load(c.links.size(), 0.0);
+      std::vector<std::size_t> active;
+      for (std::size_t f = 0; f < c.flows.size(); ++f) {
+        if (sim.now() < TimePoint::from_ps(c.flows[f].start_ps)) continue;
+        const double r = net.rate(ids[f]);
+        if (r <= 0.0) continue;
+        active.push_back(f);
+        for (std::uint32_t l : c.flows[f].route) {
+          if (r > c.links[l].capacity_bytes_per_s * (1 + 1e-12)) violations->push_back("flow over capacity");
+          load[l] += r;
+        }
+      }
+      for (std::size_t l = 0; l < load.size(); ++l) {
+        if (load[l] > c.links[l].capacity_bytes_per_s * (1 + 1e-9)) violations->push_back("link over capacity");
+      }
+      for (std::size_t f : active) {
+        bool saturated = false;
+        for (std::uint32_t l : c.flows[f].route) {
+          saturated |= load[l] >= c.links[l].capacity_bytes_per_s * (1 - 1e-9);
+        }
+        if (!saturated) violations->push_back("flow without a saturated link");
+      }
+    }
+  }
+  sim.run();
+  std::vector<TimePoint> finish;
+  for (std::size_t f = 0; f < c.flows.size(); ++f) {
+    finish.push_back(net.flow(ids[f]).finish);
+  }
+  // Conservation: every link carried exactly the bytes of the flows crossing
+  // it, and (when shared fairly) no faster than its capacity.
+  for (std::uint32_t l = 0; l < c.links.size(); ++l) {
+    std::int64_t expected = 0;
+    for (const auto& flow : c.flows) {
+      if (std::find(flow.route.begin(), flow.route.end(), l) != flow.route.end()) expected += flow.size;
+    }
+    const LinkRecord record = net.link(l);
+    EXPECT_EQ(record.bytes_carried.count(), expected) << "link " << l;
+    if (fidelity == NetworkFidelity::kFlow) {  // the analytical model does not share
+      EXPECT_LE(static_cast<double>(expected),
+                c.links[l].capacity_bytes_per_s * record.busy_time.to_seconds() * (1 + 1e-9) + 1.0)
+          << "link " << l << " carried bytes faster than its capacity";
+    }
+  }
+  return finish;
+}
+
+// The reference: no engine, no components. At every instant where something
+// happens, apply every first byte and finish due, then re-solve ALL
+// transferring flows from scratch; a flow's progress is integrated when its
+// rate changes, and its finish is transfer_time after that, as the model does.
+std::vector<TimePoint> run_reference(const RandomCase& c) {
+  struct State {
+    bool active = false;
+    bool done = false;
+    double rate = 0.0;
+    double remaining = 0.0;
+    std::int64_t last = 0;
+    std::int64_t finish = 0;
+  };
+  std::vector<State> st(c.flows.size());
+  std::vector<std::int64_t> first_byte(c.flows.size());
+  for (std::size_t f = 0; f < c.flows.size(); ++f) {
+    Duration latency = Duration::zero();
+    for (std::uint32_t l : c.flows[f].route) latency += c.links[l].latency;
+    first_byte[f] = c.flows[f].start_ps + latency.count_ps();
+  }
+  MaxMinSolver solver;
+  std::vector<TimePoint> result(c.flows.size(), TimePoint::max());
+  std::int64_t now = 0;
+  for (;;) {
+    // The next instant: a first byte or a finish.
+    std::int64_t next = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t f = 0; f < c.flows.size(); ++f) {
+      if (!st[f].active && !st[f].done) next = std::min(next, first_byte[f]);
+      if (st[f].active) next = std::min(next, st[f].finish);
+    }
+    if (next == std::numeric_limits<std::int64_t>::max()) break;
+    now = next;
+    for (std::size_t f = 0; f < c.flows.size(); ++f) {
+      if (st[f].active && st[f].finish == now) {
+        st[f].active = false;
+        st[f].done = true;
+        result[f] = TimePoint::from_ps(now);
+      }
+    }
+    for (std::size_t f = 0; f < c.flows.size(); ++f) {
+      if (!st[f].active && !st[f].done && first_byte[f] == now) {
+        st[f].active = true;
+        st[f].remaining = static_cast<double>(c.flows[f].size);
+        st[f].last = now;
+        if (c.flows[f].size == 0) {  // zero bytes: finishes at its first byte
+          st[f].finish = now;
+        }
+      }
+    }
+    // Zero-size flows that just joined finish at this same instant.
+    bool again = true;
+    while (again) {
+      again = false;
+      for (std::size_t f = 0; f < c.flows.size(); ++f) {
+        if (st[f].active && c.flows[f].size == 0) {
+          st[f].active = false;
+          st[f].done = true;
+          result[f] = TimePoint::from_ps(now);
+          again = true;
+        }
+      }
+    }
+    MaxMinProblem p;
+    p.capacity.clear();
+    for (const LinkParams& l : c.links) p.capacity.push_back(l.capacity_bytes_per_s);
+    std::vector<std::size_t> members;
+    for (std::size_t f = 0; f < c.flows.size(); ++f) {
+      if (!st[f].active) continue;
+      members.push_back(f);
+      p.add_flow(c.flows[f].route, c.flows[f].weight);
+    }
+    // Links that no active flow crosses get no flows; the solver ignores them.
+    const std::vector<double>& rates = solver.solve(p);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      State& s = st[members[i]];
+      if (rates[i] == s.rate) continue;
+      if (s.rate > 0.0 && now > s.last) {
+        s.remaining = std::max(0.0, s.remaining - s.rate * (static_cast<double>(now - s.last) * 1e-12));
+      }
+      s.rate = rates[i];
+      s.last = now;
+      s.finish = now + transfer_time(s.remaining, s.rate).count_ps();
+    }
+  }
+  return result;
+}
+
+// Hundreds of random small cases: the incremental model's finish times equal
+// the from-scratch reference's to the picosecond, and the invariants hold.
+TEST(FlowNetworkTest, RandomisedDifferentialAgainstReference) {
+  std::mt19937_64 rng(4242);
+  for (int trial = 0; trial < 300; ++trial) {
+    const RandomCase c = random_case(rng, /*disjoint=*/false);
+    std::vector<std::string> violations;
+    const std::vector<TimePoint> model = run_model(c, NetworkFidelity::kFlow, trial < 60 ? &violations : nullptr);
+    const std::vector<TimePoint> reference = run_reference(c);
+    ASSERT_EQ(model.size(), reference.size());
+    for (std::size_t f = 0; f < model.size(); ++f) {
+      ASSERT_EQ(model[f].count_ps(), reference[f].count_ps()) << "trial " << trial << " flow " << f;
+    }
+    ASSERT_TRUE(violations.empty()) << "trial " << trial << ": " << violations.front();
+  }
+}
+
+// With no link shared, the flow and analytical fidelities agree exactly.
+TEST(FlowNetworkTest, FidelitiesAgreeWithoutSharing) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 100; ++trial) {
+    const RandomCase c = random_case(rng, /*disjoint=*/true);
+    const std::vector<TimePoint> flow = run_model(c, NetworkFidelity::kFlow);
+    const std::vector<TimePoint> analytical = run_model(c, NetworkFidelity::kAnalytical);
+    ASSERT_EQ(flow, analytical) << "trial " << trial;
+  }
+}
+
+// Sharing makes the flow model slower than the analytical one, never faster.
+TEST(FlowNetworkTest, AnalyticalIsALowerBoundUnderSharing) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 100; ++trial) {
+    const RandomCase c = random_case(rng, /*disjoint=*/false);
+    const std::vector<TimePoint> flow = run_model(c, NetworkFidelity::kFlow);
+    const std::vector<TimePoint> analytical = run_model(c, NetworkFidelity::kAnalytical);
+    for (std::size_t f = 0; f < flow.size(); ++f) {
+      ASSERT_GE(flow[f], analytical[f]) << "trial " << trial << " flow " << f;
+    }
+  }
+}
+
+TEST(FlowNetworkTest, HottestLinksByLoadRelativeToCapacity) {
+  sim::Simulator sim;
+  // Link 0: 10 GB/s carrying 4 MB (0.4 ms of load); link 1: 1 GB/s carrying
+  // 1 MB (1 ms); link 2: unused.
+  FlowNetwork net(sim, {{10 * kGBps, Duration::zero()}, {1 * kGBps, Duration::zero()},
+                        {1 * kGBps, Duration::zero()}});
+  net.start_flow(route({0}), Bytes(3'000'000), {});
+  net.start_flow(route({0, 1}), Bytes(1'000'000), {});
+  sim.run();
+  EXPECT_EQ(net.hottest_links(5), (std::vector<std::uint32_t>{1, 0}));
+  EXPECT_EQ(net.hottest_links(1), (std::vector<std::uint32_t>{1}));
+}
+
+}  // namespace
+}  // namespace zx::models
