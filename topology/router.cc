@@ -160,10 +160,13 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
 
   // Latency in BFS order (each node's next hops sit one level closer), then
   // the candidate links that achieve both minima.
-  std::vector<std::vector<LinkId>> cands(order.size());
+  // Candidates of order[i] are flat[begin[i], begin[i + 1]).
+  std::vector<LinkId> flat;
+  std::vector<std::uint32_t> begin(order.size() + 1, 0);
   latency_ps[index(dst)] = 0;
   for (std::size_t i = 1; i < order.size(); ++i) {
     const NodeId u{order[i]};
+    begin[i] = static_cast<std::uint32_t>(flat.size());
     std::int64_t best = std::numeric_limits<std::int64_t>::max();
     for (LinkId l : t.out_links(u)) {
       const LinkInfo& li = t.link(l);
@@ -173,12 +176,13 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
       const std::int64_t c = latency_ps[index(w)] + li.latency.count_ps();
       if (c < best) {
         best = c;
-        cands[i].clear();
+        flat.resize(begin[i]);
       }
-      if (c == best) cands[i].push_back(l);
+      if (c == best) flat.push_back(l);
     }
     latency_ps[index(u)] = best;
   }
+  begin[order.size()] = static_cast<std::uint32_t>(flat.size());
 
   // Freeze sorted by node id.
   std::vector<std::uint32_t> by_id(order.size());
@@ -189,10 +193,12 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
   auto table = std::make_unique<Table>();
   table->nodes.reserve(order.size());
   table->offsets.reserve(order.size() + 1);
+  table->candidates.reserve(flat.size());
   table->offsets.push_back(0);
   for (std::uint32_t i : by_id) {
     table->nodes.push_back(order[i]);
-    table->candidates.insert(table->candidates.end(), cands[i].begin(), cands[i].end());
+    table->candidates.insert(table->candidates.end(), flat.begin() + begin[i],
+                             flat.begin() + begin[i + 1]);
     table->offsets.push_back(static_cast<std::uint32_t>(table->candidates.size()));
   }
   for (std::uint32_t v : order) {

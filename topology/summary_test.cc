@@ -15,7 +15,7 @@ namespace {
 // Each GPU injects 25 GB/s (its own 200 Gb/s NIC); bisection is half of the
 // 16 NICs' 400 GB/s = 200 GB/s. The longest GPU route is a cross-server one:
 // 8 links, 6 PCIe hops at 150 ns, NIC -> switch 50 + 500 ns, switch -> NIC
-// 50 ns: 1,450 ns, first found from rank 0 to rank 8.
+// 50 ns: 900 + 550 + 50 = 1,500 ns, first found from rank 0 to rank 8.
 TEST(SummaryTest, TwoServerZionEx) {
   const Topology t = build_cluster(preset_spec("zionex", 2));
   const Router router(t);

@@ -34,6 +34,9 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirection
 struct TopologyImpl {
   Graph graph;
   std::vector<Graph::edge_descriptor> edge_of;  // by LinkId
+  // A flat copy of the link bundles: routing reads link(id) on every hop, and
+  // bidirectionalS keeps edge properties in list nodes scattered in memory.
+  std::vector<LinkInfo> links;
   // Compressed adjacency: links of node v are [offsets[v], offsets[v + 1]).
   std::vector<std::uint32_t> out_offsets, in_offsets;
   std::vector<LinkId> out_flat, in_flat;
@@ -58,7 +61,7 @@ const NodeInfo& Topology::node(NodeId id) const {
 
 const LinkInfo& Topology::link(LinkId id) const {
   ZX_CHECK(index(id) < num_links(), "link id out of range");
-  return impl_->graph[impl_->edge_of[index(id)]].info;
+  return impl_->links[index(id)];
 }
 
 std::span<const LinkId> Topology::out_links(NodeId id) const {
@@ -214,6 +217,7 @@ Topology TopologyBuilder::build() {
         boost::add_edge(index(l.src), index(l.dst), internal::LinkProps{l}, impl->graph);
     ZX_CHECK(added, "vecS out-edge lists accept parallel edges");
     impl->edge_of.push_back(e);
+    impl->links.push_back(l);
   }
 
   // GPU ranks and all-pairs reachability (forward from GPU 0 and backward to
