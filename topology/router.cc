@@ -13,11 +13,11 @@
 
 namespace zx::topology {
 
-// Nodes that reach the destination within the scope, sorted by id, each with
-// its equal-cost next-hop links (in out-link order).
+// For every slot of the scope (see Router::slot), the equal-cost next-hop
+// links toward the destination, in out-link order; none when the node does
+// not reach the destination within the scope.
 struct Router::Table {
-  std::vector<std::uint32_t> nodes;
-  std::vector<std::uint32_t> offsets;  // candidates of nodes[i]: [offsets[i], offsets[i + 1])
+  std::vector<std::uint32_t> offsets;  // candidates of slot i: [offsets[i], offsets[i + 1])
   std::vector<LinkId> candidates;
 };
 
@@ -45,11 +45,22 @@ bool has_fabric_link(const Topology& t, NodeId nic) {
 
 Router::Router(Topology topology)
     : topology_(std::move(topology)),
-      scale_out_nic_(topology_.num_nodes()),
-      has_scale_out_nic_(topology_.num_nodes(), false),
+      scale_out_nic_(topology_.num_nodes(), kNone),
+      server_slot_(topology_.num_nodes(), kNone),
+      fabric_slot_(topology_.num_nodes(), kNone),
       tables_(static_cast<std::size_t>(kNumScopes) * topology_.num_nodes()),
       once_(new std::once_flag[static_cast<std::size_t>(kNumScopes) * topology_.num_nodes()]) {
   const Topology& t = topology_;
+  for (std::uint32_t i = 0; i < t.num_nodes(); ++i) {
+    const NodeInfo& n = t.node(NodeId{i});
+    if (n.server >= 0) {
+      if (static_cast<std::size_t>(n.server) >= server_size_.size()) {
+        server_size_.resize(static_cast<std::size_t>(n.server) + 1, 0);
+      }
+      server_slot_[i] = server_size_[static_cast<std::size_t>(n.server)]++;
+    }
+    if (n.server < 0 || n.kind == NodeKind::kNic) fabric_slot_[i] = fabric_size_++;
+  }
   // Backend NICs by (server, local index).
   std::map<std::pair<int, int>, NodeId> backend;
   for (std::uint32_t i = 0; i < t.num_nodes(); ++i) {
@@ -63,8 +74,7 @@ Router::Router(Topology topology)
     const NodeId g = t.gpu(r);
     const NodeInfo& gi = t.node(g);
     if (auto it = backend.find({gi.server, gi.local_index}); it != backend.end()) {
-      scale_out_nic_[index(g)] = it->second;
-      has_scale_out_nic_[index(g)] = true;
+      scale_out_nic_[index(g)] = index(it->second);
       continue;
     }
     // Nearest NIC with a fabric link inside the server (BFS by hops, ties to
@@ -72,7 +82,7 @@ Router::Router(Topology topology)
     // take the minimum id at the first level that has one).
     std::vector<NodeId> frontier{g};
     std::map<std::uint32_t, bool> seen{{index(g), true}};
-    while (!frontier.empty() && !has_scale_out_nic_[index(g)]) {
+    while (!frontier.empty() && scale_out_nic_[index(g)] == kNone) {
       std::vector<NodeId> next;
       std::optional<NodeId> best;
       for (NodeId v : frontier) {
@@ -87,10 +97,7 @@ Router::Router(Topology topology)
           next.push_back(w);
         }
       }
-      if (best) {
-        scale_out_nic_[index(g)] = *best;
-        has_scale_out_nic_[index(g)] = true;
-      }
+      if (best) scale_out_nic_[index(g)] = index(*best);
       frontier = std::move(next);
     }
   }
@@ -99,8 +106,35 @@ Router::Router(Topology topology)
 Router::~Router() = default;
 
 std::optional<NodeId> Router::scale_out_nic(NodeId gpu) const {
-  if (index(gpu) >= has_scale_out_nic_.size() || !has_scale_out_nic_[index(gpu)]) return std::nullopt;
-  return scale_out_nic_[index(gpu)];
+  if (index(gpu) >= scale_out_nic_.size() || scale_out_nic_[index(gpu)] == kNone) {
+    return std::nullopt;
+  }
+  return NodeId{scale_out_nic_[index(gpu)]};
+}
+
+std::uint32_t Router::slot(Scope scope, NodeId v) const {
+  switch (scope) {
+    case kNvlink:
+    case kServer: return server_slot_[index(v)];
+    case kFabric: return fabric_slot_[index(v)];
+    case kGeneral:
+    case kNumScopes: return index(v);
+  }
+  return kNone;
+}
+
+std::uint32_t Router::table_size(Scope scope, NodeId dst) const {
+  switch (scope) {
+    case kNvlink:
+    case kServer: {
+      const int server = topology_.node(dst).server;
+      return server < 0 ? 0 : server_size_[static_cast<std::size_t>(server)];
+    }
+    case kFabric: return fabric_size_;
+    case kGeneral:
+    case kNumScopes: return static_cast<std::uint32_t>(topology_.num_nodes());
+  }
+  return 0;
 }
 
 const Router::Table& Router::table(Scope scope, NodeId dst) const {
@@ -116,9 +150,9 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
   auto node_ok = [&](NodeId v) {
     const NodeInfo& n = t.node(v);
     switch (scope) {
-      case kServer: return n.server == dst_server;
-      case kFabric: return n.server == -1 || n.kind == NodeKind::kNic;
       case kNvlink:
+      case kServer: return n.server == dst_server && dst_server >= 0;
+      case kFabric: return n.server == -1 || n.kind == NodeKind::kNic;
       case kGeneral:
       case kNumScopes: return true;
     }
@@ -184,21 +218,23 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
   }
   begin[order.size()] = static_cast<std::uint32_t>(flat.size());
 
-  // Freeze sorted by node id.
-  std::vector<std::uint32_t> by_id(order.size());
-  for (std::uint32_t i = 0; i < by_id.size(); ++i) by_id[i] = i;
-  std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return order[a] < order[b];
-  });
+  // Freeze densely by slot; unreached slots get no candidates.
+  const std::uint32_t size = table_size(scope, dst);
+  std::vector<std::uint32_t> at_slot(size, kNone);  // order position of each slot
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    const std::uint32_t sl = slot(scope, NodeId{order[i]});
+    ZX_CHECK(sl < size, "router: a node outside the scope entered its table");
+    at_slot[sl] = i;
+  }
   auto table = std::make_unique<Table>();
-  table->nodes.reserve(order.size());
-  table->offsets.reserve(order.size() + 1);
+  table->offsets.reserve(size + 1);
   table->candidates.reserve(flat.size());
   table->offsets.push_back(0);
-  for (std::uint32_t i : by_id) {
-    table->nodes.push_back(order[i]);
-    table->candidates.insert(table->candidates.end(), flat.begin() + begin[i],
-                             flat.begin() + begin[i + 1]);
+  for (std::uint32_t i : at_slot) {
+    if (i != kNone) {
+      table->candidates.insert(table->candidates.end(), flat.begin() + begin[i],
+                               flat.begin() + begin[i + 1]);
+    }
     table->offsets.push_back(static_cast<std::uint32_t>(table->candidates.size()));
   }
   for (std::uint32_t v : order) {
@@ -209,23 +245,29 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
 }
 
 bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, Route& out) const {
+  const std::uint32_t size = table_size(scope, dst);
+  if (slot(scope, src) >= size) return false;  // src outside the scope
+  if ((scope == kServer || scope == kNvlink) &&
+      topology_.node(src).server != topology_.node(dst).server) {
+    return false;  // server-local slots of another server mean nothing here
+  }
   const Table& tab = table(scope, dst);
   const std::size_t start = out.size();
   NodeId v = src;
   while (v != dst) {
-    const auto it = std::lower_bound(tab.nodes.begin(), tab.nodes.end(), index(v));
-    if (it == tab.nodes.end() || *it != index(v)) {
+    const std::uint32_t sl = slot(scope, v);
+    const std::uint32_t begin = tab.offsets[sl];
+    const std::uint32_t count = tab.offsets[sl + 1] - begin;
+    if (count == 0) {  // v does not reach dst within the scope
       out.resize(start);
       return false;
     }
-    const std::size_t i = static_cast<std::size_t>(it - tab.nodes.begin());
-    const std::uint32_t begin = tab.offsets[i];
-    const std::uint32_t count = tab.offsets[i + 1] - begin;
-    if (count == 0) {  // reached but not through transit nodes
-      out.resize(start);
-      return false;
-    }
-    const LinkId l = tab.candidates[begin + (count == 1 ? 0 : mix(flow_key, index(v)) % count)];
+    // Lemire's multiply-shift maps the hash onto [0, count) without a division.
+    const std::uint64_t pick =
+        count == 1 ? 0
+                   : static_cast<std::uint64_t>(
+                         (static_cast<unsigned __int128>(mix(flow_key, index(v))) * count) >> 64);
+    const LinkId l = tab.candidates[begin + pick];
     out.push_back(l);
     v = topology_.link(l).dst;
   }

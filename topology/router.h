@@ -69,13 +69,23 @@ class Router {
   struct Table;
 
   const Table& table(Scope scope, NodeId dst) const;
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
   std::unique_ptr<Table> make_table(Scope scope, NodeId dst) const;
   // Appends the walk from src to dst to `out`; false if src is not in the table.
   bool walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, Route& out) const;
 
+  // Tables are dense over the nodes a scope can ever reach, so the walk finds
+  // a node's entry by index: kNvlink and kServer tables span the destination's
+  // server, kFabric tables the fabric switches and all NICs, kGeneral all nodes.
+  std::uint32_t slot(Scope scope, NodeId v) const;
+  std::uint32_t table_size(Scope scope, NodeId dst) const;
+
   Topology topology_;
-  std::vector<NodeId> scale_out_nic_;  // by node index; self for non-GPUs with none
-  std::vector<bool> has_scale_out_nic_;
+  std::vector<std::uint32_t> scale_out_nic_;  // by node index; kNone when absent
+  std::vector<std::uint32_t> server_slot_;    // index of a node among its server's nodes
+  std::vector<std::uint32_t> server_size_;    // nodes per server
+  std::vector<std::uint32_t> fabric_slot_;    // index among fabric switches and NICs, or kNone
+  std::uint32_t fabric_size_ = 0;
   mutable std::vector<std::unique_ptr<Table>> tables_;  // [scope * num_nodes + dst]
   std::unique_ptr<std::once_flag[]> once_;
 };
