@@ -10,7 +10,7 @@
 // loop). Routes are into a reused vector; tables are built inside the timed
 // region (a fresh Router per iteration). Peak RSS is the whole process.
 //   BM_BuildZionEx/64       2.1 ms   (2,132 nodes, 7,008 links)
-//   BM_BuildZionEx/512     23.5 ms   (16,980 nodes, 55,808 links)
+//   BM_BuildZionEx/512     23.5 ms   (16,972 nodes, 56,064 links)
 //   BM_RouteAllPairs/64    37 ms     262,144 routes, 7.1 M routes/s, peak RSS 27 MiB
 //   BM_RouteAllPairs/512   3.4 s     16,773,120 routes, 5.0 M routes/s, peak RSS 191 MiB
 

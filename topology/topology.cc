@@ -7,14 +7,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/reverse_graph.hpp>
 #include <map>
 #include <string>
 
 #include "base/check.h"
 #include "base/error.h"
+
+// GCC 12 with -O1 and sanitizers flags boost::optional's empty state in
+// named_graph.hpp as uninitialised (a false positive in Boost's headers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/reverse_graph.hpp>
+#pragma GCC diagnostic pop
 
 namespace zx::topology {
 namespace internal {
