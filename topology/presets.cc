@@ -21,10 +21,17 @@ sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes) {
   // Per lane per direction after 128b/130b: 8 GT/s -> 0.984375 GB/s, doubling per generation.
   double per_lane_gbyte = 0;
   switch (generation) {
-    case LinkKind::kPcieGen3: per_lane_gbyte = 8.0 * 128.0 / 130.0 / 8.0; break;
-    case LinkKind::kPcieGen4: per_lane_gbyte = 16.0 * 128.0 / 130.0 / 8.0; break;
-    case LinkKind::kPcieGen5: per_lane_gbyte = 32.0 * 128.0 / 130.0 / 8.0; break;
-    default: ZX_UNREACHABLE("pcie_bandwidth: not a PCIe generation");
+    case LinkKind::kPcieGen3:
+      per_lane_gbyte = 8.0 * 128.0 / 130.0 / 8.0;
+      break;
+    case LinkKind::kPcieGen4:
+      per_lane_gbyte = 16.0 * 128.0 / 130.0 / 8.0;
+      break;
+    case LinkKind::kPcieGen5:
+      per_lane_gbyte = 32.0 * 128.0 / 130.0 / 8.0;
+      break;
+    default:
+      ZX_UNREACHABLE("pcie_bandwidth: not a PCIe generation");
   }
   return sim::BytesPerSecond::from_gbyte_per_s(per_lane_gbyte * lanes);
 }
@@ -35,10 +42,12 @@ void validate(const ClusterSpec& s) {
     if (!ok) errors.push_back(Diagnostic{"<cluster spec>", field, std::move(message)});
   };
   need(s.nodes >= 1, "nodes", fmt::format("expected >= 1, got {}", s.nodes));
-  need(s.gpus_per_node >= 1, "gpus_per_node", fmt::format("expected >= 1, got {}", s.gpus_per_node));
+  need(s.gpus_per_node >= 1, "gpus_per_node",
+       fmt::format("expected >= 1, got {}", s.gpus_per_node));
   need(s.gpus_per_pcie_switch >= 1, "gpus_per_pcie_switch",
        fmt::format("expected >= 1, got {}", s.gpus_per_pcie_switch));
-  need(s.cpus_per_node >= 1, "cpus_per_node", fmt::format("expected >= 1, got {}", s.cpus_per_node));
+  need(s.cpus_per_node >= 1, "cpus_per_node",
+       fmt::format("expected >= 1, got {}", s.cpus_per_node));
   need(s.nodes_per_rack >= 1, "nodes_per_rack",
        fmt::format("expected >= 1, got {}", s.nodes_per_rack));
   need(s.spines >= 0, "spines", fmt::format("expected >= 0 (0 derives), got {}", s.spines));
@@ -49,8 +58,8 @@ void validate(const ClusterSpec& s) {
                               std::pair{s.host_pcie_lanes, "host_pcie_lanes"}}) {
     need(lanes >= 1 && lanes <= 64, field, fmt::format("expected lanes in [1, 64], got {}", lanes));
   }
-  for (auto [gen, field] : {std::pair{s.device_pcie, "device_pcie"},
-                            std::pair{s.host_pcie, "host_pcie"}}) {
+  for (auto [gen, field] :
+       {std::pair{s.device_pcie, "device_pcie"}, std::pair{s.host_pcie, "host_pcie"}}) {
     need(gen == LinkKind::kPcieGen3 || gen == LinkKind::kPcieGen4 || gen == LinkKind::kPcieGen5,
          field, fmt::format("expected a PCIe generation, got '{}'", to_string(gen)));
   }
@@ -61,11 +70,10 @@ void validate(const ClusterSpec& s) {
                             std::pair{s.tcp_efficiency, "tcp_efficiency"}}) {
     need(eff > 0.0 && eff <= 1.0, field, fmt::format("expected a value in (0, 1], got {}", eff));
   }
-  for (auto [lat, field] : {std::pair{s.nvlink_latency, "nvlink_latency"},
-                            std::pair{s.pcie_latency, "pcie_latency"},
-                            std::pair{s.upi_latency, "upi_latency"},
-                            std::pair{s.switch_latency, "switch_latency"},
-                            std::pair{s.cable_latency, "cable_latency"}}) {
+  for (auto [lat, field] :
+       {std::pair{s.nvlink_latency, "nvlink_latency"}, std::pair{s.pcie_latency, "pcie_latency"},
+        std::pair{s.upi_latency, "upi_latency"}, std::pair{s.switch_latency, "switch_latency"},
+        std::pair{s.cable_latency, "cable_latency"}}) {
     need(lat >= sim::Duration::zero(), field,
          fmt::format("expected a latency >= 0, got {}", lat.to_string()));
   }
@@ -111,8 +119,10 @@ ClusterSpec hgx() {
 constexpr PresetEntry kPresets[] = {
     {"hgx", "HGX H100-class: 8 GPUs on 450 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
      &hgx},
-    {"zion", "Zion: 8 x A100 on NVLink, no backend; scale-out via 4 x 100 Gb/s front-end NICs "
-             "over TCP", &zion},
+    {"zion",
+     "Zion: 8 x A100 on NVLink, no backend; scale-out via 4 x 100 Gb/s front-end NICs "
+     "over TCP",
+     &zion},
     {"zionex", "ZionEX (ISCA 2022): 8 x A100 on NVLink, 200 Gb/s RoCE NIC per GPU, 2-stage Clos",
      &zionex},
 };
@@ -162,7 +172,8 @@ void build_clos(TopologyBuilder& b, const ClusterSpec& s, const ClosParams& p,
            server < std::min(s.nodes, (r + 1) * s.nodes_per_rack); ++server) {
         for (int i = 0; i < per_server; ++i) {
           if (p.rail_aligned && i != l) continue;
-          const NodeId nic = endpoints[static_cast<std::size_t>(server)][static_cast<std::size_t>(i)];
+          const NodeId nic =
+              endpoints[static_cast<std::size_t>(server)][static_cast<std::size_t>(i)];
           b.add_link(nic, leaf, to_switch);
           b.add_link(leaf, nic, to_nic);
           ++attached;
@@ -182,8 +193,8 @@ void build_clos(TopologyBuilder& b, const ClusterSpec& s, const ClosParams& p,
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     // Uplink capacity = downlink capacity / oversubscription, split evenly over spines.
     const double down = static_cast<double>(p.endpoint_bandwidth.count()) * leaf_endpoints[l];
-    const auto up = sim::BytesPerSecond(std::max<std::int64_t>(
-        1, std::llround(down / (s.oversubscription * p.spines))));
+    const auto up = sim::BytesPerSecond(
+        std::max<std::int64_t>(1, std::llround(down / (s.oversubscription * p.spines))));
     const LinkSpec uplink{.kind = p.kind,
                           .bandwidth = up,
                           .latency = s.cable_latency + s.switch_latency,
@@ -203,8 +214,8 @@ ClusterSpec preset_spec(std::string_view name, int nodes) {
   }
   std::string valid;
   for (const PresetEntry& e : kPresets) valid += (valid.empty() ? "" : ", ") + std::string(e.name);
-  throw InputError(Diagnostic{"<preset>", "",
-                              fmt::format("unknown preset '{}'; valid: {}", name, valid)});
+  throw InputError(
+      Diagnostic{"<preset>", "", fmt::format("unknown preset '{}'; valid: {}", name, valid)});
 }
 
 std::vector<std::pair<std::string, std::string>> preset_descriptions() {
@@ -317,8 +328,7 @@ Topology build_cluster(const ClusterSpec& s) {
 
 std::optional<sim::BytesPerSecond> backend_bisection_bandwidth(const ClusterSpec& s) {
   if (!s.backend_network) return std::nullopt;
-  const double injection =
-      static_cast<double>(s.nic_bandwidth.count()) * s.nodes * s.gpus_per_node;
+  const double injection = static_cast<double>(s.nic_bandwidth.count()) * s.nodes * s.gpus_per_node;
   const int racks = (s.nodes + s.nodes_per_rack - 1) / s.nodes_per_rack;
   const bool spines = racks * (s.rail_aligned ? s.gpus_per_node : 1) > 1;
   const double cut = spines ? injection / (2.0 * s.oversubscription) : injection / 2.0;

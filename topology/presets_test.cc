@@ -109,8 +109,7 @@ TEST(PresetsTest, ZionExLinkParameters) {
   EXPECT_EQ(link_between("node1/gpu5", "node1/nvswitch").bandwidth.count(), 300'000'000'000);
   EXPECT_EQ(link_between("node1/nic5", "rack0/rsw").bandwidth.count(), 25'000'000'000);
   EXPECT_EQ(link_between("node1/nic5", "rack0/rsw").kind, LinkKind::kRoce);
-  EXPECT_NEAR(link_between("node1/gpu5", "node1/pcie_gpu2").bandwidth.to_gbyte_per_s(), 31.5,
-              0.01);
+  EXPECT_NEAR(link_between("node1/gpu5", "node1/pcie_gpu2").bandwidth.to_gbyte_per_s(), 31.5, 0.01);
   EXPECT_NEAR(link_between("node1/pcie_gpu2", "node1/pcie_nic2").bandwidth.to_gbyte_per_s(), 63.0,
               0.02);
   EXPECT_NEAR(link_between("node1/cpu2", "node1/pcie_gpu2").bandwidth.to_gbyte_per_s(), 15.75,

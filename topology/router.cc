@@ -67,7 +67,8 @@ Router::Router(Topology topology)
     const NodeInfo& n = t.node(NodeId{i});
     if (n.kind != NodeKind::kNic || n.server < 0) continue;
     for (LinkId l : t.out_links(NodeId{i})) {
-      if (t.link(l).kind == LinkKind::kRoce) backend.emplace(std::pair{n.server, n.local_index}, NodeId{i});
+      if (t.link(l).kind == LinkKind::kRoce)
+        backend.emplace(std::pair{n.server, n.local_index}, NodeId{i});
     }
   }
   for (int r = 0; r < t.num_gpus(); ++r) {
@@ -86,7 +87,8 @@ Router::Router(Topology topology)
       std::vector<NodeId> next;
       std::optional<NodeId> best;
       for (NodeId v : frontier) {
-        if (v != g && (t.node(v).kind == NodeKind::kGpu || t.node(v).kind == NodeKind::kNic)) continue;
+        if (v != g && (t.node(v).kind == NodeKind::kGpu || t.node(v).kind == NodeKind::kNic))
+          continue;
         for (LinkId l : t.out_links(v)) {
           const NodeId w = t.link(l).dst;
           if (t.node(w).server != gi.server || seen.count(index(w))) continue;
@@ -115,10 +117,13 @@ std::optional<NodeId> Router::scale_out_nic(NodeId gpu) const {
 std::uint32_t Router::slot(Scope scope, NodeId v) const {
   switch (scope) {
     case kNvlink:
-    case kServer: return server_slot_[index(v)];
-    case kFabric: return fabric_slot_[index(v)];
+    case kServer:
+      return server_slot_[index(v)];
+    case kFabric:
+      return fabric_slot_[index(v)];
     case kGeneral:
-    case kNumScopes: return index(v);
+    case kNumScopes:
+      return index(v);
   }
   return kNone;
 }
@@ -130,9 +135,11 @@ std::uint32_t Router::table_size(Scope scope, NodeId dst) const {
       const int server = topology_.node(dst).server;
       return server < 0 ? 0 : server_size_[static_cast<std::size_t>(server)];
     }
-    case kFabric: return fabric_size_;
+    case kFabric:
+      return fabric_size_;
     case kGeneral:
-    case kNumScopes: return static_cast<std::uint32_t>(topology_.num_nodes());
+    case kNumScopes:
+      return static_cast<std::uint32_t>(topology_.num_nodes());
   }
   return 0;
 }
@@ -151,21 +158,27 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
     const NodeInfo& n = t.node(v);
     switch (scope) {
       case kNvlink:
-      case kServer: return n.server == dst_server && dst_server >= 0;
-      case kFabric: return n.server == -1 || n.kind == NodeKind::kNic;
+      case kServer:
+        return n.server == dst_server && dst_server >= 0;
+      case kFabric:
+        return n.server == -1 || n.kind == NodeKind::kNic;
       case kGeneral:
-      case kNumScopes: return true;
+      case kNumScopes:
+        return true;
     }
     return true;
   };
   auto transit = [&](NodeId v) {
     const NodeInfo& n = t.node(v);
     switch (scope) {
-      case kServer: return n.kind != NodeKind::kGpu && n.kind != NodeKind::kNic;
-      case kFabric: return n.server == -1;
+      case kServer:
+        return n.kind != NodeKind::kGpu && n.kind != NodeKind::kNic;
+      case kFabric:
+        return n.server == -1;
       case kNvlink:
       case kGeneral:
-      case kNumScopes: return n.kind != NodeKind::kGpu;
+      case kNumScopes:
+        return n.kind != NodeKind::kGpu;
     }
     return false;
   };

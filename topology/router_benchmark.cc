@@ -65,8 +65,8 @@ void BM_RouteAllPairs(benchmark::State& state) {
     }
   }
   benchmark::DoNotOptimize(links);
-  state.counters["routes"] = benchmark::Counter(static_cast<double>(routes),
-                                                benchmark::Counter::kIsRate);
+  state.counters["routes"] =
+      benchmark::Counter(static_cast<double>(routes), benchmark::Counter::kIsRate);
   state.counters["peak_rss_MiB"] = static_cast<double>(rss_peak_kb()) / 1024.0;
 }
 BENCHMARK(BM_RouteAllPairs)->Arg(64)->Arg(512)->Unit(benchmark::kMillisecond)->Iterations(1);

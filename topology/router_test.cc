@@ -61,7 +61,8 @@ TEST(RouterTest, EveryGpuPairHasAValidRoute) {
     for (int a = 0; a < t.num_gpus(); ++a) {
       for (int b = 0; b < t.num_gpus(); ++b) {
         if (a == b) continue;
-        ASSERT_TRUE(router.route_into(t.gpu(a), t.gpu(b), static_cast<std::uint64_t>(a * 7 + b), r));
+        ASSERT_TRUE(
+            router.route_into(t.gpu(a), t.gpu(b), static_cast<std::uint64_t>(a * 7 + b), r));
         expect_valid(t, t.gpu(a), t.gpu(b), r);
       }
     }
@@ -132,7 +133,7 @@ TEST(RouterTest, ZionCrossServerUsesTheCpuPath) {
   const Topology t = build_cluster(preset_spec("zion", 2));
   const Router router(t);
   const Route r = router.route(t.gpu(3), t.gpu(8 + 6), 1);
-  const std::vector<std::string> want = {"node0/pcie_gpu1", "node0/cpu1",   "node0/fe_nic1",
+  const std::vector<std::string> want = {"node0/pcie_gpu1", "node0/cpu1",    "node0/fe_nic1",
                                          "rack0/fe_rsw",    "node1/fe_nic3", "node1/cpu3",
                                          "node1/pcie_gpu3", "node1/gpu6"};
   EXPECT_EQ(names_along(t, r), want);

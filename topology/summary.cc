@@ -16,8 +16,10 @@ std::optional<sim::BytesPerSecond> backend_bisection_bandwidth(const Topology& t
     if (l.kind != LinkKind::kRoce) continue;
     const NodeInfo& src = t.node(l.src);
     const NodeInfo& dst = t.node(l.dst);
-    if (src.kind == NodeKind::kNic && dst.tier == SwitchTier::kRack) injection += l.bandwidth.count();
-    if (src.tier == SwitchTier::kRack && dst.tier == SwitchTier::kSpine) uplinks += l.bandwidth.count();
+    if (src.kind == NodeKind::kNic && dst.tier == SwitchTier::kRack)
+      injection += l.bandwidth.count();
+    if (src.tier == SwitchTier::kRack && dst.tier == SwitchTier::kSpine)
+      uplinks += l.bandwidth.count();
   }
   if (injection == 0) return std::nullopt;
   const std::int64_t cut = uplinks == 0 ? injection : std::min(injection, uplinks);
@@ -38,8 +40,8 @@ TopologySummary summarize(const Topology& t, const Router& router) {
       for (LinkId l : t.out_links(*nic)) {
         const LinkInfo& li = t.link(l);
         if (li.kind == LinkKind::kRoce || li.kind == LinkKind::kTcpFrontEnd) {
-          s.gpu_injection_bandwidth = sim::BytesPerSecond(std::max<std::int64_t>(
-              1, li.bandwidth.count() / std::max(1, sharing)));
+          s.gpu_injection_bandwidth = sim::BytesPerSecond(
+              std::max<std::int64_t>(1, li.bandwidth.count() / std::max(1, sharing)));
           break;
         }
       }

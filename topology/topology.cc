@@ -35,8 +35,8 @@ struct LinkProps {
 
 // vecS/vecS: vertex descriptors are the dense NodeIds and iteration follows
 // insertion order; bidirectionalS gives in-edges for reachability checks.
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, NodeProps,
-                                    LinkProps>;
+using Graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, NodeProps, LinkProps>;
 
 struct TopologyImpl {
   Graph graph;
@@ -139,10 +139,9 @@ namespace {
 template <typename G>
 std::vector<bool> reachable_from(const G& g, std::size_t start) {
   std::vector<boost::default_color_type> color(boost::num_vertices(g), boost::white_color);
-  boost::breadth_first_search(
-      g, boost::vertex(start, g),
-      boost::color_map(boost::make_iterator_property_map(color.begin(),
-                                                         boost::get(boost::vertex_index, g))));
+  boost::breadth_first_search(g, boost::vertex(start, g),
+                              boost::color_map(boost::make_iterator_property_map(
+                                  color.begin(), boost::get(boost::vertex_index, g))));
   std::vector<bool> seen(color.size());
   for (std::size_t i = 0; i < color.size(); ++i) seen[i] = color[i] != boost::white_color;
   return seen;
@@ -180,7 +179,8 @@ Topology TopologyBuilder::build() {
         ++rank_count[static_cast<std::size_t>(info.rank)];
       }
     } else if (info.rank != -1) {
-      error(where, fmt::format("expected rank -1 on a {}, got {}", to_string(info.kind), info.rank));
+      error(where,
+            fmt::format("expected rank -1 on a {}, got {}", to_string(info.kind), info.rank));
     }
     if ((info.tier != SwitchTier::kNone) != (info.kind == NodeKind::kEthernetSwitch)) {
       error(where, fmt::format("switch tier '{}' does not fit a {}", to_string(info.tier),
@@ -189,9 +189,8 @@ Topology TopologyBuilder::build() {
   }
   for (std::size_t r = 0; r < rank_count.size(); ++r) {
     if (rank_count[r] != 1) {
-      error("gpu ranks",
-            fmt::format("expected ranks dense in 0..n-1, rank {} is used by {} GPUs", r,
-                        rank_count[r]));
+      error("gpu ranks", fmt::format("expected ranks dense in 0..n-1, rank {} is used by {} GPUs",
+                                     r, rank_count[r]));
     }
   }
 
@@ -217,7 +216,8 @@ Topology TopologyBuilder::build() {
   }
 
   // The graph proper, only from links whose endpoints exist.
-  for (NodeInfo& info : p->nodes) boost::add_vertex(internal::NodeProps{std::move(info)}, impl->graph);
+  for (NodeInfo& info : p->nodes)
+    boost::add_vertex(internal::NodeProps{std::move(info)}, impl->graph);
   for (const LinkInfo& l : p->links) {
     if (index(l.src) >= n || index(l.dst) >= n) continue;
     auto [e, added] =
@@ -234,7 +234,8 @@ Topology TopologyBuilder::build() {
     for (std::size_t i = 0; i < n; ++i) {
       const NodeInfo& info = impl->graph[i].info;
       if (info.kind == NodeKind::kGpu) {
-        impl->gpu_by_rank[static_cast<std::size_t>(info.rank)] = NodeId{static_cast<std::uint32_t>(i)};
+        impl->gpu_by_rank[static_cast<std::size_t>(info.rank)] =
+            NodeId{static_cast<std::uint32_t>(i)};
       }
     }
     if (impl->gpu_by_rank.size() > 1) {

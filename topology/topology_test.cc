@@ -20,8 +20,11 @@ LinkSpec pcie() {
 }
 
 NodeInfo gpu(std::string name, int rank) {
-  return NodeInfo{.kind = NodeKind::kGpu, .name = std::move(name), .server = 0,
-                  .local_index = rank, .rank = rank};
+  return NodeInfo{.kind = NodeKind::kGpu,
+                  .name = std::move(name),
+                  .server = 0,
+                  .local_index = rank,
+                  .rank = rank};
 }
 
 // Two GPUs on one PCIe switch: 3 nodes, 4 directed links, ids in insertion
@@ -30,8 +33,8 @@ TEST(TopologyTest, SmallGraphHasDenseIdsAndAdjacency) {
   TopologyBuilder b;
   const NodeId g0 = b.add_node(gpu("node0/gpu0", 0));
   const NodeId g1 = b.add_node(gpu("node0/gpu1", 1));
-  const NodeId sw = b.add_node({.kind = NodeKind::kPcieSwitch, .name = "node0/pcie_gpu0",
-                                .server = 0});
+  const NodeId sw =
+      b.add_node({.kind = NodeKind::kPcieSwitch, .name = "node0/pcie_gpu0", .server = 0});
   const auto [a, a_back] = b.add_cable(g0, sw, pcie());
   const auto [c, c_back] = b.add_cable(g1, sw, pcie());
   const Topology t = b.build();

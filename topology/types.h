@@ -28,7 +28,7 @@ constexpr std::uint32_t index(LinkId id) { return static_cast<std::uint32_t>(id)
 
 enum class NodeKind : std::uint8_t {
   kGpu,
-  kNvSwitch,        ///< an NVLink domain (all NVSwitch chips of a server as one node)
+  kNvSwitch,  ///< an NVLink domain (all NVSwitch chips of a server as one node)
   kPcieSwitch,
   kCpu,             ///< one CPU socket
   kNic,             ///< backend RoCE NIC or front-end NIC (see its links' kinds)
@@ -50,8 +50,8 @@ enum class LinkKind : std::uint8_t {
   kPcieGen4,
   kPcieGen5,
   kUpi,
-  kRoce,          ///< backend Ethernet carrying RoCE
-  kTcpFrontEnd,   ///< front-end Ethernet carrying TCP/IP
+  kRoce,         ///< backend Ethernet carrying RoCE
+  kTcpFrontEnd,  ///< front-end Ethernet carrying TCP/IP
 };
 
 std::string_view to_string(NodeKind kind);
@@ -65,11 +65,11 @@ std::optional<LinkKind> parse_link_kind(std::string_view name);
 /// One device.
 struct NodeInfo {
   NodeKind kind = NodeKind::kGpu;
-  std::string name;                   ///< unique: "node3/gpu5", "rack0/rsw", "spine2"
+  std::string name;  ///< unique: "node3/gpu5", "rack0/rsw", "spine2"
   SwitchTier tier = SwitchTier::kNone;
-  int server = -1;                    ///< server index; -1 for fabric switches
-  int local_index = 0;                ///< index among same-kind devices of its server or tier
-  int rank = -1;                      ///< global GPU rank; -1 unless kind == kGpu
+  int server = -1;      ///< server index; -1 for fabric switches
+  int local_index = 0;  ///< index among same-kind devices of its server or tier
+  int rank = -1;        ///< global GPU rank; -1 unless kind == kGpu
 };
 
 /// Parameters of one directed link (or of both directions of a cable).

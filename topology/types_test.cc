@@ -1,8 +1,8 @@
 // Tests of the topology vocabulary: enum names round-trip, effective bandwidth.
 
-#include <gtest/gtest.h>
-
 #include "topology/types.h"
+
+#include <gtest/gtest.h>
 
 namespace zx::topology {
 namespace {
@@ -17,9 +17,9 @@ TEST(TypesTest, NamesRoundTrip) {
        {SwitchTier::kNone, SwitchTier::kRack, SwitchTier::kSpine, SwitchTier::kFrontEnd}) {
     EXPECT_EQ(parse_switch_tier(to_string(t)), t);
   }
-  for (LinkKind k : {LinkKind::kNvlink, LinkKind::kPcieGen3, LinkKind::kPcieGen4,
-                     LinkKind::kPcieGen5, LinkKind::kUpi, LinkKind::kRoce,
-                     LinkKind::kTcpFrontEnd}) {
+  for (LinkKind k :
+       {LinkKind::kNvlink, LinkKind::kPcieGen3, LinkKind::kPcieGen4, LinkKind::kPcieGen5,
+        LinkKind::kUpi, LinkKind::kRoce, LinkKind::kTcpFrontEnd}) {
     EXPECT_EQ(parse_link_kind(to_string(k)), k);
   }
   EXPECT_EQ(parse_link_kind("nvlnk"), std::nullopt);
