@@ -1,0 +1,338 @@
+// File: topology/presets.cc
+//
+// Builds ZionEX, Zion and HGX-class clusters from a ClusterSpec. Insertion
+// order (and so NodeId order): per server its GPUs, NVSwitch, GPU-tray
+// switches, NIC-tray switches, NICs, CPUs, front-end NICs; then the backend
+// fabric (rack/rail switches, spines), then the front-end fabric.
+
+#include "topology/presets.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/check.h"
+#include "base/error.h"
+
+namespace zx::topology {
+
+sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes) {
+  // Per lane per direction after 128b/130b: 8 GT/s -> 0.984375 GB/s, doubling per generation.
+  double per_lane_gbyte = 0;
+  switch (generation) {
+    case LinkKind::kPcieGen3:
+      per_lane_gbyte = 8.0 * 128.0 / 130.0 / 8.0;
+      break;
+    case LinkKind::kPcieGen4:
+      per_lane_gbyte = 16.0 * 128.0 / 130.0 / 8.0;
+      break;
+    case LinkKind::kPcieGen5:
+      per_lane_gbyte = 32.0 * 128.0 / 130.0 / 8.0;
+      break;
+    default:
+      ZX_UNREACHABLE("pcie_bandwidth: not a PCIe generation");
+  }
+  return sim::BytesPerSecond::from_gbyte_per_s(per_lane_gbyte * lanes);
+}
+
+void validate(const ClusterSpec& s) {
+  std::vector<Diagnostic> errors;
+  auto need = [&](bool ok, const char* field, std::string message) {
+    if (!ok) errors.push_back(Diagnostic{"<cluster spec>", field, std::move(message)});
+  };
+  need(s.nodes >= 1, "nodes", fmt::format("expected >= 1, got {}", s.nodes));
+  need(s.gpus_per_node >= 1, "gpus_per_node",
+       fmt::format("expected >= 1, got {}", s.gpus_per_node));
+  need(s.gpus_per_pcie_switch >= 1, "gpus_per_pcie_switch",
+       fmt::format("expected >= 1, got {}", s.gpus_per_pcie_switch));
+  need(s.cpus_per_node >= 1, "cpus_per_node",
+       fmt::format("expected >= 1, got {}", s.cpus_per_node));
+  need(s.nodes_per_rack >= 1, "nodes_per_rack",
+       fmt::format("expected >= 1, got {}", s.nodes_per_rack));
+  need(s.spines >= 0, "spines", fmt::format("expected >= 0 (0 derives), got {}", s.spines));
+  need(s.oversubscription >= 1.0 && std::isfinite(s.oversubscription), "oversubscription",
+       fmt::format("expected a finite ratio >= 1, got {}", s.oversubscription));
+  for (auto [lanes, field] : {std::pair{s.device_pcie_lanes, "device_pcie_lanes"},
+                              std::pair{s.tray_uplink_lanes, "tray_uplink_lanes"},
+                              std::pair{s.host_pcie_lanes, "host_pcie_lanes"}}) {
+    need(lanes >= 1 && lanes <= 64, field, fmt::format("expected lanes in [1, 64], got {}", lanes));
+  }
+  for (auto [gen, field] :
+       {std::pair{s.device_pcie, "device_pcie"}, std::pair{s.host_pcie, "host_pcie"}}) {
+    need(gen == LinkKind::kPcieGen3 || gen == LinkKind::kPcieGen4 || gen == LinkKind::kPcieGen5,
+         field, fmt::format("expected a PCIe generation, got '{}'", to_string(gen)));
+  }
+  for (auto [eff, field] : {std::pair{s.nvlink_efficiency, "nvlink_efficiency"},
+                            std::pair{s.pcie_efficiency, "pcie_efficiency"},
+                            std::pair{s.upi_efficiency, "upi_efficiency"},
+                            std::pair{s.roce_efficiency, "roce_efficiency"},
+                            std::pair{s.tcp_efficiency, "tcp_efficiency"}}) {
+    need(eff > 0.0 && eff <= 1.0, field, fmt::format("expected a value in (0, 1], got {}", eff));
+  }
+  for (auto [lat, field] :
+       {std::pair{s.nvlink_latency, "nvlink_latency"}, std::pair{s.pcie_latency, "pcie_latency"},
+        std::pair{s.upi_latency, "upi_latency"}, std::pair{s.switch_latency, "switch_latency"},
+        std::pair{s.cable_latency, "cable_latency"}}) {
+    need(lat >= sim::Duration::zero(), field,
+         fmt::format("expected a latency >= 0, got {}", lat.to_string()));
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+}
+
+namespace {
+
+struct PresetEntry {
+  std::string_view name;
+  std::string_view description;
+  ClusterSpec (*make)();
+};
+
+ClusterSpec zionex() { return ClusterSpec{}; }
+
+ClusterSpec zion() {
+  // Zion: the same server without the NIC tray and backend NICs; scale-out
+  // goes through the CPUs' front-end NICs over TCP (ARCHITECTURE.md, Zion row).
+  ClusterSpec s;
+  s.preset = "zion";
+  s.backend_network = false;
+  return s;
+}
+
+ClusterSpec hgx() {
+  ClusterSpec s;
+  s.preset = "hgx";
+  // H100 SXM NVLink4: 900 GB/s bidirectional = 450 GB/s per direction (NVIDIA H100 datasheet).
+  s.nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(450);
+  // 400 Gb/s ConnectX-7 per GPU, PCIe Gen5 (NVIDIA DGX H100 datasheet).
+  s.nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(400);
+  s.device_pcie = LinkKind::kPcieGen5;
+  s.tray_uplink_lanes = 32;  // assumption: same 2 x16 tray uplink as ZionEX, at Gen5
+  // Two sockets (DGX H100: 2 x Xeon Platinum 8480C), Gen5 x16 to the GPU trays.
+  s.cpus_per_node = 2;
+  s.host_pcie = LinkKind::kPcieGen5;
+  // Assumption: 4 UPI 2.0 links at 16 GT/s, ~32 GB/s per direction each, between the sockets.
+  s.upi_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(128);
+  return s;
+}
+
+constexpr PresetEntry kPresets[] = {
+    {"hgx", "HGX H100-class: 8 GPUs on 450 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
+     &hgx},
+    {"zion",
+     "Zion: 8 x A100 on NVLink, no backend; scale-out via 4 x 100 Gb/s front-end NICs "
+     "over TCP",
+     &zion},
+    {"zionex", "ZionEX (ISCA 2022): 8 x A100 on NVLink, 200 Gb/s RoCE NIC per GPU, 2-stage Clos",
+     &zionex},
+};
+
+// A two-stage Clos over per-server endpoint NICs. endpoints[server][i] is
+// NIC i of a server; `rails` groups leaf switches by NIC index when set.
+struct ClosParams {
+  std::string_view leaf_name;   // "rsw" or "fe_rsw"; rails use "rail{i}"
+  std::string_view spine_name;  // "spine" or "fe_spine"
+  SwitchTier leaf_tier;
+  SwitchTier spine_tier;
+  LinkKind kind;
+  sim::BytesPerSecond endpoint_bandwidth;
+  double efficiency;
+  int spines;  // already derived
+  bool rail_aligned;
+};
+
+void build_clos(TopologyBuilder& b, const ClusterSpec& s, const ClosParams& p,
+                const std::vector<std::vector<NodeId>>& endpoints) {
+  const int racks = (s.nodes + s.nodes_per_rack - 1) / s.nodes_per_rack;
+  const int per_server = static_cast<int>(endpoints.front().size());
+  const int leaves_per_rack = p.rail_aligned ? per_server : 1;
+  const bool need_spines = racks * leaves_per_rack > 1;
+  const LinkSpec to_switch{.kind = p.kind,
+                           .bandwidth = p.endpoint_bandwidth,
+                           .latency = s.cable_latency + s.switch_latency,
+                           .efficiency = p.efficiency};
+  const LinkSpec to_nic{.kind = p.kind,
+                        .bandwidth = p.endpoint_bandwidth,
+                        .latency = s.cable_latency,
+                        .efficiency = p.efficiency};
+  std::vector<NodeId> leaves;
+  std::vector<int> leaf_endpoints;
+  int local = 0;
+  for (int r = 0; r < racks; ++r) {
+    for (int l = 0; l < leaves_per_rack; ++l) {
+      const std::string name = p.rail_aligned ? fmt::format("rack{}/rail{}", r, l)
+                                              : fmt::format("rack{}/{}", r, p.leaf_name);
+      const NodeId leaf = b.add_node({.kind = NodeKind::kEthernetSwitch,
+                                      .name = name,
+                                      .tier = p.leaf_tier,
+                                      .local_index = local++});
+      leaves.push_back(leaf);
+      int attached = 0;
+      for (int server = r * s.nodes_per_rack;
+           server < std::min(s.nodes, (r + 1) * s.nodes_per_rack); ++server) {
+        for (int i = 0; i < per_server; ++i) {
+          if (p.rail_aligned && i != l) continue;
+          const NodeId nic =
+              endpoints[static_cast<std::size_t>(server)][static_cast<std::size_t>(i)];
+          b.add_link(nic, leaf, to_switch);
+          b.add_link(leaf, nic, to_nic);
+          ++attached;
+        }
+      }
+      leaf_endpoints.push_back(attached);
+    }
+  }
+  if (!need_spines) return;
+  std::vector<NodeId> spine_ids;
+  for (int k = 0; k < p.spines; ++k) {
+    spine_ids.push_back(b.add_node({.kind = NodeKind::kEthernetSwitch,
+                                    .name = fmt::format("{}{}", p.spine_name, k),
+                                    .tier = p.spine_tier,
+                                    .local_index = k}));
+  }
+  for (std::size_t l = 0; l < leaves.size(); ++l) {
+    // Uplink capacity = downlink capacity / oversubscription, split evenly over spines.
+    const double down = static_cast<double>(p.endpoint_bandwidth.count()) * leaf_endpoints[l];
+    const auto up = sim::BytesPerSecond(
+        std::max<std::int64_t>(1, std::llround(down / (s.oversubscription * p.spines))));
+    const LinkSpec uplink{.kind = p.kind,
+                          .bandwidth = up,
+                          .latency = s.cable_latency + s.switch_latency,
+                          .efficiency = p.efficiency};
+    for (NodeId spine : spine_ids) b.add_cable(leaves[l], spine, uplink);
+  }
+}
+
+}  // namespace
+
+ClusterSpec preset_spec(std::string_view name, int nodes) {
+  for (const PresetEntry& e : kPresets) {
+    if (e.name != name) continue;
+    ClusterSpec s = e.make();
+    s.nodes = nodes;
+    return s;
+  }
+  std::string valid;
+  for (const PresetEntry& e : kPresets) valid += (valid.empty() ? "" : ", ") + std::string(e.name);
+  throw InputError(
+      Diagnostic{"<preset>", "", fmt::format("unknown preset '{}'; valid: {}", name, valid)});
+}
+
+std::vector<std::pair<std::string, std::string>> preset_descriptions() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const PresetEntry& e : kPresets) out.emplace_back(e.name, e.description);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Topology build_cluster(const ClusterSpec& s) {
+  validate(s);
+  TopologyBuilder b(fmt::format("<preset {}>", s.preset));
+  const LinkSpec nvlink{.kind = LinkKind::kNvlink,
+                        .bandwidth = s.nvlink_bandwidth,
+                        .latency = s.nvlink_latency,
+                        .efficiency = s.nvlink_efficiency};
+  auto pcie = [&](LinkKind gen, int lanes) {
+    return LinkSpec{.kind = gen,
+                    .bandwidth = pcie_bandwidth(gen, lanes),
+                    .latency = s.pcie_latency,
+                    .efficiency = s.pcie_efficiency};
+  };
+  const LinkSpec device_link = pcie(s.device_pcie, s.device_pcie_lanes);
+  const LinkSpec tray_link = pcie(s.device_pcie, s.tray_uplink_lanes);
+  const LinkSpec host_link = pcie(s.host_pcie, s.host_pcie_lanes);
+  const LinkSpec upi{.kind = LinkKind::kUpi,
+                     .bandwidth = s.upi_bandwidth,
+                     .latency = s.upi_latency,
+                     .efficiency = s.upi_efficiency};
+  const int trays = (s.gpus_per_node + s.gpus_per_pcie_switch - 1) / s.gpus_per_pcie_switch;
+
+  std::vector<std::vector<NodeId>> backend_nics, front_end_nics;
+  for (int n = 0; n < s.nodes; ++n) {
+    auto add = [&](NodeKind kind, std::string leaf, int local, int rank = -1) {
+      return b.add_node({.kind = kind,
+                         .name = fmt::format("node{}/{}", n, leaf),
+                         .server = n,
+                         .local_index = local,
+                         .rank = rank});
+    };
+    std::vector<NodeId> gpus;
+    for (int g = 0; g < s.gpus_per_node; ++g) {
+      gpus.push_back(add(NodeKind::kGpu, fmt::format("gpu{}", g), g, n * s.gpus_per_node + g));
+    }
+    if (s.gpus_per_node > 1) {
+      const NodeId nvswitch = add(NodeKind::kNvSwitch, "nvswitch", 0);
+      for (NodeId g : gpus) b.add_cable(g, nvswitch, nvlink);
+    }
+    std::vector<NodeId> gpu_trays, nic_trays;
+    for (int t = 0; t < trays; ++t) {
+      gpu_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t));
+    }
+    for (int g = 0; g < s.gpus_per_node; ++g) {
+      b.add_cable(gpus[static_cast<std::size_t>(g)],
+                  gpu_trays[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)], device_link);
+    }
+    if (s.backend_network) {
+      for (int t = 0; t < trays; ++t) {
+        nic_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_nic{}", t), trays + t));
+        b.add_cable(gpu_trays[static_cast<std::size_t>(t)], nic_trays.back(), tray_link);
+      }
+      auto& nics = backend_nics.emplace_back();
+      for (int i = 0; i < s.gpus_per_node; ++i) {
+        nics.push_back(add(NodeKind::kNic, fmt::format("nic{}", i), i));
+        b.add_cable(nics.back(), nic_trays[static_cast<std::size_t>(i / s.gpus_per_pcie_switch)],
+                    device_link);
+      }
+    }
+    std::vector<NodeId> cpus;
+    for (int c = 0; c < s.cpus_per_node; ++c) {
+      cpus.push_back(add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
+      b.add_cable(cpus.back(), gpu_trays[static_cast<std::size_t>(c % trays)], host_link);
+    }
+    for (std::size_t a = 0; a < cpus.size(); ++a) {
+      for (std::size_t c = a + 1; c < cpus.size(); ++c) b.add_cable(cpus[a], cpus[c], upi);
+    }
+    auto& fe = front_end_nics.emplace_back();
+    for (int c = 0; c < s.cpus_per_node; ++c) {
+      // Assumption: the front-end NIC sits on its socket's x16 host PCIe link generation.
+      fe.push_back(add(NodeKind::kNic, fmt::format("fe_nic{}", c), s.gpus_per_node + c));
+      b.add_cable(cpus[static_cast<std::size_t>(c)], fe.back(), host_link);
+    }
+  }
+  if (s.backend_network) {
+    build_clos(b, s,
+               ClosParams{.leaf_name = "rsw",
+                          .spine_name = "spine",
+                          .leaf_tier = SwitchTier::kRack,
+                          .spine_tier = SwitchTier::kSpine,
+                          .kind = LinkKind::kRoce,
+                          .endpoint_bandwidth = s.nic_bandwidth,
+                          .efficiency = s.roce_efficiency,
+                          .spines = s.spines > 0 ? s.spines : s.gpus_per_node,
+                          .rail_aligned = s.rail_aligned},
+               backend_nics);
+  }
+  build_clos(b, s,
+             ClosParams{.leaf_name = "fe_rsw",
+                        .spine_name = "fe_spine",
+                        .leaf_tier = SwitchTier::kFrontEnd,
+                        .spine_tier = SwitchTier::kFrontEnd,
+                        .kind = LinkKind::kTcpFrontEnd,
+                        .endpoint_bandwidth = s.front_end_nic_bandwidth,
+                        .efficiency = s.tcp_efficiency,
+                        .spines = s.spines > 0 ? s.spines : s.cpus_per_node,
+                        .rail_aligned = false},
+             front_end_nics);
+  return b.build();
+}
+
+std::optional<sim::BytesPerSecond> backend_bisection_bandwidth(const ClusterSpec& s) {
+  if (!s.backend_network) return std::nullopt;
+  const double injection = static_cast<double>(s.nic_bandwidth.count()) * s.nodes * s.gpus_per_node;
+  const int racks = (s.nodes + s.nodes_per_rack - 1) / s.nodes_per_rack;
+  const bool spines = racks * (s.rail_aligned ? s.gpus_per_node : 1) > 1;
+  const double cut = spines ? injection / (2.0 * s.oversubscription) : injection / 2.0;
+  return sim::BytesPerSecond(std::llround(cut));
+}
+
+}  // namespace zx::topology

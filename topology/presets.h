@@ -1,0 +1,153 @@
+// File: topology/presets.h
+//
+// Cluster presets: ZionEX (the ISCA 2022 platform), Zion (its predecessor,
+// scale-out over the CPUs' front-end NICs) and an HGX H100-class server, all
+// from one parameter struct. Every default is cited where it is set; values
+// marked "assumption" are placeholders for calibration, not facts.
+//
+// Server model (ZionEX block diagram, ../shared/ARCHITECTURE.md "GPU to NIC"
+// and "hosts" rows):
+//
+//   gpu0 gpu1        nic0 nic1          every GPU -- nvswitch (NVLink domain)
+//     \  /             \  /
+//   pcie_gpu0 ====== pcie_nic0 -- ...   ====: 2 x16 links as one cable
+//       |
+//     cpu0 -- fe_nic0 -- front-end fabric      cpu0..cpu3 fully connected by UPI
+//
+// The NVLink fabric is one kNvSwitch node per server with one cable per GPU
+// carrying the GPU's whole NVLink bandwidth per direction: A100 has 12
+// NVLink3 links, 300 GB/s per direction, reaching all peers through six
+// NVSwitch chips in HGX A100; a single non-blocking domain node captures that
+// (any permutation runs at full rate) without modelling the chips.
+//
+// Backend fabric: a two-stage Clos. Servers are grouped nodes_per_rack to a
+// rack. Non-rail: one rack switch per rack takes every NIC of its servers.
+// Rail-aligned: each rack group has gpus_per_node rail switches, rail i
+// taking NIC i of every server of the group. Every rack/rail switch connects
+// to every spine with one cable of capacity downlink / (oversubscription *
+// spines). A single rack needs no spines (its switch is non-blocking); a
+// rail-aligned fabric needs spines whenever it has more than one rail switch,
+// because traffic between rails has no other path. The front-end network is a
+// Clos of the same shape over the front-end NICs (never rail-aligned).
+
+#ifndef ZIONSIM_TOPOLOGY_PRESETS_H_
+#define ZIONSIM_TOPOLOGY_PRESETS_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/time.h"
+#include "sim/units.h"
+#include "topology/topology.h"
+#include "topology/types.h"
+
+namespace zx::topology {
+
+// Calibrated achieved-vs-peak efficiencies of Meta's MAD-Max model of ZionEX
+// (facebookresearch/ScaleExplorer madmax system configs; ARCHITECTURE.md,
+// "calibrated efficiencies" row). They fold software and protocol losses into
+// one factor and belong to the network model's calibration, not to LinkSpec
+// efficiency (which is protocol overhead only); kept here as the reference.
+inline constexpr double kMadMaxNvlinkEfficiency = 0.6667;
+inline constexpr double kMadMaxRoceEfficiency = 0.56;
+
+/// PCIe data rate per direction after 128b/130b encoding (PCIe base spec:
+/// 8, 16, 32 GT/s per lane): Gen3 x16 ~15.75 GB/s, Gen4 x16 ~31.5, Gen5 x16 ~63.
+sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes);
+
+struct ClusterSpec {
+  /// Informational: which preset this spec came from ("zionex", "zion", "hgx", or custom).
+  std::string preset = "zionex";
+  /// 16 nodes is the paper's evaluation (ARCHITECTURE.md, first row); 1 is the default.
+  int nodes = 1;
+  /// 8 x A100 per ZionEX node (ARCHITECTURE.md, "GPUs per node").
+  int gpus_per_node = 8;
+
+  /// A100 NVLink3: 600 GB/s bidirectional = 300 GB/s per direction per GPU
+  /// (ARCHITECTURE.md "intra-node GPU fabric"; NVIDIA A100 datasheet).
+  sim::BytesPerSecond nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(300);
+  /// Assumption: GPU <-> NVSwitch hop, ~100 ns; to be calibrated.
+  sim::Duration nvlink_latency = sim::Duration::ns(100);
+
+  /// 2 GPUs (and 2 NICs) per PCIe switch pair (ARCHITECTURE.md "GPU to NIC").
+  int gpus_per_pcie_switch = 2;
+  /// GPU <-> GPU-tray switch and NIC <-> NIC-tray switch: x16 Gen4 (A100 and
+  /// ConnectX-6 are Gen4 x16 devices; ARCHITECTURE.md "GPU to NIC").
+  LinkKind device_pcie = LinkKind::kPcieGen4;
+  int device_pcie_lanes = 16;
+  /// GPU-tray <-> NIC-tray uplink: 2 x16 Gen4, modelled as one x32 cable.
+  int tray_uplink_lanes = 32;
+  /// CPU socket <-> GPU-tray switch: x16 Gen3 (ARCHITECTURE.md "hosts").
+  LinkKind host_pcie = LinkKind::kPcieGen3;
+  int host_pcie_lanes = 16;
+  /// Assumption: per PCIe hop including the switch's forwarding, ~150 ns
+  /// (Gen4 switches are quoted around 100-150 ns port to port).
+  sim::Duration pcie_latency = sim::Duration::ns(150);
+
+  /// ZionEX has a dedicated RoCE backend; Zion does not (ARCHITECTURE.md, Zion row).
+  bool backend_network = true;
+  /// One 200 Gb/s RoCE NIC per GPU = 25 GB/s (ARCHITECTURE.md "scale-out").
+  sim::BytesPerSecond nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(200);
+
+  /// 4 sockets fully connected by UPI (ARCHITECTURE.md "hosts").
+  int cpus_per_node = 4;
+  /// Assumption: two UPI links per socket pair at 10.4 GT/s, 20.8 GB/s per
+  /// direction each (Intel 3rd-gen Xeon "Cooper Lake" 4-socket topology).
+  sim::BytesPerSecond upi_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(41.6);
+  /// Assumption: ~100 ns per socket hop.
+  sim::Duration upi_latency = sim::Duration::ns(100);
+  /// 100 Gb/s front-end NIC per socket (ARCHITECTURE.md "hosts").
+  sim::BytesPerSecond front_end_nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(100);
+
+  /// Assumption: 16 servers (128 GPUs, the paper's cluster) per rack switch.
+  int nodes_per_rack = 16;
+  /// Spine switches; 0 derives one per NIC of a server (gpus_per_node for the
+  /// backend, cpus_per_node for the front end). Assumption, not a Meta figure.
+  int spines = 0;
+  /// Downlink / uplink capacity of every rack (or rail) switch; 1 is
+  /// non-blocking, 2 means uplinks carry half the downlink capacity.
+  double oversubscription = 1.0;
+  bool rail_aligned = false;
+  /// Assumption: cut-through Ethernet switch forwarding, ~500 ns.
+  sim::Duration switch_latency = sim::Duration::ns(500);
+  /// ~10 m of fibre at ~5 ns/m (light in glass at ~2/3 c).
+  sim::Duration cable_latency = sim::Duration::ns(50);
+
+  // Protocol efficiencies (payload per wire byte), see LinkSpec.
+  /// Assumption: NVLink3 flits carry ~94% payload for large transfers.
+  double nvlink_efficiency = 0.94;
+  /// 256 B max payload per TLP / (256 + ~24 B framing, sequence, header, LCRC).
+  double pcie_efficiency = 256.0 / 280.0;
+  /// Assumption: UPI, like PCIe, ~90% payload.
+  double upi_efficiency = 0.9;
+  /// RoCEv2 with 4096 B MTU: 4096 / (4096 + 82 B of preamble, IFG, Ethernet,
+  /// IPv4, UDP, BTH, ICRC and FCS) = 0.980.
+  double roce_efficiency = 4096.0 / 4178.0;
+  /// TCP/IPv4 with 1500 B MTU and timestamps: 1448 / 1538 wire bytes = 0.941.
+  double tcp_efficiency = 1448.0 / 1538.0;
+};
+
+/// Throws zx::InputError listing every out-of-range field.
+void validate(const ClusterSpec& spec);
+
+/// The spec of a named preset with `nodes` servers. Throws zx::InputError for
+/// an unknown name, listing the valid ones.
+ClusterSpec preset_spec(std::string_view name, int nodes);
+
+/// (name, one-line description) of every preset, sorted by name.
+std::vector<std::pair<std::string, std::string>> preset_descriptions();
+
+/// Builds the cluster; validates the spec first.
+Topology build_cluster(const ClusterSpec& spec);
+
+/// Closed-form backend bisection bandwidth (wire rate): half the servers' NIC
+/// injection, limited by the Clos uplinks: N * gpus * nic / (2 * max(1, oversub))
+/// when there are spines. nullopt without a backend network.
+std::optional<sim::BytesPerSecond> backend_bisection_bandwidth(const ClusterSpec& spec);
+
+}  // namespace zx::topology
+
+#endif  // ZIONSIM_TOPOLOGY_PRESETS_H_

@@ -1,0 +1,187 @@
+// Tests of the cluster presets: device and link counts against closed forms,
+// link parameters from the cited defaults, spec validation, preset lookup,
+// and backend bisection bandwidth against its closed form.
+
+#include "topology/presets.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "base/error.h"
+#include "topology/summary.h"
+
+namespace zx::topology {
+namespace {
+
+struct Counts {
+  std::map<NodeKind, int> nodes;
+  std::map<LinkKind, int> links;
+};
+
+Counts count(const Topology& t) {
+  Counts c;
+  for (std::uint32_t i = 0; i < t.num_nodes(); ++i) ++c.nodes[t.node(NodeId{i}).kind];
+  for (std::uint32_t i = 0; i < t.num_links(); ++i) ++c.links[t.link(LinkId{i}).kind];
+  return c;
+}
+
+int racks(int n) { return (n + 15) / 16; }
+
+// ZionEX with N servers (16 per rack, derived spines: 8 backend, 4 front-end):
+//   GPUs 8N, NVSwitch N, PCIe switches 8N (4 GPU tray + 4 NIC tray), CPUs 4N,
+//   NICs 12N (8 RoCE + 4 front-end), Ethernet switches 2R + (R > 1 ? 12 : 0).
+//   Directed links: NVLink 16N; Gen4 40N (GPU 16N, tray uplinks 8N, NICs 16N);
+//   Gen3 16N (CPU-tray 8N, CPU-front-end NIC 8N); UPI 12N (6 socket pairs);
+//   RoCE 16N + (R > 1 ? 16R : 0); TCP 8N + (R > 1 ? 8R : 0).
+TEST(PresetsTest, ZionExCountsMatchClosedForms) {
+  for (int n : {1, 2, 16, 64}) {
+    const Topology t = build_cluster(preset_spec("zionex", n));
+    const int r = racks(n);
+    Counts c = count(t);
+    SCOPED_TRACE(n);
+    EXPECT_EQ(c.nodes[NodeKind::kGpu], 8 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kNvSwitch], n);
+    EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], 8 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kCpu], 4 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kNic], 12 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kEthernetSwitch], 2 * r + (r > 1 ? 12 : 0));
+    EXPECT_EQ(t.num_nodes(), static_cast<std::size_t>(33 * n + 2 * r + (r > 1 ? 12 : 0)));
+    EXPECT_EQ(c.links[LinkKind::kNvlink], 16 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen4], 40 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen3], 16 * n);
+    EXPECT_EQ(c.links[LinkKind::kUpi], 12 * n);
+    EXPECT_EQ(c.links[LinkKind::kRoce], 16 * n + (r > 1 ? 16 * r : 0));
+    EXPECT_EQ(c.links[LinkKind::kTcpFrontEnd], 8 * n + (r > 1 ? 8 * r : 0));
+    EXPECT_EQ(t.num_gpus(), 8 * n);
+  }
+}
+
+// Zion: no NIC trays, no backend NICs, no RoCE: 21 nodes and 68 links per
+// server, plus the front-end Clos (R rack switches, 4 spines when R > 1).
+TEST(PresetsTest, ZionCountsMatchClosedForms) {
+  for (int n : {1, 2, 16, 64}) {
+    const Topology t = build_cluster(preset_spec("zion", n));
+    const int r = racks(n);
+    Counts c = count(t);
+    SCOPED_TRACE(n);
+    EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], 4 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kNic], 4 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kEthernetSwitch], r + (r > 1 ? 4 : 0));
+    EXPECT_EQ(t.num_nodes(), static_cast<std::size_t>(21 * n + r + (r > 1 ? 4 : 0)));
+    EXPECT_EQ(c.links[LinkKind::kRoce], 0);
+    EXPECT_EQ(t.num_links(), static_cast<std::size_t>(68 * n + (r > 1 ? 8 * r : 0)));
+  }
+}
+
+// HGX: two sockets (one UPI pair), Gen5 devices: 29 nodes and 86 links per
+// server; fabrics: backend R + 8 spines, front end R + 2 spines when R > 1.
+TEST(PresetsTest, HgxCountsMatchClosedForms) {
+  for (int n : {1, 2, 16, 64}) {
+    const Topology t = build_cluster(preset_spec("hgx", n));
+    const int r = racks(n);
+    Counts c = count(t);
+    SCOPED_TRACE(n);
+    EXPECT_EQ(c.nodes[NodeKind::kCpu], 2 * n);
+    EXPECT_EQ(c.links[LinkKind::kUpi], 2 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 40 * n + 8 * n);
+    EXPECT_EQ(t.num_nodes(), static_cast<std::size_t>(29 * n + 2 * r + (r > 1 ? 10 : 0)));
+    EXPECT_EQ(t.num_links(), static_cast<std::size_t>(86 * n + (r > 1 ? 20 * r : 0)));
+  }
+}
+
+// Link parameters come from the cited defaults: 300 GB/s NVLink per GPU,
+// 25 GB/s RoCE NIC, x16 Gen4 at 31.5 GB/s (to the rounding of 128b/130b), a
+// 2 x16 tray uplink at 63 GB/s, and x16 Gen3 at 15.75 GB/s; names follow the
+// node<k>/<device><i> scheme.
+TEST(PresetsTest, ZionExLinkParameters) {
+  const Topology t = build_cluster(preset_spec("zionex", 2));
+  auto link_between = [&](std::string_view a, std::string_view b) -> const LinkInfo& {
+    const NodeId src = *t.find(a);
+    const NodeId dst = *t.find(b);
+    for (LinkId l : t.out_links(src)) {
+      if (t.link(l).dst == dst) return t.link(l);
+    }
+    ADD_FAILURE() << "no link " << a << " -> " << b;
+    return t.link(LinkId{0});
+  };
+  EXPECT_EQ(link_between("node1/gpu5", "node1/nvswitch").bandwidth.count(), 300'000'000'000);
+  EXPECT_EQ(link_between("node1/nic5", "rack0/rsw").bandwidth.count(), 25'000'000'000);
+  EXPECT_EQ(link_between("node1/nic5", "rack0/rsw").kind, LinkKind::kRoce);
+  EXPECT_NEAR(link_between("node1/gpu5", "node1/pcie_gpu2").bandwidth.to_gbyte_per_s(), 31.5, 0.01);
+  EXPECT_NEAR(link_between("node1/pcie_gpu2", "node1/pcie_nic2").bandwidth.to_gbyte_per_s(), 63.0,
+              0.02);
+  EXPECT_NEAR(link_between("node1/cpu2", "node1/pcie_gpu2").bandwidth.to_gbyte_per_s(), 15.75,
+              0.01);
+  EXPECT_EQ(link_between("node1/cpu2", "node1/cpu3").kind, LinkKind::kUpi);
+  EXPECT_EQ(link_between("node1/fe_nic2", "rack0/fe_rsw").bandwidth.count(), 12'500'000'000);
+  EXPECT_EQ(t.node(*t.find("node1/gpu5")).rank, 13);
+  EXPECT_NEAR(link_between("node1/nic5", "rack0/rsw").efficiency, 0.980, 0.001);
+}
+
+// Rail-aligned: NIC i of every server of a rack group hangs off rack<g>/rail<i>.
+TEST(PresetsTest, RailAlignedPutsNicIOnRailI) {
+  ClusterSpec s = preset_spec("zionex", 4);
+  s.rail_aligned = true;
+  const Topology t = build_cluster(s);
+  for (int server = 0; server < 4; ++server) {
+    for (int i = 0; i < 8; ++i) {
+      const NodeId nic = *t.find("node" + std::to_string(server) + "/nic" + std::to_string(i));
+      bool on_rail = false;
+      for (LinkId l : t.out_links(nic)) {
+        on_rail |= t.node(t.link(l).dst).name == "rack0/rail" + std::to_string(i);
+      }
+      EXPECT_TRUE(on_rail) << server << " " << i;
+    }
+  }
+  EXPECT_TRUE(t.find("spine7").has_value());  // 8 rails need spines even in one rack
+}
+
+// Unknown presets list the valid names; a bad spec lists every bad field.
+TEST(PresetsTest, RejectsBadInput) {
+  try {
+    preset_spec("zionx", 2);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("valid: hgx, zion, zionex"), std::string::npos)
+        << e.what();
+  }
+  ClusterSpec s;
+  s.nodes = 0;
+  s.oversubscription = 0.5;
+  s.roce_efficiency = 1.5;
+  try {
+    build_cluster(s);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.diagnostics().size(), 3u) << e.what();
+  }
+  const auto d = preset_descriptions();
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].first, "hgx");
+  EXPECT_EQ(d[2].first, "zionex");
+}
+
+// Bisection of the backend = N * 8 * 25 GB/s / (2 * oversubscription) once
+// there are spines (64 nodes: 6.4 TB/s at 1:1, 3.2 TB/s at 2:1); a single
+// rack switch is non-blocking (2 nodes: 200 GB/s regardless of the ratio).
+// The graph-based helper agrees with the closed form.
+TEST(PresetsTest, BisectionMatchesClosedForm) {
+  for (double over : {1.0, 2.0}) {
+    for (int n : {2, 64}) {
+      ClusterSpec s = preset_spec("zionex", n);
+      s.oversubscription = over;
+      const double injection = n * 8 * 25e9;
+      const double expected = n > 16 ? injection / (2 * over) : injection / 2;
+      EXPECT_NEAR(static_cast<double>(backend_bisection_bandwidth(s)->count()), expected, 1.0);
+      EXPECT_NEAR(static_cast<double>(backend_bisection_bandwidth(build_cluster(s))->count()),
+                  expected, 64.0);
+    }
+  }
+  EXPECT_FALSE(backend_bisection_bandwidth(preset_spec("zion", 64)).has_value());
+  EXPECT_FALSE(backend_bisection_bandwidth(build_cluster(preset_spec("zion", 64))).has_value());
+}
+
+}  // namespace
+}  // namespace zx::topology

@@ -1,0 +1,318 @@
+// File: topology/router.cc
+//
+// Equal-cost next-hop tables per (scope, destination) and the hashed walk.
+
+#include "topology/router.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+
+#include "base/check.h"
+
+namespace zx::topology {
+
+// For every slot of the scope (see Router::slot), the equal-cost next-hop
+// links toward the destination, in out-link order; none when the node does
+// not reach the destination within the scope.
+struct Router::Table {
+  std::vector<std::uint32_t> offsets;  // candidates of slot i: [offsets[i], offsets[i + 1])
+  std::vector<LinkId> candidates;
+};
+
+namespace {
+
+constexpr std::int32_t kUnseen = -1;
+
+// splitmix64's finaliser: a fixed, well-mixed function of (flow key, node).
+std::uint64_t mix(std::uint64_t key, std::uint32_t node) {
+  std::uint64_t z = key + 0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(node) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+bool has_fabric_link(const Topology& t, NodeId nic) {
+  for (LinkId l : t.out_links(nic)) {
+    const LinkKind k = t.link(l).kind;
+    if (k == LinkKind::kRoce || k == LinkKind::kTcpFrontEnd) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Router::Router(Topology topology)
+    : topology_(std::move(topology)),
+      scale_out_nic_(topology_.num_nodes(), kNone),
+      server_slot_(topology_.num_nodes(), kNone),
+      fabric_slot_(topology_.num_nodes(), kNone),
+      tables_(static_cast<std::size_t>(kNumScopes) * topology_.num_nodes()),
+      once_(new std::once_flag[static_cast<std::size_t>(kNumScopes) * topology_.num_nodes()]) {
+  const Topology& t = topology_;
+  for (std::uint32_t i = 0; i < t.num_nodes(); ++i) {
+    const NodeInfo& n = t.node(NodeId{i});
+    if (n.server >= 0) {
+      if (static_cast<std::size_t>(n.server) >= server_size_.size()) {
+        server_size_.resize(static_cast<std::size_t>(n.server) + 1, 0);
+      }
+      server_slot_[i] = server_size_[static_cast<std::size_t>(n.server)]++;
+    }
+    if (n.server < 0 || n.kind == NodeKind::kNic) fabric_slot_[i] = fabric_size_++;
+  }
+  // Backend NICs by (server, local index).
+  std::map<std::pair<int, int>, NodeId> backend;
+  for (std::uint32_t i = 0; i < t.num_nodes(); ++i) {
+    const NodeInfo& n = t.node(NodeId{i});
+    if (n.kind != NodeKind::kNic || n.server < 0) continue;
+    for (LinkId l : t.out_links(NodeId{i})) {
+      if (t.link(l).kind == LinkKind::kRoce)
+        backend.emplace(std::pair{n.server, n.local_index}, NodeId{i});
+    }
+  }
+  for (int r = 0; r < t.num_gpus(); ++r) {
+    const NodeId g = t.gpu(r);
+    const NodeInfo& gi = t.node(g);
+    if (auto it = backend.find({gi.server, gi.local_index}); it != backend.end()) {
+      scale_out_nic_[index(g)] = index(it->second);
+      continue;
+    }
+    // Nearest NIC with a fabric link inside the server (BFS by hops, ties to
+    // the lower id because BFS visits out-links in insertion order and we
+    // take the minimum id at the first level that has one).
+    std::vector<NodeId> frontier{g};
+    std::map<std::uint32_t, bool> seen{{index(g), true}};
+    while (!frontier.empty() && scale_out_nic_[index(g)] == kNone) {
+      std::vector<NodeId> next;
+      std::optional<NodeId> best;
+      for (NodeId v : frontier) {
+        if (v != g && (t.node(v).kind == NodeKind::kGpu || t.node(v).kind == NodeKind::kNic))
+          continue;
+        for (LinkId l : t.out_links(v)) {
+          const NodeId w = t.link(l).dst;
+          if (t.node(w).server != gi.server || seen.count(index(w))) continue;
+          seen[index(w)] = true;
+          if (t.node(w).kind == NodeKind::kNic && has_fabric_link(t, w)) {
+            if (!best || index(w) < index(*best)) best = w;
+          }
+          next.push_back(w);
+        }
+      }
+      if (best) scale_out_nic_[index(g)] = index(*best);
+      frontier = std::move(next);
+    }
+  }
+}
+
+Router::~Router() = default;
+
+std::optional<NodeId> Router::scale_out_nic(NodeId gpu) const {
+  if (index(gpu) >= scale_out_nic_.size() || scale_out_nic_[index(gpu)] == kNone) {
+    return std::nullopt;
+  }
+  return NodeId{scale_out_nic_[index(gpu)]};
+}
+
+std::uint32_t Router::slot(Scope scope, NodeId v) const {
+  switch (scope) {
+    case kNvlink:
+    case kServer:
+      return server_slot_[index(v)];
+    case kFabric:
+      return fabric_slot_[index(v)];
+    case kGeneral:
+    case kNumScopes:
+      return index(v);
+  }
+  return kNone;
+}
+
+std::uint32_t Router::table_size(Scope scope, NodeId dst) const {
+  switch (scope) {
+    case kNvlink:
+    case kServer: {
+      const int server = topology_.node(dst).server;
+      return server < 0 ? 0 : server_size_[static_cast<std::size_t>(server)];
+    }
+    case kFabric:
+      return fabric_size_;
+    case kGeneral:
+    case kNumScopes:
+      return static_cast<std::uint32_t>(topology_.num_nodes());
+  }
+  return 0;
+}
+
+const Router::Table& Router::table(Scope scope, NodeId dst) const {
+  const std::size_t slot = static_cast<std::size_t>(scope) * topology_.num_nodes() + index(dst);
+  std::call_once(once_[slot], [&] { tables_[slot] = make_table(scope, dst); });
+  return *tables_[slot];
+}
+
+std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const {
+  const Topology& t = topology_;
+  const int dst_server = t.node(dst).server;
+  auto link_ok = [&](const LinkInfo& l) { return scope != kNvlink || l.kind == LinkKind::kNvlink; };
+  auto node_ok = [&](NodeId v) {
+    const NodeInfo& n = t.node(v);
+    switch (scope) {
+      case kNvlink:
+      case kServer:
+        return n.server == dst_server && dst_server >= 0;
+      case kFabric:
+        return n.server == -1 || n.kind == NodeKind::kNic;
+      case kGeneral:
+      case kNumScopes:
+        return true;
+    }
+    return true;
+  };
+  auto transit = [&](NodeId v) {
+    const NodeInfo& n = t.node(v);
+    switch (scope) {
+      case kServer:
+        return n.kind != NodeKind::kGpu && n.kind != NodeKind::kNic;
+      case kFabric:
+        return n.server == -1;
+      case kNvlink:
+      case kGeneral:
+      case kNumScopes:
+        return n.kind != NodeKind::kGpu;
+    }
+    return false;
+  };
+
+  // Scratch arrays sized to the graph, reset through `order` after use.
+  thread_local std::vector<std::int32_t> level;
+  thread_local std::vector<std::int64_t> latency_ps;
+  if (level.size() != t.num_nodes()) {
+    level.assign(t.num_nodes(), kUnseen);
+    latency_ps.assign(t.num_nodes(), 0);
+  }
+
+  // Reverse BFS: hop counts to dst, through transit nodes only.
+  std::vector<std::uint32_t> order{index(dst)};
+  level[index(dst)] = 0;
+  for (std::size_t head = 0; head < order.size(); ++head) {
+    const NodeId w{order[head]};
+    if (w != dst && !transit(w)) continue;
+    for (LinkId l : t.in_links(w)) {
+      const LinkInfo& li = t.link(l);
+      if (!link_ok(li) || !node_ok(li.src) || level[index(li.src)] != kUnseen) continue;
+      level[index(li.src)] = level[index(w)] + 1;
+      order.push_back(index(li.src));
+    }
+  }
+
+  // Latency in BFS order (each node's next hops sit one level closer), then
+  // the candidate links that achieve both minima.
+  // Candidates of order[i] are flat[begin[i], begin[i + 1]).
+  std::vector<LinkId> flat;
+  std::vector<std::uint32_t> begin(order.size() + 1, 0);
+  latency_ps[index(dst)] = 0;
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    const NodeId u{order[i]};
+    begin[i] = static_cast<std::uint32_t>(flat.size());
+    std::int64_t best = std::numeric_limits<std::int64_t>::max();
+    for (LinkId l : t.out_links(u)) {
+      const LinkInfo& li = t.link(l);
+      const NodeId w = li.dst;
+      if (!link_ok(li) || level[index(w)] != level[index(u)] - 1) continue;
+      if (w != dst && !transit(w)) continue;
+      const std::int64_t c = latency_ps[index(w)] + li.latency.count_ps();
+      if (c < best) {
+        best = c;
+        flat.resize(begin[i]);
+      }
+      if (c == best) flat.push_back(l);
+    }
+    latency_ps[index(u)] = best;
+  }
+  begin[order.size()] = static_cast<std::uint32_t>(flat.size());
+
+  // Freeze densely by slot; unreached slots get no candidates.
+  const std::uint32_t size = table_size(scope, dst);
+  std::vector<std::uint32_t> at_slot(size, kNone);  // order position of each slot
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    const std::uint32_t sl = slot(scope, NodeId{order[i]});
+    ZX_CHECK(sl < size, "router: a node outside the scope entered its table");
+    at_slot[sl] = i;
+  }
+  auto table = std::make_unique<Table>();
+  table->offsets.reserve(size + 1);
+  table->candidates.reserve(flat.size());
+  table->offsets.push_back(0);
+  for (std::uint32_t i : at_slot) {
+    if (i != kNone) {
+      table->candidates.insert(table->candidates.end(), flat.begin() + begin[i],
+                               flat.begin() + begin[i + 1]);
+    }
+    table->offsets.push_back(static_cast<std::uint32_t>(table->candidates.size()));
+  }
+  for (std::uint32_t v : order) {
+    level[v] = kUnseen;
+    latency_ps[v] = 0;
+  }
+  return table;
+}
+
+bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, Route& out) const {
+  const std::uint32_t size = table_size(scope, dst);
+  if (slot(scope, src) >= size) return false;  // src outside the scope
+  if ((scope == kServer || scope == kNvlink) &&
+      topology_.node(src).server != topology_.node(dst).server) {
+    return false;  // server-local slots of another server mean nothing here
+  }
+  const Table& tab = table(scope, dst);
+  const std::size_t start = out.size();
+  NodeId v = src;
+  while (v != dst) {
+    const std::uint32_t sl = slot(scope, v);
+    const std::uint32_t begin = tab.offsets[sl];
+    const std::uint32_t count = tab.offsets[sl + 1] - begin;
+    if (count == 0) {  // v does not reach dst within the scope
+      out.resize(start);
+      return false;
+    }
+    // Lemire's multiply-shift maps the hash onto [0, count) without a division.
+    const std::uint64_t pick =
+        count == 1 ? 0
+                   : static_cast<std::uint64_t>(
+                         (static_cast<unsigned __int128>(mix(flow_key, index(v))) * count) >> 64);
+    const LinkId l = tab.candidates[begin + pick];
+    out.push_back(l);
+    v = topology_.link(l).dst;
+  }
+  return true;
+}
+
+bool Router::route_into(NodeId src, NodeId dst, std::uint64_t flow_key, Route& out) const {
+  out.clear();
+  ZX_CHECK(index(src) < topology_.num_nodes() && index(dst) < topology_.num_nodes(),
+           "route: node id out of range");
+  if (src == dst) return true;
+  const NodeInfo& s = topology_.node(src);
+  const NodeInfo& d = topology_.node(dst);
+  if (s.kind == NodeKind::kGpu && d.kind == NodeKind::kGpu) {
+    if (s.server == d.server && walk(kNvlink, src, dst, flow_key, out)) return true;
+    const auto sn = scale_out_nic(src);
+    const auto dn = scale_out_nic(dst);
+    if (s.server != d.server && sn && dn) {
+      if (walk(kServer, src, *sn, flow_key, out) && walk(kFabric, *sn, *dn, flow_key, out) &&
+          walk(kServer, *dn, dst, flow_key, out)) {
+        return true;
+      }
+      out.clear();
+    }
+  }
+  return walk(kGeneral, src, dst, flow_key, out);
+}
+
+Route Router::route(NodeId src, NodeId dst, std::uint64_t flow_key) const {
+  Route r;
+  route_into(src, dst, flow_key, r);
+  return r;
+}
+
+}  // namespace zx::topology

@@ -1,0 +1,278 @@
+// File: topology/topology.cc
+//
+// Topology storage on Boost.Graph and the builder's validation.
+
+#include "topology/topology.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "base/check.h"
+#include "base/error.h"
+
+// GCC 12 with -O1 and sanitizers flags boost::optional's empty state in
+// named_graph.hpp as uninitialised (a false positive in Boost's headers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/reverse_graph.hpp>
+#pragma GCC diagnostic pop
+
+namespace zx::topology {
+namespace internal {
+
+struct NodeProps {
+  NodeInfo info;
+};
+struct LinkProps {
+  LinkInfo info;
+};
+
+// vecS/vecS: vertex descriptors are the dense NodeIds and iteration follows
+// insertion order; bidirectionalS gives in-edges for reachability checks.
+using Graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, NodeProps, LinkProps>;
+
+struct TopologyImpl {
+  Graph graph;
+  std::vector<Graph::edge_descriptor> edge_of;  // by LinkId
+  // A flat copy of the link bundles: routing reads link(id) on every hop, and
+  // bidirectionalS keeps edge properties in list nodes scattered in memory.
+  std::vector<LinkInfo> links;
+  // Compressed adjacency: links of node v are [offsets[v], offsets[v + 1]).
+  std::vector<std::uint32_t> out_offsets, in_offsets;
+  std::vector<LinkId> out_flat, in_flat;
+  std::vector<NodeId> gpu_by_rank;
+  std::map<std::string, NodeId, std::less<>> by_name;
+};
+
+}  // namespace internal
+
+using internal::Graph;
+using internal::TopologyImpl;
+
+Topology::Topology(std::shared_ptr<const TopologyImpl> impl) : impl_(std::move(impl)) {}
+
+std::size_t Topology::num_nodes() const { return boost::num_vertices(impl_->graph); }
+std::size_t Topology::num_links() const { return impl_->edge_of.size(); }
+
+const NodeInfo& Topology::node(NodeId id) const {
+  ZX_CHECK(index(id) < num_nodes(), "node id out of range");
+  return impl_->graph[index(id)].info;
+}
+
+const LinkInfo& Topology::link(LinkId id) const {
+  ZX_CHECK(index(id) < num_links(), "link id out of range");
+  return impl_->links[index(id)];
+}
+
+std::span<const LinkId> Topology::out_links(NodeId id) const {
+  ZX_CHECK(index(id) < num_nodes(), "node id out of range");
+  const auto& o = impl_->out_offsets;
+  return {impl_->out_flat.data() + o[index(id)], o[index(id) + 1] - o[index(id)]};
+}
+
+std::span<const LinkId> Topology::in_links(NodeId id) const {
+  ZX_CHECK(index(id) < num_nodes(), "node id out of range");
+  const auto& o = impl_->in_offsets;
+  return {impl_->in_flat.data() + o[index(id)], o[index(id) + 1] - o[index(id)]};
+}
+
+int Topology::num_gpus() const { return static_cast<int>(impl_->gpu_by_rank.size()); }
+
+NodeId Topology::gpu(int rank) const {
+  ZX_CHECK(rank >= 0 && rank < num_gpus(), fmt::format("GPU rank {} out of range", rank));
+  return impl_->gpu_by_rank[static_cast<std::size_t>(rank)];
+}
+
+std::optional<NodeId> Topology::find(std::string_view name) const {
+  auto it = impl_->by_name.find(name);
+  if (it == impl_->by_name.end()) return std::nullopt;
+  return it->second;
+}
+
+struct TopologyBuilder::Pending {
+  std::vector<NodeInfo> nodes;
+  std::vector<LinkInfo> links;
+};
+
+TopologyBuilder::TopologyBuilder(std::string source)
+    : source_(std::move(source)), pending_(std::make_unique<Pending>()) {}
+TopologyBuilder::~TopologyBuilder() = default;
+TopologyBuilder::TopologyBuilder(TopologyBuilder&&) noexcept = default;
+TopologyBuilder& TopologyBuilder::operator=(TopologyBuilder&&) noexcept = default;
+
+NodeId TopologyBuilder::add_node(NodeInfo info) {
+  pending_->nodes.push_back(std::move(info));
+  return NodeId{static_cast<std::uint32_t>(pending_->nodes.size() - 1)};
+}
+
+LinkId TopologyBuilder::add_link(NodeId src, NodeId dst, const LinkSpec& spec) {
+  const LinkId id{static_cast<std::uint32_t>(pending_->links.size())};
+  pending_->links.push_back(LinkInfo{.id = id,
+                                     .src = src,
+                                     .dst = dst,
+                                     .kind = spec.kind,
+                                     .bandwidth = spec.bandwidth,
+                                     .latency = spec.latency,
+                                     .efficiency = spec.efficiency});
+  return id;
+}
+
+std::pair<LinkId, LinkId> TopologyBuilder::add_cable(NodeId a, NodeId b, const LinkSpec& spec) {
+  const LinkId ab = add_link(a, b, spec);
+  const LinkId ba = add_link(b, a, spec);
+  return {ab, ba};
+}
+
+std::size_t TopologyBuilder::num_nodes() const { return pending_->nodes.size(); }
+std::size_t TopologyBuilder::num_links() const { return pending_->links.size(); }
+
+namespace {
+
+// Marks every vertex that BFS from `start` reaches in `g`.
+template <typename G>
+std::vector<bool> reachable_from(const G& g, std::size_t start) {
+  std::vector<boost::default_color_type> color(boost::num_vertices(g), boost::white_color);
+  boost::breadth_first_search(g, boost::vertex(start, g),
+                              boost::color_map(boost::make_iterator_property_map(
+                                  color.begin(), boost::get(boost::vertex_index, g))));
+  std::vector<bool> seen(color.size());
+  for (std::size_t i = 0; i < color.size(); ++i) seen[i] = color[i] != boost::white_color;
+  return seen;
+}
+
+}  // namespace
+
+Topology TopologyBuilder::build() {
+  std::unique_ptr<Pending> p = std::exchange(pending_, std::make_unique<Pending>());
+  std::vector<Diagnostic> errors;
+  auto error = [&](std::string location, std::string message) {
+    errors.push_back(Diagnostic{source_, std::move(location), std::move(message)});
+  };
+
+  auto impl = std::make_shared<TopologyImpl>();
+  const std::size_t n = p->nodes.size();
+
+  // Nodes: unique names, rank only on GPUs, ranks dense.
+  std::vector<int> rank_count;
+  for (std::size_t i = 0; i < n; ++i) {
+    const NodeInfo& info = p->nodes[i];
+    const std::string where = fmt::format("node {} '{}'", i, info.name);
+    if (info.name.empty()) error(where, "expected a non-empty name");
+    auto [it, inserted] = impl->by_name.emplace(info.name, NodeId{static_cast<std::uint32_t>(i)});
+    if (!inserted) {
+      error(where, fmt::format("duplicate name, first used by node {}", index(it->second)));
+    }
+    if (info.kind == NodeKind::kGpu) {
+      if (info.rank < 0) {
+        error(where, fmt::format("expected a GPU rank >= 0, got {}", info.rank));
+      } else {
+        if (static_cast<std::size_t>(info.rank) >= rank_count.size()) {
+          rank_count.resize(static_cast<std::size_t>(info.rank) + 1);
+        }
+        ++rank_count[static_cast<std::size_t>(info.rank)];
+      }
+    } else if (info.rank != -1) {
+      error(where,
+            fmt::format("expected rank -1 on a {}, got {}", to_string(info.kind), info.rank));
+    }
+    if ((info.tier != SwitchTier::kNone) != (info.kind == NodeKind::kEthernetSwitch)) {
+      error(where, fmt::format("switch tier '{}' does not fit a {}", to_string(info.tier),
+                               to_string(info.kind)));
+    }
+  }
+  for (std::size_t r = 0; r < rank_count.size(); ++r) {
+    if (rank_count[r] != 1) {
+      error("gpu ranks", fmt::format("expected ranks dense in 0..n-1, rank {} is used by {} GPUs",
+                                     r, rank_count[r]));
+    }
+  }
+
+  // Links.
+  for (const LinkInfo& l : p->links) {
+    const std::string where = fmt::format("link {}", index(l.id));
+    bool endpoints_ok = true;
+    for (NodeId end : {l.src, l.dst}) {
+      if (index(end) >= n) {
+        error(where, fmt::format("endpoint node {} does not exist ({} nodes)", index(end), n));
+        endpoints_ok = false;
+      }
+    }
+    if (endpoints_ok && l.src == l.dst) {
+      error(where, fmt::format("self loop on node '{}'", p->nodes[index(l.src)].name));
+    }
+    if (!(l.efficiency > 0.0 && l.efficiency <= 1.0)) {
+      error(where, fmt::format("expected efficiency in (0, 1], got {}", l.efficiency));
+    }
+    if (l.latency < sim::Duration::zero()) {
+      error(where, fmt::format("expected latency >= 0, got {}", l.latency.to_string()));
+    }
+  }
+
+  // The graph proper, only from links whose endpoints exist.
+  for (NodeInfo& info : p->nodes)
+    boost::add_vertex(internal::NodeProps{std::move(info)}, impl->graph);
+  for (const LinkInfo& l : p->links) {
+    if (index(l.src) >= n || index(l.dst) >= n) continue;
+    auto [e, added] =
+        boost::add_edge(index(l.src), index(l.dst), internal::LinkProps{l}, impl->graph);
+    ZX_CHECK(added, "vecS out-edge lists accept parallel edges");
+    impl->edge_of.push_back(e);
+    impl->links.push_back(l);
+  }
+
+  // GPU ranks and all-pairs reachability (forward from GPU 0 and backward to
+  // it: together every GPU reaches every other).
+  if (errors.empty()) {
+    impl->gpu_by_rank.resize(rank_count.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const NodeInfo& info = impl->graph[i].info;
+      if (info.kind == NodeKind::kGpu) {
+        impl->gpu_by_rank[static_cast<std::size_t>(info.rank)] =
+            NodeId{static_cast<std::uint32_t>(i)};
+      }
+    }
+    if (impl->gpu_by_rank.size() > 1) {
+      const std::size_t g0 = index(impl->gpu_by_rank[0]);
+      const std::vector<bool> fwd = reachable_from(impl->graph, g0);
+      const std::vector<bool> bwd = reachable_from(boost::make_reverse_graph(impl->graph), g0);
+      for (NodeId g : impl->gpu_by_rank) {
+        if (!fwd[index(g)] || !bwd[index(g)]) {
+          const NodeInfo& info = impl->graph[index(g)].info;
+          error(fmt::format("node {} '{}'", index(g), info.name),
+                fmt::format("GPU rank {} and GPU rank 0 cannot reach each other", info.rank));
+        }
+      }
+    }
+  }
+  if (!errors.empty()) throw InputError(std::move(errors));
+
+  // Compressed adjacency in link insertion order.
+  impl->out_offsets.assign(n + 1, 0);
+  impl->in_offsets.assign(n + 1, 0);
+  for (const LinkInfo& l : p->links) {
+    ++impl->out_offsets[index(l.src) + 1];
+    ++impl->in_offsets[index(l.dst) + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    impl->out_offsets[i + 1] += impl->out_offsets[i];
+    impl->in_offsets[i + 1] += impl->in_offsets[i];
+  }
+  impl->out_flat.resize(p->links.size());
+  impl->in_flat.resize(p->links.size());
+  std::vector<std::uint32_t> out_next(impl->out_offsets.begin(), impl->out_offsets.end() - 1);
+  std::vector<std::uint32_t> in_next(impl->in_offsets.begin(), impl->in_offsets.end() - 1);
+  for (const LinkInfo& l : p->links) {
+    impl->out_flat[out_next[index(l.src)]++] = l.id;
+    impl->in_flat[in_next[index(l.dst)]++] = l.id;
+  }
+  return Topology(std::move(impl));
+}
+
+}  // namespace zx::topology

@@ -1,0 +1,109 @@
+// Tests of Topology and TopologyBuilder: dense ids, adjacency in insertion
+// order, lookups, and validation that reports every problem at once.
+
+#include "topology/topology.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/error.h"
+
+namespace zx::topology {
+namespace {
+
+LinkSpec pcie() {
+  return LinkSpec{.kind = LinkKind::kPcieGen4,
+                  .bandwidth = sim::BytesPerSecond::from_gbyte_per_s(31.5),
+                  .latency = sim::Duration::ns(100),
+                  .efficiency = 0.9};
+}
+
+NodeInfo gpu(std::string name, int rank) {
+  return NodeInfo{.kind = NodeKind::kGpu,
+                  .name = std::move(name),
+                  .server = 0,
+                  .local_index = rank,
+                  .rank = rank};
+}
+
+// Two GPUs on one PCIe switch: 3 nodes, 4 directed links, ids in insertion
+// order, out/in links listed in insertion order, lookups by rank and name.
+TEST(TopologyTest, SmallGraphHasDenseIdsAndAdjacency) {
+  TopologyBuilder b;
+  const NodeId g0 = b.add_node(gpu("node0/gpu0", 0));
+  const NodeId g1 = b.add_node(gpu("node0/gpu1", 1));
+  const NodeId sw =
+      b.add_node({.kind = NodeKind::kPcieSwitch, .name = "node0/pcie_gpu0", .server = 0});
+  const auto [a, a_back] = b.add_cable(g0, sw, pcie());
+  const auto [c, c_back] = b.add_cable(g1, sw, pcie());
+  const Topology t = b.build();
+
+  EXPECT_EQ(index(g0), 0u);
+  EXPECT_EQ(index(sw), 2u);
+  EXPECT_EQ(t.num_nodes(), 3u);
+  EXPECT_EQ(t.num_links(), 4u);
+  EXPECT_EQ(t.num_gpus(), 2);
+  EXPECT_EQ(t.gpu(1), g1);
+  EXPECT_EQ(t.find("node0/pcie_gpu0"), sw);
+  EXPECT_EQ(t.find("nope"), std::nullopt);
+  ASSERT_EQ(t.out_links(sw).size(), 2u);
+  EXPECT_EQ(t.out_links(sw)[0], a_back);
+  EXPECT_EQ(t.out_links(sw)[1], c_back);
+  ASSERT_EQ(t.in_links(sw).size(), 2u);
+  EXPECT_EQ(t.in_links(sw)[0], a);
+  EXPECT_EQ(t.link(c).src, g1);
+  EXPECT_EQ(t.link(c).dst, sw);
+  EXPECT_EQ(t.link(c).kind, LinkKind::kPcieGen4);
+  EXPECT_EQ(t.node(g1).name, "node0/gpu1");
+}
+
+// A builder fed six different mistakes throws one InputError naming all of
+// them: duplicate name, dangling endpoint, self loop, efficiency 0, negative
+// latency, and a rank gap (ranks 0 and 2).
+TEST(TopologyTest, BuilderReportsEveryProblem) {
+  TopologyBuilder b("test");
+  const NodeId g0 = b.add_node(gpu("gpu", 0));
+  const NodeId g1 = b.add_node(gpu("gpu", 2));
+  b.add_cable(g0, g1, pcie());
+  b.add_link(g0, NodeId{42}, pcie());
+  b.add_link(g1, g1, pcie());
+  LinkSpec bad = pcie();
+  bad.efficiency = 0.0;
+  b.add_link(g0, g1, bad);
+  bad = pcie();
+  bad.latency = sim::Duration::ns(-1);
+  b.add_link(g1, g0, bad);
+  try {
+    b.build();
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("duplicate name"), std::string::npos) << text;
+    EXPECT_NE(text.find("endpoint node 42 does not exist"), std::string::npos) << text;
+    EXPECT_NE(text.find("self loop"), std::string::npos) << text;
+    EXPECT_NE(text.find("efficiency in (0, 1], got 0"), std::string::npos) << text;
+    EXPECT_NE(text.find("latency >= 0"), std::string::npos) << text;
+    EXPECT_NE(text.find("rank 1 is used by 0 GPUs"), std::string::npos) << text;
+    EXPECT_EQ(e.diagnostics().size(), 6u) << text;
+    EXPECT_EQ(e.diagnostics()[0].source, "test");
+  }
+}
+
+// GPUs that cannot reach each other are an error naming the stranded GPU.
+TEST(TopologyTest, BuilderRejectsDisconnectedGpus) {
+  TopologyBuilder b;
+  const NodeId g0 = b.add_node(gpu("node0/gpu0", 0));
+  const NodeId g1 = b.add_node(gpu("node0/gpu1", 1));
+  b.add_link(g0, g1, pcie());  // one direction only: gpu1 cannot reach gpu0
+  try {
+    b.build();
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_NE(e.diagnostics()[0].location.find("node0/gpu1"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace zx::topology
