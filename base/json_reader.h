@@ -101,6 +101,10 @@ class ObjectReader {
   std::optional<ObjectReader> object(std::string_view key);
   std::optional<ArrayReader> array(std::string_view key);
 
+  /// The raw value of `key` (marked known), or nullptr if absent: for values
+  /// that may take several types. Report problems with error().
+  const nlohmann::json* raw(std::string_view key) { return find(key); }
+
   /// Marks keys as known without reading them (e.g. read by another layer).
   void allow(std::string_view key);
   /// Reports every key that no read_*, object, array or allow touched, with

@@ -99,6 +99,8 @@ std::optional<NodeId> Topology::find(std::string_view name) const {
 struct TopologyBuilder::Pending {
   std::vector<NodeInfo> nodes;
   std::vector<LinkInfo> links;
+  std::vector<std::string> node_origins;  // parallel to nodes; may be empty strings
+  std::vector<std::string> link_origins;
 };
 
 TopologyBuilder::TopologyBuilder(std::string source)
@@ -107,13 +109,16 @@ TopologyBuilder::~TopologyBuilder() = default;
 TopologyBuilder::TopologyBuilder(TopologyBuilder&&) noexcept = default;
 TopologyBuilder& TopologyBuilder::operator=(TopologyBuilder&&) noexcept = default;
 
-NodeId TopologyBuilder::add_node(NodeInfo info) {
+NodeId TopologyBuilder::add_node(NodeInfo info, std::string origin) {
   pending_->nodes.push_back(std::move(info));
+  pending_->node_origins.push_back(std::move(origin));
   return NodeId{static_cast<std::uint32_t>(pending_->nodes.size() - 1)};
 }
 
-LinkId TopologyBuilder::add_link(NodeId src, NodeId dst, const LinkSpec& spec) {
+LinkId TopologyBuilder::add_link(NodeId src, NodeId dst, const LinkSpec& spec,
+                                 std::string origin) {
   const LinkId id{static_cast<std::uint32_t>(pending_->links.size())};
+  pending_->link_origins.push_back(std::move(origin));
   pending_->links.push_back(LinkInfo{.id = id,
                                      .src = src,
                                      .dst = dst,
@@ -124,9 +129,10 @@ LinkId TopologyBuilder::add_link(NodeId src, NodeId dst, const LinkSpec& spec) {
   return id;
 }
 
-std::pair<LinkId, LinkId> TopologyBuilder::add_cable(NodeId a, NodeId b, const LinkSpec& spec) {
-  const LinkId ab = add_link(a, b, spec);
-  const LinkId ba = add_link(b, a, spec);
+std::pair<LinkId, LinkId> TopologyBuilder::add_cable(NodeId a, NodeId b, const LinkSpec& spec,
+                                                    std::string origin) {
+  const LinkId ab = add_link(a, b, spec, origin);
+  const LinkId ba = add_link(b, a, spec, std::move(origin));
   return {ab, ba};
 }
 
@@ -158,12 +164,19 @@ Topology TopologyBuilder::build() {
 
   auto impl = std::make_shared<TopologyImpl>();
   const std::size_t n = p->nodes.size();
+  // Node names are moved into the graph below; keep them for messages.
+  std::vector<std::string> node_names;
+  for (const NodeInfo& info : p->nodes) node_names.push_back(info.name);
+  const auto node_where = [&](std::size_t i) {
+    return p->node_origins[i].empty() ? fmt::format("node {} '{}'", i, node_names[i])
+                                      : p->node_origins[i];
+  };
 
   // Nodes: unique names, rank only on GPUs, ranks dense.
   std::vector<int> rank_count;
   for (std::size_t i = 0; i < n; ++i) {
     const NodeInfo& info = p->nodes[i];
-    const std::string where = fmt::format("node {} '{}'", i, info.name);
+    const std::string where = node_where(i);
     if (info.name.empty()) error(where, "expected a non-empty name");
     auto [it, inserted] = impl->by_name.emplace(info.name, NodeId{static_cast<std::uint32_t>(i)});
     if (!inserted) {
@@ -196,7 +209,9 @@ Topology TopologyBuilder::build() {
 
   // Links.
   for (const LinkInfo& l : p->links) {
-    const std::string where = fmt::format("link {}", index(l.id));
+    const std::string where = p->link_origins[index(l.id)].empty()
+                                  ? fmt::format("link {}", index(l.id))
+                                  : p->link_origins[index(l.id)];
     bool endpoints_ok = true;
     for (NodeId end : {l.src, l.dst}) {
       if (index(end) >= n) {
@@ -245,7 +260,7 @@ Topology TopologyBuilder::build() {
       for (NodeId g : impl->gpu_by_rank) {
         if (!fwd[index(g)] || !bwd[index(g)]) {
           const NodeInfo& info = impl->graph[index(g)].info;
-          error(fmt::format("node {} '{}'", index(g), info.name),
+          error(node_where(index(g)),
                 fmt::format("GPU rank {} and GPU rank 0 cannot reach each other", info.rank));
         }
       }

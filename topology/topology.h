@@ -62,10 +62,14 @@ class TopologyBuilder {
   TopologyBuilder(TopologyBuilder&&) noexcept;
   TopologyBuilder& operator=(TopologyBuilder&&) noexcept;
 
-  NodeId add_node(NodeInfo info);
-  LinkId add_link(NodeId src, NodeId dst, const LinkSpec& spec);
+  /// `origin`, when given, is where the node or link came from (a JSON
+  /// pointer such as "/links/3"); build() then reports its problems there
+  /// instead of at "node 7 'name'" or "link 12".
+  NodeId add_node(NodeInfo info, std::string origin = {});
+  LinkId add_link(NodeId src, NodeId dst, const LinkSpec& spec, std::string origin = {});
   /// A full-duplex cable: the link a->b, then b->a, with the same parameters.
-  std::pair<LinkId, LinkId> add_cable(NodeId a, NodeId b, const LinkSpec& spec);
+  std::pair<LinkId, LinkId> add_cable(NodeId a, NodeId b, const LinkSpec& spec,
+                                      std::string origin = {});
 
   std::size_t num_nodes() const;
   std::size_t num_links() const;

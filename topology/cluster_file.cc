@@ -1,0 +1,407 @@
+// File: topology/cluster_file.cc
+//
+// Cluster files to ClusterSpec or Topology, and back (the explicit form).
+
+#include "topology/cluster_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <ostream>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "topology/types.h"
+
+namespace zx::topology {
+namespace {
+
+using zx::json::ArrayReader;
+using zx::json::Document;
+using zx::json::IntRange;
+using zx::json::NumberRange;
+using zx::json::ObjectReader;
+using nlohmann::json;
+namespace jr = zx::json;
+
+constexpr int kSchemaVersion = 1;
+
+// Limits that keep a typo from asking for a cluster that cannot be built in
+// memory; far above any real ZionEX deployment (16 to 256 nodes in Meta's papers).
+constexpr IntRange kNodesRange{1, 8192};
+constexpr IntRange kGpusPerNodeRange{1, 72};
+constexpr IntRange kLanesRange{1, 64};
+constexpr NumberRange kPositive{0.0, 1e6, /*exclusive=*/true};  // GB/s or Gb/s
+constexpr NumberRange kLatencyNs{0.0, 1e9};                     // up to 1 s
+
+std::vector<std::string> names_of(std::initializer_list<LinkKind> kinds) {
+  std::vector<std::string> out;
+  for (LinkKind k : kinds) out.emplace_back(to_string(k));
+  return out;
+}
+
+const std::vector<std::string>& pcie_generations() {
+  static const std::vector<std::string> names =
+      names_of({LinkKind::kPcieGen3, LinkKind::kPcieGen4, LinkKind::kPcieGen5});
+  return names;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, description] : preset_descriptions()) names.push_back(name);
+  return names;
+}
+
+// Reads an efficiency in (0, 1].
+void read_efficiency(ObjectReader& o, std::string_view key, double& out) {
+  double value = out;
+  if (!o.read_number(key, value)) return;
+  if (!(value > 0.0 && value <= 1.0)) {
+    o.error(key, fmt::format("expected a number in (0, 1], got {}", value));
+    return;
+  }
+  out = value;
+}
+
+void read_gbyte(ObjectReader& o, std::string_view key, sim::BytesPerSecond& out) {
+  double value = 0;
+  if (o.read_number(key, value, kPositive)) out = sim::BytesPerSecond::from_gbyte_per_s(value);
+}
+
+void read_gbit(ObjectReader& o, std::string_view key, sim::BytesPerSecond& out) {
+  double value = 0;
+  if (o.read_number(key, value, kPositive)) out = sim::BytesPerSecond::from_gbit_per_s(value);
+}
+
+void read_latency(ObjectReader& o, std::string_view key, sim::Duration& out) {
+  double value = 0;
+  if (o.read_number(key, value, kLatencyNs)) out = sim::Duration::from_ns_ceil(value);
+}
+
+void read_generation(ObjectReader& o, std::string_view key, LinkKind& out) {
+  std::string value;
+  if (o.read_enum(key, value, pcie_generations())) out = *parse_link_kind(value);
+}
+
+// --- preset plus overrides ----------------------------------------------------
+
+ClusterSpec read_spec(ObjectReader& root) {
+  std::string preset = "zionex";
+  root.require("preset");
+  root.read_enum("preset", preset, preset_names());
+  ClusterSpec s = preset_spec(preset, 1);
+  root.read_int("nodes", s.nodes, kNodesRange);
+  root.read_int("gpus_per_node", s.gpus_per_node, kGpusPerNodeRange);
+  root.allow("description");
+  if (auto o = root.object("nvlink")) {
+    read_gbyte(*o, "bandwidth_gbyte_per_s", s.nvlink_bandwidth);
+    read_latency(*o, "latency_ns", s.nvlink_latency);
+    read_efficiency(*o, "efficiency", s.nvlink_efficiency);
+    o->finish();
+  }
+  if (auto o = root.object("pcie")) {
+    o->read_int("gpus_per_switch", s.gpus_per_pcie_switch, kGpusPerNodeRange);
+    read_generation(*o, "device_generation", s.device_pcie);
+    o->read_int("device_lanes", s.device_pcie_lanes, kLanesRange);
+    o->read_int("tray_uplink_lanes", s.tray_uplink_lanes, kLanesRange);
+    read_generation(*o, "host_generation", s.host_pcie);
+    o->read_int("host_lanes", s.host_pcie_lanes, kLanesRange);
+    read_latency(*o, "latency_ns", s.pcie_latency);
+    read_efficiency(*o, "efficiency", s.pcie_efficiency);
+    o->finish();
+  }
+  if (auto o = root.object("nic")) {
+    o->read_bool("backend", s.backend_network);
+    read_gbit(*o, "bandwidth_gbit_per_s", s.nic_bandwidth);
+    read_efficiency(*o, "efficiency", s.roce_efficiency);
+    o->finish();
+  }
+  if (auto o = root.object("host")) {
+    o->read_int("cpus_per_node", s.cpus_per_node, IntRange{1, 16});
+    read_gbyte(*o, "upi_bandwidth_gbyte_per_s", s.upi_bandwidth);
+    read_latency(*o, "upi_latency_ns", s.upi_latency);
+    read_efficiency(*o, "upi_efficiency", s.upi_efficiency);
+    read_gbit(*o, "front_end_nic_bandwidth_gbit_per_s", s.front_end_nic_bandwidth);
+    read_efficiency(*o, "tcp_efficiency", s.tcp_efficiency);
+    o->finish();
+  }
+  if (auto o = root.object("fabric")) {
+    o->read_int("nodes_per_rack", s.nodes_per_rack, kNodesRange);
+    o->read_int("spines", s.spines, IntRange{0, 4096});
+    o->read_number("oversubscription", s.oversubscription, NumberRange{1.0, 1024.0});
+    o->read_bool("rail_aligned", s.rail_aligned);
+    read_latency(*o, "switch_latency_ns", s.switch_latency);
+    read_latency(*o, "cable_latency_ns", s.cable_latency);
+    o->finish();
+  }
+  return s;
+}
+
+// --- explicit graph -----------------------------------------------------------
+
+std::vector<std::string> enum_names(auto first, auto last, auto to_name) {
+  std::vector<std::string> out;
+  for (auto k = first;; k = static_cast<decltype(k)>(static_cast<int>(k) + 1)) {
+    out.emplace_back(to_name(k));
+    if (k == last) break;
+  }
+  return out;
+}
+
+Topology read_graph(ObjectReader& root, ArrayReader nodes, jr::Diagnostics& diagnostics) {
+  TopologyBuilder builder(diagnostics.source());
+  root.allow("description");
+  const std::vector<std::string> node_kinds = enum_names(
+      NodeKind::kGpu, NodeKind::kNvme, [](NodeKind k) { return std::string(to_string(k)); });
+  const std::vector<std::string> tiers = enum_names(
+      SwitchTier::kNone, SwitchTier::kFrontEnd, [](SwitchTier k) { return std::string(to_string(k)); });
+  const std::vector<std::string> link_kinds = enum_names(
+      LinkKind::kNvlink, LinkKind::kTcpFrontEnd, [](LinkKind k) { return std::string(to_string(k)); });
+
+  std::map<std::string, std::size_t, std::less<>> by_name;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    ObjectReader n = nodes.object(i);
+    if (!n.valid()) continue;
+    std::int64_t id = static_cast<std::int64_t>(i);
+    if (n.read_int("id", id) && id != static_cast<std::int64_t>(i)) {
+      n.error("id", fmt::format("expected {} (ids are the positions in the array), got {}", i, id));
+    }
+    NodeInfo info;
+    n.require("name");
+    n.read_string("name", info.name);
+    std::string kind = "gpu";
+    n.require("kind");
+    if (n.read_enum("kind", kind, node_kinds)) info.kind = *parse_node_kind(kind);
+    std::string tier = "none";
+    if (n.read_enum("tier", tier, tiers)) info.tier = *parse_switch_tier(tier);
+    n.read_int("server", info.server, IntRange{-1, 1 << 20});
+    n.read_int("local_index", info.local_index, IntRange{0, 1 << 20});
+    n.read_int("rank", info.rank, IntRange{-1, 1 << 24});
+    n.finish();
+    if (!info.name.empty() && !by_name.emplace(info.name, i).second) {
+      n.error("name", fmt::format("duplicate node name '{}'", info.name));
+    }
+    builder.add_node(std::move(info), nodes.element_pointer(i));
+  }
+
+  root.require("links");
+  std::optional<ArrayReader> links = root.array("links");
+  for (std::size_t i = 0; links && i < links->size(); ++i) {
+    ObjectReader l = links->object(i);
+    if (!l.valid()) continue;
+    l.allow("id");  // informational: the writer emits it; links are renumbered on reading
+    std::optional<std::size_t> ends[2];
+    for (int e = 0; e < 2; ++e) {
+      const char* key = e == 0 ? "src" : "dst";
+      if (!l.require(key)) continue;
+      const json& v = *l.raw(key);
+      if (v.is_string()) {
+        const auto it = by_name.find(v.get<std::string>());
+        if (it == by_name.end()) {
+          l.error(key, fmt::format("unknown node '{}'", v.get<std::string>()));
+        } else {
+          ends[e] = it->second;
+        }
+      } else if (v.is_number_integer()) {
+        const std::int64_t index = v.get<std::int64_t>();
+        if (index < 0 || index >= static_cast<std::int64_t>(nodes.size())) {
+          l.error(key, fmt::format("expected a node name or an id in [0, {}], got {}",
+                                   static_cast<std::int64_t>(nodes.size()) - 1, index));
+        } else {
+          ends[e] = static_cast<std::size_t>(index);
+        }
+      } else {
+        l.error(key, fmt::format("expected a node name or id, got {}", jr::describe(v)));
+      }
+    }
+    LinkSpec spec;
+    std::string kind;
+    l.require("kind");
+    if (l.read_enum("kind", kind, link_kinds)) spec.kind = *parse_link_kind(kind);
+    const bool gbyte = l.has("bandwidth_gbyte_per_s");
+    const bool gbit = l.has("bandwidth_gbit_per_s");
+    if (gbyte == gbit) {
+      l.error("", gbyte ? "give the bandwidth once: bandwidth_gbyte_per_s or bandwidth_gbit_per_s"
+                        : "missing required key 'bandwidth_gbyte_per_s' (or 'bandwidth_gbit_per_s')");
+    }
+    bool bandwidth_ok = false;
+    if (gbyte) {
+      double v = 0;
+      if (l.read_number("bandwidth_gbyte_per_s", v, kPositive)) {
+        spec.bandwidth = sim::BytesPerSecond::from_gbyte_per_s(v);
+        bandwidth_ok = true;
+      }
+    }
+    if (gbit) {
+      double v = 0;
+      if (l.read_number("bandwidth_gbit_per_s", v, kPositive)) {
+        spec.bandwidth = sim::BytesPerSecond::from_gbit_per_s(v);
+        bandwidth_ok = true;
+      }
+    }
+    l.allow("bandwidth_gbyte_per_s");
+    l.allow("bandwidth_gbit_per_s");
+    l.require("latency_ns");
+    read_latency(l, "latency_ns", spec.latency);
+    read_efficiency(l, "efficiency", spec.efficiency);
+    bool duplex = false;
+    l.read_bool("duplex", duplex);
+    l.finish();
+    if (!ends[0] || !ends[1] || !bandwidth_ok) continue;
+    const NodeId src{static_cast<std::uint32_t>(*ends[0])};
+    const NodeId dst{static_cast<std::uint32_t>(*ends[1])};
+    if (duplex) {
+      builder.add_cable(src, dst, spec, links->element_pointer(i));
+    } else {
+      builder.add_link(src, dst, spec, links->element_pointer(i));
+    }
+  }
+  root.finish();
+  diagnostics.throw_if_errors();
+  return builder.build();
+}
+
+// Applies "a.b.c=value" to the document. The value is JSON if it parses as
+// JSON (2, true, "x", {...}), else a plain string (preset=zion).
+void apply_override(json& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(Diagnostic{"--set", "", fmt::format("expected KEY=VALUE, got '{}'", assignment)});
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = text;
+  json* node = &doc;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (key.empty()) {
+      throw InputError(Diagnostic{"--set " + assignment, "", "empty key in the path"});
+    }
+    if (!node->is_object()) {
+      throw InputError(Diagnostic{"--set " + assignment, "",
+                                  fmt::format("'{}' is not an object in the cluster description",
+                                              path.substr(0, start - 1))});
+    }
+    if (dot == std::string::npos) {
+      (*node)[key] = value;
+      return;
+    }
+    node = &(*node)[key];
+    if (node->is_null()) *node = json::object();
+    start = dot + 1;
+  }
+}
+
+LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override) {
+  ObjectReader root = doc.root();
+  jr::Diagnostics& diagnostics = doc.diagnostics();
+  if (!root.valid()) doc.throw_if_errors();
+  doc.check_schema_version(root, {kSchemaVersion});
+  const json* nodes = root.raw("nodes");
+  if (nodes != nullptr && nodes->is_array()) {
+    if (nodes_override) {
+      throw InputError(Diagnostic{diagnostics.source(), "/nodes",
+                                  "--nodes applies to presets; this file lists its nodes explicitly"});
+    }
+    std::optional<ArrayReader> array = root.array("nodes");
+    Topology topology = read_graph(root, *array, diagnostics);
+    return LoadedCluster{std::move(topology), std::nullopt, diagnostics.source()};
+  }
+  ClusterSpec spec = read_spec(root);
+  root.finish();
+  doc.throw_if_errors();
+  if (nodes_override) spec.nodes = *nodes_override;
+  validate(spec);
+  return LoadedCluster{build_cluster(spec), spec, diagnostics.source()};
+}
+
+}  // namespace
+
+bool is_cluster_path(std::string_view name) {
+  return name.find('/') != std::string_view::npos || name.ends_with(".json");
+}
+
+LoadedCluster parse_cluster(std::string_view text, const std::string& source) {
+  Document doc = Document::parse(text, source);
+  return parse_document(doc, std::nullopt);
+}
+
+LoadedCluster load_cluster(const ClusterRequest& request) {
+  if (request.nodes && (*request.nodes < kNodesRange.min || *request.nodes > kNodesRange.max)) {
+    throw InputError(Diagnostic{"--nodes", "",
+                                fmt::format("expected an integer in [{}, {}], got {}",
+                                            kNodesRange.min, kNodesRange.max, *request.nodes)});
+  }
+  std::string text;
+  std::string source;
+  if (is_cluster_path(request.cluster)) {
+    Document file = Document::load_file(request.cluster);
+    json value = file.value();
+    for (const std::string& o : request.overrides) apply_override(value, o);
+    source = request.cluster;
+    text = value.dump();
+  } else {
+    const std::vector<std::string> names = preset_names();
+    if (std::find(names.begin(), names.end(), request.cluster) == names.end()) {
+      std::string message = fmt::format("unknown cluster '{}'", request.cluster);
+      if (auto guess = jr::closest_match(request.cluster, names)) {
+        message += fmt::format(" (did you mean '{}'?)", *guess);
+      }
+      message += fmt::format("; valid: {}, or the path of a .json cluster file",
+                             fmt::join(names, ", "));
+      throw InputError(Diagnostic{"--cluster", "", message});
+    }
+    json value = {{"schema_version", kSchemaVersion}, {"preset", request.cluster}};
+    for (const std::string& o : request.overrides) apply_override(value, o);
+    source = "preset " + request.cluster;
+    text = value.dump();
+  }
+  if (!request.overrides.empty()) source += " with --set overrides";
+  Document doc = Document::parse(text, source);
+  LoadedCluster loaded = parse_document(doc, request.nodes);
+  loaded.source = source;
+  return loaded;
+}
+
+void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source) {
+  using ordered = nlohmann::ordered_json;
+  out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n";
+  out << "  \"description\": " << ordered(fmt::format("zionsim topology of {}", source)).dump()
+      << ",\n";
+  out << "  \"nodes\": [\n";
+  for (std::size_t i = 0; i < topology.num_nodes(); ++i) {
+    const NodeInfo& n = topology.node(NodeId{static_cast<std::uint32_t>(i)});
+    ordered o;
+    o["id"] = i;
+    o["name"] = n.name;
+    o["kind"] = to_string(n.kind);
+    if (n.tier != SwitchTier::kNone) o["tier"] = to_string(n.tier);
+    o["server"] = n.server;
+    o["local_index"] = n.local_index;
+    if (n.rank >= 0) o["rank"] = n.rank;
+    out << "    " << o.dump() << (i + 1 < topology.num_nodes() ? ",\n" : "\n");
+  }
+  out << "  ],\n  \"links\": [\n";
+  for (std::size_t i = 0; i < topology.num_links(); ++i) {
+    const LinkInfo& l = topology.link(LinkId{static_cast<std::uint32_t>(i)});
+    ordered o;
+    o["id"] = i;
+    o["src"] = index(l.src);
+    o["dst"] = index(l.dst);
+    o["kind"] = to_string(l.kind);
+    o["bandwidth_gbyte_per_s"] = static_cast<double>(l.bandwidth.count()) / 1e9;
+    o["latency_ns"] = static_cast<double>(l.latency.count_ps()) / 1e3;
+    o["efficiency"] = l.efficiency;
+    out << "    " << o.dump() << (i + 1 < topology.num_links() ? ",\n" : "\n");
+  }
+  out << "  ]\n}\n";
+}
+
+}  // namespace zx::topology

@@ -1,0 +1,68 @@
+// File: topology/cluster_file.h
+//
+// Clusters from names and files: the boundary where JSON becomes a
+// ClusterSpec or a Topology. The schema is documented in docs/cluster_files.md.
+//
+// A cluster file (schema_version 1) takes one of two forms:
+//
+//   preset plus overrides   {"schema_version": 1, "preset": "zionex", "nodes": 16,
+//                            "fabric": {"oversubscription": 2}}
+//   explicit graph          {"schema_version": 1, "nodes": [{"name": ..., "kind": ...}],
+//                            "links": [{"src": ..., "dst": ..., "kind": ..., ...}]}
+//
+// The explicit form is also what `zionsim topology --format json` writes, so
+// a dumped cluster reads back as the same topology. Every problem in a file
+// is reported at once (zx::InputError), each naming the file, the JSON
+// pointer, what was expected and what was found; unknown keys are errors.
+
+#ifndef ZIONSIM_TOPOLOGY_CLUSTER_FILE_H_
+#define ZIONSIM_TOPOLOGY_CLUSTER_FILE_H_
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topology/presets.h"
+#include "topology/topology.h"
+
+namespace zx::topology {
+
+/// What a user asked for on the command line.
+struct ClusterRequest {
+  /// A preset name ("zionex", "zion", "hgx") or the path of a .json file.
+  std::string cluster = "zionex";
+  /// Overrides the node count of a preset (error for an explicit graph).
+  std::optional<int> nodes;
+  /// "key.path=value" overrides applied on top of the preset or file, with
+  /// the file's key names: "fabric.oversubscription=2", "nic.bandwidth_gbit_per_s=400".
+  std::vector<std::string> overrides;
+};
+
+struct LoadedCluster {
+  Topology topology;
+  /// The spec the topology was built from; nullopt for an explicit graph.
+  std::optional<ClusterSpec> spec;
+  /// Where it came from, for printing: "preset zionex", "cluster.json".
+  std::string source;
+};
+
+/// Resolves a request: a preset or a file, with overrides; validates
+/// everything and builds the topology. Throws zx::InputError.
+LoadedCluster load_cluster(const ClusterRequest& request);
+
+/// Parses cluster-file text (from `source`, for messages) with no command
+/// line overrides. Throws zx::InputError.
+LoadedCluster parse_cluster(std::string_view text, const std::string& source);
+
+/// True when `name` looks like a file path rather than a preset name.
+bool is_cluster_path(std::string_view name);
+
+/// Writes every node and link as the explicit form of a cluster file
+/// (schema_version 1), ids included, 2-space indented, one line per record.
+void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source);
+
+}  // namespace zx::topology
+
+#endif  // ZIONSIM_TOPOLOGY_CLUSTER_FILE_H_

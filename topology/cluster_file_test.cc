@@ -1,0 +1,168 @@
+// Tests of cluster files: presets with overrides build what the spec says;
+// the explicit form round-trips through the writer; every bad file of the
+// corpus gives exactly its expected errors; the 2-node ZionEX dump matches its
+// golden file. Refresh goldens with
+//   ZX_UPDATE_GOLDENS=1 bazel run //topology:cluster_file_test
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "topology/cluster_file.h"
+#include "topology/presets.h"
+#include "topology/summary.h"
+
+namespace zx::topology {
+namespace {
+
+std::string runfile(const std::string& relative) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || workspace == nullptr) return relative;
+  return std::string(srcdir) + "/" + workspace + "/" + relative;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Writes `actual` over the golden file in the source tree when asked to
+// (ZX_UPDATE_GOLDENS=1 under `bazel run`); returns whether it did.
+bool maybe_update_golden(const std::string& relative, const std::string& actual) {
+  const char* update = std::getenv("ZX_UPDATE_GOLDENS");
+  const char* workspace_dir = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (update == nullptr || std::string(update) != "1" || workspace_dir == nullptr) return false;
+  std::ofstream(std::string(workspace_dir) + "/" + relative) << actual;
+  return true;
+}
+
+std::string dump(const Topology& topology, std::string_view source) {
+  std::ostringstream out;
+  write_cluster_json(out, topology, source);
+  return out.str();
+}
+
+std::string errors_of(const std::string& text, const std::string& source) {
+  try {
+    parse_cluster(text, source);
+  } catch (const InputError& e) {
+    return std::string(e.what()) + "\n";
+  }
+  return "(no error)\n";
+}
+
+// A preset name with --nodes builds exactly the preset's spec.
+TEST(ClusterFileTest, PresetNameWithNodes) {
+  const LoadedCluster c = load_cluster({.cluster = "zionex", .nodes = 4});
+  ASSERT_TRUE(c.spec.has_value());
+  EXPECT_EQ(c.spec->nodes, 4);
+  EXPECT_EQ(c.source, "preset zionex");
+  const Topology expected = build_cluster(preset_spec("zionex", 4));
+  EXPECT_EQ(dump(c.topology, "x"), dump(expected, "x"));
+}
+
+// Overrides from a file and from --set land in the spec; 2:1 oversubscription
+// halves the backend bisection of a 32-node (2-rack) cluster.
+TEST(ClusterFileTest, OverridesChangeTheSpec) {
+  const LoadedCluster plain = parse_cluster(
+      R"({"schema_version": 1, "preset": "zionex", "nodes": 32})", "plain.json");
+  const LoadedCluster over = parse_cluster(
+      R"({"schema_version": 1, "preset": "zionex", "nodes": 32,
+          "fabric": {"oversubscription": 2}, "nic": {"bandwidth_gbit_per_s": 400}})",
+      "over.json");
+  EXPECT_EQ(over.spec->oversubscription, 2.0);
+  EXPECT_EQ(over.spec->nic_bandwidth, sim::BytesPerSecond::from_gbit_per_s(400));
+  const auto b_plain = backend_bisection_bandwidth(*plain.spec);
+  const auto b_over = backend_bisection_bandwidth(*over.spec);
+  ASSERT_TRUE(b_plain && b_over);
+  // 400 Gb/s NICs double injection, 2:1 halves the uplinks: the same bisection.
+  EXPECT_EQ(b_over->count(), b_plain->count());
+
+  const LoadedCluster set = load_cluster(
+      {.cluster = "hgx", .nodes = 2, .overrides = {"fabric.oversubscription=2", "preset=zion"}});
+  EXPECT_EQ(set.spec->preset, "zion");
+  EXPECT_EQ(set.spec->oversubscription, 2.0);
+  EXPECT_EQ(set.spec->nodes, 2);
+  EXPECT_FALSE(set.spec->backend_network);
+  EXPECT_EQ(set.source, "preset hgx with --set overrides");
+}
+
+TEST(ClusterFileTest, BadRequestsNameTheFlag) {
+  const auto message = [](const ClusterRequest& r) {
+    try {
+      load_cluster(r);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message({.cluster = "zionx"}),
+            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: hgx, zion, zionex, "
+            "or the path of a .json cluster file");
+  EXPECT_EQ(message({.cluster = "zionex", .nodes = 0}), "--nodes: expected an integer in [1, 8192], got 0");
+  EXPECT_EQ(message({.cluster = "zionex", .overrides = {"fabric"}}), "--set: expected KEY=VALUE, got 'fabric'");
+  EXPECT_EQ(message({.cluster = "zionex", .overrides = {"preset.x=1"}}),
+            "--set preset.x=1: 'preset' is not an object in the cluster description");
+  EXPECT_EQ(message({.cluster = "zionex", .overrides = {"fabric.spine=4"}}),
+            "preset zionex with --set overrides: /fabric: unknown key 'spine' (did you mean 'spines'?)");
+  EXPECT_EQ(message({.cluster = "no/such/file.json"}), "no/such/file.json: cannot open the file for reading");
+}
+
+// The explicit form written by write_cluster_json reads back as the same
+// topology (same text when written again), for every preset.
+TEST(ClusterFileTest, ExplicitFormRoundTrips) {
+  for (const char* preset : {"zionex", "zion", "hgx"}) {
+    ClusterSpec spec = preset_spec(preset, 3);
+    spec.nodes_per_rack = 2;
+    const Topology original = build_cluster(spec);
+    const std::string first = dump(original, preset);
+    const LoadedCluster again = parse_cluster(first, "dump.json");
+    EXPECT_FALSE(again.spec.has_value());
+    EXPECT_EQ(dump(again.topology, preset), first) << preset;
+  }
+}
+
+// Every example in topology/examples loads.
+TEST(ClusterFileTest, ExamplesLoad) {
+  for (const char* name : {"zionex_16nodes.json", "zionex_128nodes_oversubscribed.json",
+                           "zionex_with_400g_nics.json", "two_gpus_explicit.json"}) {
+    const std::string path = runfile(std::string("topology/examples/") + name);
+    const LoadedCluster c = load_cluster({.cluster = path});
+    EXPECT_GE(c.topology.num_gpus(), 2) << name;
+  }
+  const LoadedCluster two = load_cluster({.cluster = runfile("topology/examples/two_gpus_explicit.json")});
+  EXPECT_EQ(two.topology.num_nodes(), 5u);
+  EXPECT_EQ(two.topology.num_links(), 8u);  // four duplex cables
+}
+
+// Each bad file gives exactly its expected errors, all of them at once.
+TEST(ClusterFileTest, BadFileCorpus) {
+  for (const char* name : {"typo_key", "many_errors", "no_schema", "future_schema", "syntax",
+                           "not_object", "dangling_link", "disconnected", "graph_errors", "duplicate_names",
+                           "wrong_shapes"}) {
+    const std::string base = std::string("topology/testdata/bad_clusters/") + name;
+    const std::string actual = errors_of(read_file(runfile(base + ".json")), std::string(name) + ".json");
+    if (maybe_update_golden(base + ".expected", actual)) continue;
+    EXPECT_EQ(actual, read_file(runfile(base + ".expected"))) << name;
+  }
+}
+
+// The explicit dump of a 2-node ZionEX is pinned.
+TEST(ClusterFileTest, GoldenZionex2Nodes) {
+  const std::string actual = dump(build_cluster(preset_spec("zionex", 2)), "preset zionex");
+  const std::string golden = "topology/testdata/zionex_2nodes.golden.json";
+  if (maybe_update_golden(golden, actual)) return;
+  EXPECT_EQ(actual, read_file(runfile(golden)));
+}
+
+}  // namespace
+}  // namespace zx::topology
