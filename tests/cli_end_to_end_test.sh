@@ -29,6 +29,24 @@ expect 2 err "zionsim: error: expected a command" --
 expect 2 err "not expected: frobnicate" -- frobnicate
 expect 2 err "zionsim: error:" -- list --no-such-flag
 
+# The JSON dump of a 2-node ZionEX is the pinned golden file, byte for byte.
+golden="${TEST_SRCDIR}/${TEST_WORKSPACE}/topology/testdata/zionex_2nodes.golden.json"
+if ! "$zionsim" topology --nodes 2 --format json | diff -q - "$golden" >/dev/null; then
+  echo "FAIL: zionsim topology --nodes 2 --format json differs from $golden"
+  failures=$((failures + 1))
+fi
+# A dumped cluster reads back as a cluster file with the same summary.
+dump=$(mktemp --suffix=.json)
+"$zionsim" topology --cluster hgx --nodes 3 --format json >"$dump"
+if ! diff <("$zionsim" topology --cluster hgx --nodes 3 | tail -n +3) \
+          <("$zionsim" topology --cluster "$dump" | tail -n +2) >/dev/null; then
+  echo "FAIL: the dumped hgx cluster does not read back to the same summary"
+  diff <("$zionsim" topology --cluster hgx --nodes 3 | tail -n +3) <("$zionsim" topology --cluster "$dump" | tail -n +2)
+  failures=$((failures + 1))
+fi
+rm -f "$dump"
+expect 2 err "unknown key 'oversubscripton'" -- topology --set fabric.oversubscripton=2
+
 # Errors go to stderr only.
 "$zionsim" frobnicate >"$out" 2>/dev/null
 if [[ -s $out ]]; then

@@ -77,6 +77,22 @@ TEST(CliTest, ListPrintsEveryRegistryInOrder) {
   EXPECT_FALSE(contains(only.out, "clusters:"));
 }
 
+// `topology` prints the summary of a preset: 2 ZionEX nodes have 16 GPUs,
+// 25 GB/s of injection per GPU, and an 8-hop longest route through the NICs.
+TEST(CliTest, TopologySummary) {
+  const Result r = run({"topology", "--nodes", "2"});
+  EXPECT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_TRUE(contains(r.out, "GPUs: 16")) << r.out;
+  EXPECT_TRUE(contains(r.out, "per-GPU scale-out injection: 25.00 GB/s")) << r.out;
+  EXPECT_TRUE(contains(r.out, "longest GPU-to-GPU route: 8 hops")) << r.out;
+  const Result zion = run({"topology", "--cluster", "zion", "--nodes", "2"});
+  EXPECT_TRUE(contains(zion.out, "backend bisection bandwidth: none")) << zion.out;
+  const Result json = run({"topology", "--nodes", "2", "--format", "json"});
+  EXPECT_EQ(json.out.rfind("{\n  \"schema_version\": 1,", 0), 0u) << json.out.substr(0, 80);
+  const Result list = run({"list", "clusters"});
+  EXPECT_TRUE(contains(list.out, "zionex")) << list.out;
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
@@ -90,6 +106,12 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"list", "gpus"}, "gpus"},
       {{"version", "extra"}, "extra"},
       {{"list", "models", "clusters"}, "clusters"},
+      {{"topology", "--cluster", "zionx"}, "unknown cluster 'zionx'"},
+      {{"topology", "--nodes", "0"}, "--nodes: expected an integer in [1, 8192], got 0"},
+      {{"topology", "--nodes", "two"}, "--nodes"},
+      {{"topology", "--format", "xml"}, "xml"},
+      {{"topology", "--set", "fabric.spine=4"}, "unknown key 'spine' (did you mean 'spines'?)"},
+      {{"topology", "--cluster", "missing.json"}, "missing.json: cannot open the file for reading"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

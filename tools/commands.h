@@ -30,6 +30,9 @@ void add_version_command(CLI::App& app, CommandContext& context, std::string ver
 /// models), sorted, with one-line descriptions.
 void add_list_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim topology`: build a cluster and print it (summary, json, dot).
+void add_topology_command(CLI::App& app, CommandContext& context);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_COMMANDS_H_

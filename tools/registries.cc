@@ -2,13 +2,15 @@
 
 #include <algorithm>
 
+#include "topology/presets.h"
+
 namespace zx::tools {
 
 std::vector<RegistryListing> all_registries() {
-  // The topology, collectives and model-zoo packages fill these in as they
-  // land; the categories exist now so that scripts can rely on them.
+  // The collectives and model-zoo packages fill theirs in as they land; the
+  // categories exist now so that scripts can rely on them.
   std::vector<RegistryListing> listings = {
-      {"clusters", {}},
+      {"clusters", topology::preset_descriptions()},
       {"collectives", {}},
       {"models", {}},
   };

@@ -20,6 +20,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/graph/graphviz.hpp>
 #include <boost/graph/reverse_graph.hpp>
 #pragma GCC diagnostic pop
 
@@ -288,6 +290,65 @@ Topology TopologyBuilder::build() {
     impl->in_flat[in_next[index(l.dst)]++] = l.id;
   }
   return Topology(std::move(impl));
+}
+
+namespace {
+
+const char* dot_shape(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kGpu: return "box";
+    case NodeKind::kNvSwitch: return "hexagon";
+    case NodeKind::kPcieSwitch: return "diamond";
+    case NodeKind::kCpu: return "box3d";
+    case NodeKind::kNic: return "ellipse";
+    case NodeKind::kEthernetSwitch: return "octagon";
+    case NodeKind::kNvme: return "cylinder";
+  }
+  return "ellipse";
+}
+
+}  // namespace
+
+void write_graphviz(std::ostream& out, const Topology& topology) {
+  const TopologyImpl& impl = *topology.impl_;
+  // A cable is two directed links with the same parameters; draw it once.
+  std::vector<bool> drawn(impl.links.size(), true);
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> by_ends;
+  for (const LinkInfo& l : impl.links) by_ends[{index(l.src), index(l.dst)}].push_back(index(l.id));
+  std::vector<bool> duplex(impl.links.size(), false);
+  for (const LinkInfo& l : impl.links) {
+    if (!drawn[index(l.id)]) continue;
+    auto it = by_ends.find({index(l.dst), index(l.src)});
+    if (it == by_ends.end()) continue;
+    for (std::uint32_t twin : it->second) {
+      const LinkInfo& t = impl.links[twin];
+      if (drawn[twin] && twin != index(l.id) && t.kind == l.kind && t.bandwidth == l.bandwidth &&
+          t.latency == l.latency && t.efficiency == l.efficiency) {
+        drawn[twin] = false;
+        duplex[index(l.id)] = true;
+        break;
+      }
+    }
+  }
+  struct KeepDrawn {
+    const Graph* g = nullptr;
+    const std::vector<bool>* drawn = nullptr;
+    bool operator()(Graph::edge_descriptor e) const { return (*drawn)[index((*g)[e].info.id)]; }
+  };
+  const boost::filtered_graph<Graph, KeepDrawn> view(impl.graph, KeepDrawn{&impl.graph, &drawn});
+  boost::write_graphviz(
+      out, view,
+      [&](std::ostream& o, Graph::vertex_descriptor v) {
+        const NodeInfo& n = impl.graph[v].info;
+        o << fmt::format("[label=\"{}\", shape={}]", n.name, dot_shape(n.kind));
+      },
+      [&](std::ostream& o, Graph::edge_descriptor e) {
+        const LinkInfo& l = impl.graph[e].info;
+        o << fmt::format("[label=\"{} {:g} GB/s\"{}]", to_string(l.kind),
+                         static_cast<double>(l.bandwidth.count()) / 1e9,
+                         duplex[index(l.id)] ? ", dir=both" : "");
+      },
+      [](std::ostream& o) { o << "rankdir=LR;\n"; });
 }
 
 }  // namespace zx::topology

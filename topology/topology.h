@@ -12,6 +12,7 @@
 #define ZIONSIM_TOPOLOGY_TOPOLOGY_H_
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <span>
@@ -45,6 +46,7 @@ class Topology {
 
  private:
   friend class TopologyBuilder;
+  friend void write_graphviz(std::ostream& out, const Topology& topology);
   explicit Topology(std::shared_ptr<const internal::TopologyImpl> impl);
   std::shared_ptr<const internal::TopologyImpl> impl_;
 };
@@ -82,6 +84,12 @@ class TopologyBuilder {
   std::string source_;
   std::unique_ptr<Pending> pending_;
 };
+
+/// Writes the graph in GraphViz DOT (Boost.Graph's writer): one vertex per
+/// node labelled with its name and shaped by kind, one edge per full-duplex
+/// cable (or directed link without a reverse twin) labelled with its kind and
+/// bandwidth per direction.
+void write_graphviz(std::ostream& out, const Topology& topology);
 
 }  // namespace zx::topology
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "base/error.h"
@@ -103,6 +104,29 @@ TEST(TopologyTest, BuilderRejectsDisconnectedGpus) {
     ASSERT_EQ(e.diagnostics().size(), 1u);
     EXPECT_NE(e.diagnostics()[0].location.find("node0/gpu1"), std::string::npos);
   }
+}
+
+// DOT output: one vertex per node, a full-duplex cable drawn once with
+// dir=both, a one-way link drawn as a plain arrow.
+TEST(TopologyTest, GraphvizDrawsCablesOnce) {
+  TopologyBuilder b;
+  const NodeId g0 = b.add_node(gpu("node0/gpu0", 0));
+  const NodeId g1 = b.add_node(gpu("node0/gpu1", 1));
+  b.add_cable(g0, g1, pcie());
+  b.add_link(g0, g1, pcie());  // a second, one-way link
+  const Topology t = b.build();
+  std::ostringstream out;
+  write_graphviz(out, t);
+  const std::string dot = out.str();
+  auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t at = dot.find(needle); at != std::string::npos; at = dot.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot;
+  EXPECT_EQ(count("label=\"node0/gpu"), 2u) << dot;
+  EXPECT_EQ(count("->"), 2u) << dot;
+  EXPECT_EQ(count("dir=both"), 1u) << dot;
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+// `zionsim topology`: build a cluster and describe it (summary, json, dot).
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "tools/cli.h"
+#include "tools/cluster_options.h"
+#include "tools/commands.h"
+#include "topology/cluster_file.h"
+#include "topology/router.h"
+#include "topology/summary.h"
+#include "topology/topology.h"
+
+namespace zx::tools {
+namespace {
+
+std::string gbyte(const sim::BytesPerSecond& rate) {
+  return fmt::format("{:.2f} GB/s", static_cast<double>(rate.count()) / 1e9);
+}
+
+void print_summary(std::ostream& out, const topology::LoadedCluster& cluster) {
+  const topology::Topology& t = cluster.topology;
+  const topology::Router router(t);
+  const topology::TopologySummary s = topology::summarize(t, router);
+  fmt::print(out, "cluster: {}\n", cluster.source);
+  if (cluster.spec) {
+    const topology::ClusterSpec& spec = *cluster.spec;
+    fmt::print(out, "preset: {}, {} nodes x {} GPUs, nodes per rack {}, oversubscription {:g}:1{}\n",
+               spec.preset, spec.nodes, spec.gpus_per_node, spec.nodes_per_rack,
+               spec.oversubscription, spec.rail_aligned ? ", rail-aligned" : "");
+  }
+  fmt::print(out, "GPUs: {}\n\n", s.gpus);
+  fmt::print(out, "devices:\n");
+  for (const auto& [kind, count] : s.nodes_by_kind) {
+    fmt::print(out, "  {:<16} {:>8}\n", topology::to_string(kind), count);
+  }
+  fmt::print(out, "links (directed):\n");
+  for (const auto& [kind, count] : s.links_by_kind) {
+    fmt::print(out, "  {:<16} {:>8}\n", topology::to_string(kind), count);
+  }
+  fmt::print(out, "\n");
+  fmt::print(out, "per-GPU scale-out injection: {}\n",
+             s.gpu_injection_bandwidth ? gbyte(*s.gpu_injection_bandwidth) : "none (single server)");
+  fmt::print(out, "backend bisection bandwidth: {}\n",
+             s.backend_bisection ? gbyte(*s.backend_bisection) : "none (no backend network)");
+  fmt::print(out, "longest GPU-to-GPU route: {} hops, {} (rank {} -> rank {})\n",
+             s.longest_route_hops, s.longest_route_latency.to_string(), s.longest_route_src_rank,
+             s.longest_route_dst_rank);
+}
+
+}  // namespace
+
+void add_topology_command(CLI::App& app, CommandContext& context) {
+  CLI::App* cmd = app.add_subcommand(
+      "topology", "Build a cluster (a preset or a file) and describe it: summary, json or dot");
+  auto request = add_cluster_options(*cmd);
+  auto format = std::make_shared<std::string>("summary");
+  cmd->add_option("--format", *format,
+                  "summary: counts, injection and bisection bandwidth, longest route; json: every "
+                  "node and link (a valid cluster file); dot: GraphViz")
+      ->check(CLI::IsMember({"summary", "json", "dot"}))
+      ->capture_default_str();
+  cmd->parse_complete_callback([request, format, action = context.action] {
+    *action = [request, format](std::ostream& out) {
+      const topology::LoadedCluster cluster = topology::load_cluster(*request);
+      if (*format == "json") {
+        topology::write_cluster_json(out, cluster.topology, cluster.source);
+      } else if (*format == "dot") {
+        topology::write_graphviz(out, cluster.topology);
+      } else {
+        print_summary(out, cluster);
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace zx::tools
