@@ -1,0 +1,240 @@
+#include "models/compute/cost_models.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace zx::models {
+namespace {
+
+constexpr std::int64_t kSectorBytes = 32;  // A100/H100 L2-DRAM access granularity
+
+void require_positive(std::int64_t v, const char* what) {
+  if (v <= 0) throw std::invalid_argument(fmt::format("cost model: {} must be positive, got {}", what, v));
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Time of a kernel that does `flops` at `flops_per_s` and moves `bytes` at
+// `bytes_per_s`, whichever is longer, plus `launches` kernel launches.
+KernelCost roofline(const DeviceProfile& p, double flops, double flops_per_s, double bytes,
+                    double bytes_per_s, int launches) {
+  const double compute_s = flops > 0 ? flops / flops_per_s : 0.0;
+  const double memory_s = bytes > 0 ? bytes / bytes_per_s : 0.0;
+  KernelCost c;
+  c.flops = flops;
+  c.hbm_bytes = bytes;
+  c.kernels = launches;
+  c.compute_bound = compute_s > memory_s;
+  c.time = sim::Duration::from_seconds_ceil(std::max(compute_s, memory_s)) + p.kernel_launch * launches;
+  return c;
+}
+
+double streaming_bw(const DeviceProfile& p) { return p.effective_hbm_bytes_per_s(); }
+double gather_bw(const DeviceProfile& p) {
+  return static_cast<double>(p.hbm_bandwidth.count()) * p.embedding_hbm_efficiency;
+}
+
+// Sums two kernels that run back to back: times add.
+KernelCost sequence(KernelCost a, const KernelCost& b) { return a += b; }
+
+}  // namespace
+
+KernelCost& KernelCost::operator+=(const KernelCost& other) {
+  time += other.time;
+  flops += other.flops;
+  hbm_bytes += other.hbm_bytes;
+  kernels += other.kernels;
+  compute_bound = compute_bound || other.compute_bound;
+  return *this;
+}
+
+KernelCost operator+(KernelCost a, const KernelCost& b) { return a += b; }
+
+double gemm_efficiency(const DeviceProfile& p, std::int64_t m, std::int64_t n, std::int64_t k,
+                       std::int64_t batch) {
+  require_positive(m, "GEMM m");
+  require_positive(n, "GEMM n");
+  require_positive(k, "GEMM k");
+  require_positive(batch, "GEMM batch");
+  struct Tile {
+    std::int64_t m, n;
+    double rate;  // relative to the large tile; assumption to calibrate
+  };
+  const Tile tiles[] = {{p.gemm_tile_m, p.gemm_tile_n, 1.0},
+                        {p.gemm_tile_m, std::max<std::int64_t>(1, p.gemm_tile_n / 2), 0.95},
+                        {std::max<std::int64_t>(1, p.gemm_tile_m / 2),
+                         std::max<std::int64_t>(1, p.gemm_tile_n / 2), 0.85}};
+  double best = 0;
+  for (const Tile& t : tiles) {
+    const std::int64_t count = ceil_div(m, t.m) * ceil_div(n, t.n) * batch;
+    const std::int64_t waves = ceil_div(count, p.sm_count);
+    const double wave_efficiency = static_cast<double>(count) / static_cast<double>(waves * p.sm_count);
+    // Work in partially filled tiles is wasted too.
+    const double fill = static_cast<double>(m * n) /
+                        static_cast<double>(ceil_div(m, t.m) * t.m * ceil_div(n, t.n) * t.n);
+    best = std::max(best, t.rate * wave_efficiency * fill);
+  }
+  const double k_efficiency = static_cast<double>(k) / (static_cast<double>(k) + p.gemm_k_half);
+  return p.compute_efficiency * best * k_efficiency;
+}
+
+KernelCost gemm(const DeviceProfile& p, std::int64_t m, std::int64_t n, std::int64_t k,
+                DataType type, std::int64_t batch) {
+  const double efficiency = gemm_efficiency(p, m, n, k, batch);
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
+                       static_cast<double>(k) * static_cast<double>(batch);
+  const double bytes = static_cast<double>((m * k + k * n + m * n) * batch) * element_bytes(type);
+  return roofline(p, flops, p.peak_flops(type) * efficiency, bytes, streaming_bw(p), 1);
+}
+
+KernelCost linear_forward(const DeviceProfile& p, std::int64_t batch, std::int64_t in,
+                          std::int64_t out, DataType type) {
+  return gemm(p, batch, out, in, type);
+}
+
+KernelCost linear_backward(const DeviceProfile& p, std::int64_t batch, std::int64_t in,
+                           std::int64_t out, DataType type) {
+  // dX[batch x in] = dY[batch x out] W[out x in]; dW[out x in] = dY^T X.
+  return sequence(gemm(p, batch, in, out, type), gemm(p, out, in, batch, type));
+}
+
+std::int64_t sector_bytes(std::int64_t bytes) { return ceil_div(bytes, kSectorBytes) * kSectorBytes; }
+
+namespace {
+
+void check_shape(const EmbeddingShape& s) {
+  require_positive(s.batch, "embedding batch");
+  require_positive(s.tables, "embedding tables");
+  require_positive(s.dim, "embedding dim");
+  if (!(s.pooling > 0)) throw std::invalid_argument("cost model: embedding pooling must be positive");
+}
+
+double lookups(const EmbeddingShape& s) {
+  return static_cast<double>(s.batch) * static_cast<double>(s.tables) * s.pooling;
+}
+
+double row_sector_bytes(const EmbeddingShape& s) {
+  return static_cast<double>(sector_bytes(s.dim * element_bytes(s.weight_type)));
+}
+
+double pooled_bytes(const EmbeddingShape& s) {
+  return static_cast<double>(s.batch * s.tables * s.dim * element_bytes(s.output_type));
+}
+
+// The memory time of gathered (random-row) and streamed traffic together.
+KernelCost embedding_kernel(const DeviceProfile& p, double gathered, double streamed, int launches) {
+  const double seconds = gathered / gather_bw(p) + streamed / streaming_bw(p);
+  KernelCost c;
+  c.hbm_bytes = gathered + streamed;
+  c.kernels = launches;
+  c.time = sim::Duration::from_seconds_ceil(seconds) + p.kernel_launch * launches;
+  return c;
+}
+
+constexpr double kSortKeyBytes = 12;  // int64 row index + int32 position
+constexpr double kSortPasses = 2;     // assumption: radix sort passes, read + write each
+constexpr double kStateSectorBytes = kSectorBytes;  // one fp32 of row-wise state, sector-rounded
+
+}  // namespace
+
+KernelCost embedding_forward_fused(const DeviceProfile& p, const EmbeddingShape& s) {
+  check_shape(s);
+  const double gathered = lookups(s) * row_sector_bytes(s);
+  const double streamed = lookups(s) * s.index_bytes + pooled_bytes(s);
+  return embedding_kernel(p, gathered, streamed, 1);
+}
+
+KernelCost embedding_backward_fused(const DeviceProfile& p, const EmbeddingShape& s) {
+  check_shape(s);
+  const double gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
+  const double streamed = pooled_bytes(s) + lookups(s) * s.index_bytes +
+                          lookups(s) * kSortKeyBytes * 2 * kSortPasses;
+  return embedding_kernel(p, gathered, streamed, 1);
+}
+
+KernelCost embedding_forward_unfused(const DeviceProfile& p, const EmbeddingShape& s) {
+  check_shape(s);
+  const double gathered = lookups(s) * row_sector_bytes(s);
+  const double streamed = lookups(s) * s.index_bytes + pooled_bytes(s);
+  return embedding_kernel(p, gathered, streamed, static_cast<int>(s.tables));
+}
+
+KernelCost embedding_backward_unfused(const DeviceProfile& p, const EmbeddingShape& s) {
+  check_shape(s);
+  const double grad_rows = lookups(s) * static_cast<double>(s.dim * element_bytes(s.weight_type));
+  // Backward kernels: read pooled grads, write one gradient row per lookup.
+  const double backward_streamed = pooled_bytes(s) + lookups(s) * s.index_bytes + grad_rows;
+  // Optimizer kernels: read the gradients back, update rows and state.
+  const double optimizer_gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
+  const double optimizer_streamed = grad_rows + lookups(s) * s.index_bytes;
+  return embedding_kernel(p, optimizer_gathered, backward_streamed + optimizer_streamed,
+                          2 * static_cast<int>(s.tables));
+}
+
+KernelCost dot_interaction_forward(const DeviceProfile& p, std::int64_t batch,
+                                   std::int64_t features, std::int64_t dim, DataType type) {
+  return gemm(p, features, features, dim, type, batch);
+}
+
+KernelCost dot_interaction_backward(const DeviceProfile& p, std::int64_t batch,
+                                    std::int64_t features, std::int64_t dim, DataType type) {
+  // dX = (dZ + dZ^T) X: one batched GEMM of the same size, plus the transpose-add.
+  return sequence(gemm(p, features, dim, features, type, batch),
+                  convert(p, batch * features * features, type, type));
+}
+
+KernelCost dcn_cross_layer_forward(const DeviceProfile& p, std::int64_t batch, std::int64_t width,
+                                   std::int64_t rank, DataType type) {
+  const KernelCost down = gemm(p, batch, rank, width, type);
+  const KernelCost up = gemm(p, batch, width, rank, type);
+  // x0 * (u + b) + x: read three width-vectors, write one.
+  const double bytes = 4.0 * static_cast<double>(batch * width) * element_bytes(type);
+  return down + up + roofline(p, 3.0 * static_cast<double>(batch * width), p.peak_flops(type), bytes,
+                              streaming_bw(p), 1);
+}
+
+KernelCost dcn_cross_layer_backward(const DeviceProfile& p, std::int64_t batch, std::int64_t width,
+                                    std::int64_t rank, DataType type) {
+  const KernelCost gemms = linear_backward(p, batch, width, rank, type) +
+                           linear_backward(p, batch, rank, width, type);
+  const double bytes = 6.0 * static_cast<double>(batch * width) * element_bytes(type);
+  return gemms + roofline(p, 4.0 * static_cast<double>(batch * width), p.peak_flops(type), bytes,
+                          streaming_bw(p), 1);
+}
+
+KernelCost dense_optimizer_step(const DeviceProfile& p, std::int64_t params, DenseOptimizer optimizer) {
+  require_positive(params, "optimizer params");
+  double bytes_per_param = 12;  // SGD: read w, g; write w (fp32)
+  double flops_per_param = 2;
+  if (optimizer == DenseOptimizer::kAdagrad) {
+    bytes_per_param = 20;
+    flops_per_param = 5;
+  } else if (optimizer == DenseOptimizer::kAdam) {
+    bytes_per_param = 28;
+    flops_per_param = 10;
+  }
+  const double n = static_cast<double>(params);
+  return roofline(p, n * flops_per_param, p.peak_flops(DataType::kFp32), n * bytes_per_param,
+                  streaming_bw(p), 1);
+}
+
+KernelCost convert(const DeviceProfile& p, std::int64_t elements, DataType from, DataType to) {
+  require_positive(elements, "elements");
+  const double bytes = static_cast<double>(elements) * (element_bytes(from) + element_bytes(to));
+  return roofline(p, static_cast<double>(elements), p.peak_flops(DataType::kFp32), bytes,
+                  streaming_bw(p), 1);
+}
+
+KernelCost host_to_device_copy(const DeviceProfile& p, std::int64_t bytes) {
+  if (bytes < 0) throw std::invalid_argument("cost model: negative copy size");
+  KernelCost c;
+  c.hbm_bytes = static_cast<double>(bytes);
+  c.time = sim::Duration::from_seconds_ceil(static_cast<double>(bytes) /
+                                            static_cast<double>(p.host_to_device_bandwidth.count()));
+  return c;
+}
+
+}  // namespace zx::models

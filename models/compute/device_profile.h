@@ -1,0 +1,92 @@
+// File: models/compute/device_profile.h
+//
+// What a GPU can do, as the compute cost models need it: peak dense FLOP/s
+// per data type, HBM capacity and bandwidth, and the efficiency parameters
+// that turn peaks into achieved rates. The built-in profiles carry vendor
+// datasheet peaks and, for the A100, Meta's calibrated ZionEX efficiencies
+// (MAD-Max); the others reuse those efficiencies as an assumption until
+// kernels_ref measurements calibrate them. A profile is also a JSON file
+// (schema_version 1, docs in docs/device_profiles.md); calibration writes files
+// of the same schema and `--profile FILE` reads one.
+
+#ifndef ZIONSIM_MODELS_COMPUTE_DEVICE_PROFILE_H_
+#define ZIONSIM_MODELS_COMPUTE_DEVICE_PROFILE_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/time.h"
+#include "sim/units.h"
+
+namespace zx::models {
+
+/// Element types of tensors and communication.
+enum class DataType { kFp32, kTf32, kFp16, kBf16, kFp8 };
+
+std::string_view to_string(DataType type);
+/// Inverse of to_string ("fp32", "tf32", "fp16", "bf16", "fp8"); throws
+/// std::invalid_argument listing the valid names.
+DataType parse_data_type(std::string_view name);
+/// Bytes per element in memory (tf32 is stored as fp32).
+int element_bytes(DataType type);
+
+struct DeviceProfile {
+  std::string name;         ///< "a100-40gb"
+  std::string description;  ///< one line, with the sources
+  /// Peak dense tensor-core (or FP32 pipe) rates, FLOP/s; 0 when unsupported.
+  double peak_fp32_flops = 0;
+  double peak_tf32_flops = 0;
+  double peak_fp16_flops = 0;
+  double peak_bf16_flops = 0;
+  double peak_fp8_flops = 0;
+  int sm_count = 0;  ///< streaming multiprocessors: GEMM wave quantisation
+  sim::Bytes hbm_capacity;
+  sim::BytesPerSecond hbm_bandwidth = sim::BytesPerSecond(1);
+
+  /// Achieved / peak for large, well-shaped GEMMs.
+  double compute_efficiency = 1.0;
+  /// Achieved / peak HBM bandwidth for streaming kernels.
+  double hbm_efficiency = 1.0;
+  /// Achieved / peak HBM bandwidth for embedding row gathers and scatters
+  /// (random rows of a few hundred bytes; on top of 32-byte sector rounding).
+  double embedding_hbm_efficiency = 1.0;
+  /// GEMM K dimension at which the main loop reaches half its efficiency
+  /// (pipeline fill and epilogue overheads amortised over K).
+  double gemm_k_half = 0;
+  /// Output tile of the GEMM kernels (wave quantisation).
+  int gemm_tile_m = 128;
+  int gemm_tile_n = 128;
+  /// Fixed cost of one kernel launch on the GPU timeline.
+  sim::Duration kernel_launch = sim::Duration::zero();
+  /// Host-to-device copy bandwidth (pinned memory over the GPU's PCIe link).
+  sim::BytesPerSecond host_to_device_bandwidth = sim::BytesPerSecond(1);
+
+  /// Peak FLOP/s for `type`; throws std::invalid_argument if unsupported.
+  double peak_flops(DataType type) const;
+  /// Effective streaming and reduction bandwidth: HBM x hbm_efficiency.
+  double effective_hbm_bytes_per_s() const;
+};
+
+/// The built-in profiles' names with one-line descriptions, sorted.
+std::vector<std::pair<std::string, std::string>> device_profile_descriptions();
+
+/// A built-in profile by name ("a100-40gb", "a100-80gb", "h100-sxm",
+/// "h200"); throws zx::InputError listing the valid names.
+DeviceProfile builtin_device_profile(std::string_view name);
+
+/// Reads a profile file; throws zx::InputError naming the file and pointer.
+/// A file may start from a built-in ("base": "a100-40gb") and override fields.
+DeviceProfile load_device_profile(const std::string& path);
+/// As load_device_profile, from text.
+DeviceProfile parse_device_profile(std::string_view text, const std::string& source);
+/// The profile as a file (schema_version 1) that parse_device_profile reads back.
+std::string device_profile_to_json(const DeviceProfile& profile);
+
+/// Throws zx::InputError listing every out-of-range field.
+void validate(const DeviceProfile& profile, const std::string& source);
+
+}  // namespace zx::models
+
+#endif  // ZIONSIM_MODELS_COMPUTE_DEVICE_PROFILE_H_
