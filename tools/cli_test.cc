@@ -45,7 +45,7 @@ TEST(CliTest, SubcommandHelp) {
   const Result r = run({"list", "--help"});
   EXPECT_EQ(r.status, kExitOk);
   EXPECT_TRUE(contains(r.out, "Only this registry")) << r.out;
-  EXPECT_TRUE(contains(r.out, "clusters,collectives,models")) << r.out;
+  EXPECT_TRUE(contains(r.out, "clusters,collectives,gpus,models")) << r.out;
   const Result v = run({"version", "--help"});
   EXPECT_EQ(v.status, kExitOk);
   EXPECT_TRUE(contains(v.out, "Print the version")) << v.out;
@@ -91,6 +91,10 @@ TEST(CliTest, TopologySummary) {
   EXPECT_EQ(json.out.rfind("{\n  \"schema_version\": 1,", 0), 0u) << json.out.substr(0, 80);
   const Result list = run({"list", "clusters"});
   EXPECT_TRUE(contains(list.out, "zionex")) << list.out;
+  const Result models = run({"list", "models"});
+  EXPECT_TRUE(contains(models.out, "dlrm-dcnv2")) << models.out;
+  const Result gpus = run({"list", "gpus"});
+  EXPECT_TRUE(contains(gpus.out, "h200")) << gpus.out;
 }
 
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
@@ -103,7 +107,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{}, "expected a command, one of: version, list"},
       {{"simulate-everything"}, "simulate-everything"},
       {{"--frobnicate"}, "--frobnicate"},
-      {{"list", "gpus"}, "gpus"},
+      {{"list", "widgets"}, "widgets"},
       {{"version", "extra"}, "extra"},
       {{"list", "models", "clusters"}, "clusters"},
       {{"topology", "--cluster", "zionx"}, "unknown cluster 'zionx'"},

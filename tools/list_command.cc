@@ -18,7 +18,7 @@ namespace zx::tools {
 
 void add_list_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
-      "list", "List what zionsim knows by name: cluster presets, collective algorithms, models");
+      "list", "List what zionsim knows by name: cluster presets, collective algorithms, GPU profiles, models");
   auto what = std::make_shared<std::string>();
   std::vector<std::string> categories;
   for (const RegistryListing& listing : all_registries()) categories.push_back(listing.category);
