@@ -1,0 +1,331 @@
+#include "models/dlrm/sharding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "models/compute/cost_models.h"
+
+namespace zx::models {
+namespace {
+
+constexpr double kRowStateBytes = 4;  // row-wise AdaGrad: one fp32 per row
+
+struct SchemeName {
+  const char* name;
+  ShardingKind kind;
+};
+constexpr SchemeName kSchemes[] = {{"table_wise", ShardingKind::kTableWise},
+                                   {"row_wise", ShardingKind::kRowWise},
+                                   {"column_wise", ShardingKind::kColumnWise},
+                                   {"table_row_wise", ShardingKind::kTableRowWise},
+                                   {"data_parallel", ShardingKind::kDataParallel}};
+
+std::string format_bytes(double bytes) {
+  if (bytes >= 1e12) return fmt::format("{:.2f} TB", bytes / 1e12);
+  if (bytes >= 1e9) return fmt::format("{:.1f} GB", bytes / 1e9);
+  return fmt::format("{:.1f} MB", bytes / 1e6);
+}
+
+// One table to place, with its estimates.
+struct Candidate {
+  std::int64_t table;
+  std::int64_t group;
+  std::int64_t rows;
+  std::int64_t dim;
+  double pooling;
+  double bytes;    // weights + row-wise state
+  double seconds;  // fused TBE forward + backward for all global lookups
+  ShardingKind kind;
+  bool host = false;
+};
+
+// A piece to place on a GPU by the LPT pass.
+struct Piece {
+  std::size_t placement;  // index into plan.tables
+  std::int64_t rows;
+  std::int64_t dim;
+  double share;
+  double bytes;
+  double seconds;
+};
+
+}  // namespace
+
+std::string_view to_string(ShardingKind kind) {
+  for (const SchemeName& s : kSchemes) {
+    if (s.kind == kind) return s.name;
+  }
+  return "unknown";
+}
+
+std::vector<std::string> sharding_scheme_names() {
+  std::vector<std::string> names = {"auto"};
+  for (const SchemeName& s : kSchemes) names.emplace_back(s.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+double ShardingPlan::load_imbalance() const {
+  if (gpus.empty()) return 1.0;
+  double max = 0;
+  double sum = 0;
+  for (const GpuLoad& g : gpus) {
+    max = std::max(max, g.embedding_seconds);
+    sum += g.embedding_seconds;
+  }
+  return sum > 0 ? max / (sum / static_cast<double>(gpus.size())) : 1.0;
+}
+
+double ShardingPlan::max_hbm_bytes() const {
+  double max = 0;
+  for (const GpuLoad& g : gpus) max = std::max(max, g.hbm_bytes);
+  return max;
+}
+
+std::int64_t ShardingPlan::host_memory_tables() const {
+  return std::count_if(tables.begin(), tables.end(), [](const TablePlacement& t) { return t.host_memory; });
+}
+
+ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_node,
+                           const DeviceProfile& device, const ShardingOptions& options) {
+  const std::vector<std::string> schemes = sharding_scheme_names();
+  if (std::find(schemes.begin(), schemes.end(), options.scheme) == schemes.end()) {
+    std::string message = fmt::format("unknown sharding scheme '{}'", options.scheme);
+    if (auto guess = json::closest_match(options.scheme, schemes)) {
+      message += fmt::format(" (did you mean '{}'?)", *guess);
+    }
+    throw InputError(Diagnostic{"--sharding", "", message + fmt::format("; valid: {}", fmt::join(schemes, ", "))});
+  }
+  if (num_gpus < 1 || gpus_per_node < 1 || num_gpus % gpus_per_node != 0 || options.batch_per_gpu < 1 ||
+      !(options.hbm_reserve_fraction >= 0 && options.hbm_reserve_fraction < 1) ||
+      !(options.host_cache_hit_rate >= 0 && options.host_cache_hit_rate <= 1)) {
+    throw InputError(Diagnostic{"sharding", "",
+                                fmt::format("invalid sharding request: {} GPUs in servers of {}, batch "
+                                            "{}, reserve {}, hit rate {}",
+                                            num_gpus, gpus_per_node, options.batch_per_gpu,
+                                            options.hbm_reserve_fraction, options.host_cache_hit_rate)});
+  }
+  const int num_nodes = num_gpus / gpus_per_node;
+  const std::int64_t global_batch = options.batch_per_gpu * num_gpus;
+  const int elem = element_bytes(model.embedding_type);
+
+  ShardingPlan plan;
+  plan.gpus.resize(static_cast<std::size_t>(num_gpus));
+  plan.hbm_budget_bytes =
+      static_cast<double>(device.hbm_capacity.count()) * (1.0 - options.hbm_reserve_fraction);
+  const double total_budget = plan.hbm_budget_bytes * num_gpus;
+
+  // Cost of a full table (all global lookups), per distinct shape.
+  const auto table_seconds = [&](std::int64_t dim, double pooling) {
+    const EmbeddingShape shape{.batch = global_batch,
+                               .tables = 1,
+                               .pooling = pooling,
+                               .dim = dim,
+                               .weight_type = model.embedding_type,
+                               .output_type = model.embedding_type};
+    const sim::Duration t = embedding_forward_fused(device, shape).time +
+                            embedding_backward_fused(device, shape).time - device.kernel_launch * 2;
+    return t.to_seconds();
+  };
+  // A host-memory table serves misses over the host link (UVM).
+  const auto host_seconds = [&](const Candidate& c) {
+    const double misses = (1.0 - options.host_cache_hit_rate) * static_cast<double>(global_batch) * c.pooling;
+    const double row = static_cast<double>(c.dim * elem);
+    return options.host_cache_hit_rate * c.seconds +
+           2.0 * misses * row / static_cast<double>(device.host_to_device_bandwidth.count());
+  };
+
+  // Expand the groups into tables and choose each table's kind.
+  std::vector<Candidate> candidates;
+  for (std::size_t g = 0; g < model.tables.size(); ++g) {
+    const TableGroup& group = model.tables[g];
+    const double bytes = static_cast<double>(group.rows) * (static_cast<double>(group.dim * elem) + kRowStateBytes);
+    const double seconds = table_seconds(group.dim, group.pooling);
+    for (std::int64_t i = 0; i < group.count; ++i) {
+      Candidate c{.table = static_cast<std::int64_t>(candidates.size()),
+                  .group = static_cast<std::int64_t>(g),
+                  .rows = group.rows,
+                  .dim = group.dim,
+                  .pooling = group.pooling,
+                  .bytes = bytes,
+                  .seconds = seconds,
+                  .kind = ShardingKind::kTableWise};
+      if (options.scheme != "auto") {
+        for (const SchemeName& s : kSchemes) {
+          if (options.scheme == s.name) c.kind = s.kind;
+        }
+      } else if (num_gpus > 1 && bytes <= options.data_parallel_max_bytes) {
+        c.kind = ShardingKind::kDataParallel;
+      } else if (bytes > plan.hbm_budget_bytes / 2) {
+        c.kind = num_nodes > 1 && bytes / gpus_per_node <= plan.hbm_budget_bytes / 2
+                     ? ShardingKind::kTableRowWise
+                     : ShardingKind::kRowWise;
+      }
+      candidates.push_back(c);
+    }
+  }
+
+  // HBM demand; move the largest tables to host memory until the rest fits.
+  const auto hbm_demand = [&](const Candidate& c) {
+    if (c.host) return c.bytes * options.host_cache_fraction;
+    return c.kind == ShardingKind::kDataParallel ? c.bytes * num_gpus : c.bytes;
+  };
+  double demand = 0;
+  for (const Candidate& c : candidates) demand += hbm_demand(c);
+  const double slack = 0.97;  // leave room for uneven packing
+  if (demand > total_budget * slack) {
+    if (options.host_memory_bytes_per_node <= 0) {
+      plan.fits = false;
+      plan.reason = fmt::format(
+          "{} needs {} of HBM for its embeddings (weights and row-wise state) but {} GPUs have {} after "
+          "the {:g}% reserve, and host memory is disabled",
+          model.name, format_bytes(demand), num_gpus, format_bytes(total_budget),
+          options.hbm_reserve_fraction * 100);
+      return plan;
+    }
+    std::vector<std::size_t> by_size(candidates.size());
+    std::iota(by_size.begin(), by_size.end(), 0);
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [&](std::size_t a, std::size_t b) { return candidates[a].bytes > candidates[b].bytes; });
+    double host_bytes = 0;
+    for (std::size_t i : by_size) {
+      if (demand <= total_budget * slack) break;
+      Candidate& c = candidates[i];
+      demand -= hbm_demand(c);
+      c.host = true;
+      // A replicated table in host memory would be replicated per node; keep
+      // one copy, table-wise. Sharded tables keep their shards, each in host
+      // memory with its own HBM cache.
+      if (c.kind == ShardingKind::kDataParallel) c.kind = ShardingKind::kTableWise;
+      demand += hbm_demand(c);
+      host_bytes += c.bytes;
+    }
+    const double host_capacity =
+        options.host_memory_bytes_per_node * options.host_memory_usable_fraction * num_nodes;
+    if (demand > total_budget * slack || host_bytes > host_capacity) {
+      plan.fits = false;
+      plan.reason = fmt::format(
+          "{} needs {} for its embeddings (weights and row-wise state): {} GPUs have {} of HBM after "
+          "the {:g}% reserve and {} node{} {} of usable host memory",
+          model.name, format_bytes(model.embedding_bytes() + kRowStateBytes * [&] {
+            std::int64_t rows = 0;
+            for (const TableGroup& t : model.tables) rows += t.count * t.rows;
+            return static_cast<double>(rows);
+          }()),
+          num_gpus, format_bytes(total_budget), options.hbm_reserve_fraction * 100, num_nodes,
+          num_nodes == 1 ? "" : "s", format_bytes(host_capacity));
+      return plan;
+    }
+  }
+
+  // Fixed placements first (row-wise and data-parallel), then LPT for the rest.
+  std::vector<Piece> pieces;
+  const auto place = [&](std::size_t placement, int rank, std::int64_t rows, std::int64_t dim,
+                         double share, double bytes, double seconds) {
+    plan.tables[placement].shards.push_back({rank, rows, dim, share});
+    GpuLoad& g = plan.gpus[static_cast<std::size_t>(rank)];
+    g.hbm_bytes += bytes;
+    g.embedding_seconds += seconds;
+    ++g.shards;
+  };
+  const auto split_rows = [](std::int64_t rows, int parts, int i) {
+    return rows / parts + (i < rows % parts ? 1 : 0);
+  };
+  for (const Candidate& c : candidates) {
+    const std::size_t index = plan.tables.size();
+    plan.tables.push_back({.table = c.table, .group = c.group, .kind = c.kind, .host_memory = c.host});
+    const double seconds = c.host ? host_seconds(c) : c.seconds;
+    // HBM a shard takes: all of it, or only its cache when in host memory.
+    const double hbm_bytes = c.host ? c.bytes * options.host_cache_fraction : c.bytes;
+    switch (c.kind) {
+      case ShardingKind::kRowWise:
+        for (int r = 0; r < num_gpus; ++r) {
+          const std::int64_t rows = split_rows(c.rows, num_gpus, r);
+          const double share = static_cast<double>(rows) / static_cast<double>(c.rows);
+          place(index, r, rows, c.dim, share, hbm_bytes * share, seconds * share);
+        }
+        break;
+      case ShardingKind::kDataParallel:
+        for (int r = 0; r < num_gpus; ++r) {
+          place(index, r, c.rows, c.dim, 1.0 / num_gpus, c.bytes, seconds / num_gpus);
+        }
+        break;
+      case ShardingKind::kColumnWise: {
+        const std::int64_t parts = (c.dim + options.column_shard_dim - 1) / options.column_shard_dim;
+        for (std::int64_t k = 0; k < parts; ++k) {
+          const std::int64_t dim = std::min(options.column_shard_dim, c.dim - k * options.column_shard_dim);
+          const double fraction = static_cast<double>(dim) / static_cast<double>(c.dim);
+          pieces.push_back({index, c.rows, dim, 1.0, hbm_bytes * fraction,
+                            table_seconds(dim, c.pooling) * (c.host ? seconds / c.seconds : 1.0)});
+        }
+        break;
+      }
+      case ShardingKind::kTableRowWise:
+      case ShardingKind::kTableWise:
+        pieces.push_back({index, c.rows, c.dim, 1.0, hbm_bytes, seconds});
+        break;
+    }
+  }
+
+  // Longest processing time first: biggest cost, then biggest bytes, then table.
+  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+    if (a.seconds != b.seconds) return a.seconds > b.seconds;
+    return a.bytes > b.bytes;
+  });
+  for (const Piece& p : pieces) {
+    TablePlacement& t = plan.tables[p.placement];
+    if (t.kind == ShardingKind::kTableRowWise) {
+      // The least-loaded node with room for a 1/gpus_per_node share on each GPU.
+      int best_node = -1;
+      double best_load = 0;
+      for (int n = 0; n < num_nodes; ++n) {
+        double load = 0;
+        bool room = true;
+        for (int i = 0; i < gpus_per_node; ++i) {
+          const GpuLoad& g = plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)];
+          load += g.embedding_seconds;
+          room = room && g.hbm_bytes + p.bytes / gpus_per_node <= plan.hbm_budget_bytes;
+        }
+        if (room && (best_node < 0 || load < best_load)) {
+          best_node = n;
+          best_load = load;
+        }
+      }
+      if (best_node < 0) {
+        plan.fits = false;
+        plan.reason = fmt::format("no node has room for table {} ({}) split over its {} GPUs", t.table,
+                                  format_bytes(p.bytes), gpus_per_node);
+        return plan;
+      }
+      for (int i = 0; i < gpus_per_node; ++i) {
+        const std::int64_t rows = split_rows(p.rows, gpus_per_node, i);
+        const double share = static_cast<double>(rows) / static_cast<double>(p.rows);
+        place(p.placement, best_node * gpus_per_node + i, rows, p.dim, share, p.bytes * share,
+              p.seconds * share);
+      }
+      continue;
+    }
+    int best = -1;
+    for (int r = 0; r < num_gpus; ++r) {
+      const GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
+      if (g.hbm_bytes + p.bytes > plan.hbm_budget_bytes) continue;
+      if (best < 0 || g.embedding_seconds < plan.gpus[static_cast<std::size_t>(best)].embedding_seconds) best = r;
+    }
+    if (best < 0) {
+      plan.fits = false;
+      plan.reason = fmt::format("no GPU has room for table {} ({}); the fullest GPU holds {} of {}",
+                                t.table, format_bytes(p.bytes), format_bytes(plan.max_hbm_bytes()),
+                                format_bytes(plan.hbm_budget_bytes));
+      return plan;
+    }
+    place(p.placement, best, p.rows, p.dim, p.share, p.bytes, p.seconds);
+  }
+  return plan;
+}
+
+}  // namespace zx::models

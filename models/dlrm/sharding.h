@@ -1,0 +1,111 @@
+// File: models/dlrm/sharding.h
+//
+// Neo's 4D parallelism for embedding tables, and a cost-based planner.
+//
+// Each table is placed one of five ways (ISCA 2022, section 4.1; TorchRec's
+// ShardingType):
+//   table-wise       the whole table on one GPU
+//   row-wise         rows split evenly over all GPUs
+//   column-wise      the embedding dimension split into column shards,
+//                    each placed table-wise
+//   table-row-wise   the table on one node, rows split over its GPUs
+//                    (hierarchical: reduce-scatter inside the node, all-to-all across)
+//   data-parallel    replicated on every GPU (gradients all-reduced)
+//
+// The planner estimates each shard's cost (fused TBE forward + backward
+// time for its share of lookups at the given per-GPU batch) and places
+// shards greedily, largest first, on the least-loaded GPU whose HBM still has
+// room (longest-processing-time scheduling). Memory per shard counts the
+// weights and the row-wise AdaGrad state (one fp32 per row). When the tables
+// do not fit in HBM, the largest tables move to host memory (DDR) behind an
+// HBM cache with the given hit rate (ISCA 2022, section 4.3); if even that
+// does not fit, the plan says so with the numbers and is not simulated.
+
+#ifndef ZIONSIM_MODELS_DLRM_SHARDING_H_
+#define ZIONSIM_MODELS_DLRM_SHARDING_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/compute/device_profile.h"
+#include "models/dlrm/model.h"
+
+namespace zx::models {
+
+enum class ShardingKind { kTableWise, kRowWise, kColumnWise, kTableRowWise, kDataParallel };
+
+std::string_view to_string(ShardingKind kind);
+
+/// One piece of one table on one GPU.
+struct Shard {
+  int rank = 0;
+  std::int64_t rows = 0;
+  std::int64_t dim = 0;
+  /// Share of the table's lookups this shard serves (rows / table rows for
+  /// row-wise shards, 1 for table-wise, column-wise and replicas).
+  double lookup_share = 1.0;
+};
+
+struct TablePlacement {
+  std::int64_t table = 0;  ///< index among the model's expanded tables
+  std::int64_t group = 0;  ///< index into DlrmModel::tables
+  ShardingKind kind = ShardingKind::kTableWise;
+  std::vector<Shard> shards;
+  /// In host memory behind an HBM cache (only the cache is in HBM).
+  bool host_memory = false;
+};
+
+struct ShardingOptions {
+  /// "auto", or one kind for every table.
+  std::string scheme = "auto";
+  std::int64_t batch_per_gpu = 512;
+  /// Fraction of HBM kept for dense weights, activations and workspace.
+  double hbm_reserve_fraction = 0.25;
+  /// Column-wise shards are at most this many columns wide.
+  std::int64_t column_shard_dim = 64;
+  /// Tables smaller than this are replicated (data-parallel) by "auto".
+  double data_parallel_max_bytes = 4.0 * 1024 * 1024;
+  /// Host (DDR) memory per node for tables that do not fit in HBM; 0 disables.
+  double host_memory_bytes_per_node = 1.5e12;  // ZionEX: 1.5 TB DDR per node (ARCHITECTURE.md)
+  /// Share of host memory tables may use; the rest is the OS, the data
+  /// loader and pinned staging buffers (assumption: 10%).
+  double host_memory_usable_fraction = 0.9;
+  /// HBM cache in front of host-memory tables: fraction of lookups served from HBM.
+  double host_cache_hit_rate = 0.9;  // assumption, as in the paper's UVM-cache experiments
+  /// HBM given to the cache of a host-memory table, as a fraction of its size.
+  double host_cache_fraction = 0.05;
+};
+
+struct GpuLoad {
+  double hbm_bytes = 0;           ///< embedding weights, state and caches
+  double embedding_seconds = 0;   ///< estimated TBE forward + backward time
+  std::int64_t shards = 0;
+};
+
+struct ShardingPlan {
+  std::vector<TablePlacement> tables;
+  std::vector<GpuLoad> gpus;
+  bool fits = true;
+  /// Why not, with the numbers, when !fits.
+  std::string reason;
+  double hbm_budget_bytes = 0;  ///< per GPU, after the reserve
+  /// max / mean of embedding_seconds over GPUs (1 is perfect balance).
+  double load_imbalance() const;
+  double max_hbm_bytes() const;
+  std::int64_t host_memory_tables() const;
+};
+
+/// Valid scheme names: auto, table_wise, row_wise, column_wise, table_row_wise, data_parallel.
+std::vector<std::string> sharding_scheme_names();
+
+/// Plans the embedding tables of `model` over `num_gpus` GPUs in servers of
+/// `gpus_per_node`. Throws zx::InputError for an unknown scheme or bad
+/// options; a model that does not fit comes back with fits == false.
+ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_node,
+                           const DeviceProfile& device, const ShardingOptions& options);
+
+}  // namespace zx::models
+
+#endif  // ZIONSIM_MODELS_DLRM_SHARDING_H_
