@@ -1,0 +1,240 @@
+#include "models/execution/executor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+#include "base/error.h"
+
+namespace zx::models {
+namespace {
+
+const sim::EventLabel kOpEnd("exec/op_end");
+
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+// Merges intervals into a sorted disjoint union.
+std::vector<Interval> merge(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (i.second <= i.first) continue;
+    if (!out.empty() && i.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, i.second);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::int64_t length(const std::vector<Interval>& v) {
+  std::int64_t total = 0;
+  for (const Interval& i : v) total += i.second - i.first;
+  return total;
+}
+
+// Length of the intersection of two sorted disjoint unions.
+std::int64_t overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::int64_t lo = std::max(a[i].first, b[j].first);
+    const std::int64_t hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) total += hi - lo;
+    if (a[i].second < b[j].second) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return total;
+}
+
+bool is_communication(OpKind kind) {
+  return kind == OpKind::kCollective || kind == OpKind::kSend || kind == OpKind::kRecv;
+}
+
+}  // namespace
+
+Executor::Executor(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend)
+    : sim_(simulator), graph_(graph), backend_(backend) {
+  const std::vector<OpGraphProblem> problems = validate(graph);
+  if (!problems.empty()) {
+    std::vector<Diagnostic> diagnostics;
+    for (const OpGraphProblem& p : problems) {
+      diagnostics.push_back({"op graph", p.op >= 0 ? fmt::format("op {}", p.op) : "", p.message});
+    }
+    throw InputError(std::move(diagnostics));
+  }
+  const std::size_t n = graph.ops.size();
+  const std::size_t streams = graph.stream_names.size();
+  streams_.resize(static_cast<std::size_t>(graph.num_ranks) * streams);
+  stream_head_.assign(streams_.size(), 0);
+  stream_of_op_.resize(n);
+  pending_deps_.resize(n);
+  dependents_.resize(n);
+  collective_members_.resize(graph.collectives.size());
+  collective_arrived_.assign(graph.collectives.size(), 0);
+  transfer_members_.resize(graph.transfers.size());
+  transfer_arrived_.assign(graph.transfers.size(), 0);
+  timing_.resize(n);
+  enabled_by_.assign(n, -1);
+  readied_.assign(n, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Op& op = graph.ops[i];
+    const std::size_t s = static_cast<std::size_t>(op.rank) * streams + static_cast<std::size_t>(op.stream);
+    stream_of_op_[i] = static_cast<std::uint32_t>(s);
+    streams_[s].push_back(i);
+    pending_deps_[i] = static_cast<std::uint32_t>(op.deps.size());
+    for (std::uint32_t d : op.deps) dependents_[d].push_back(i);
+    if (op.kind == OpKind::kCollective) collective_members_[static_cast<std::size_t>(op.collective)].push_back(i);
+    if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+      transfer_members_[static_cast<std::size_t>(op.transfer)].push_back(i);
+    }
+  }
+}
+
+void Executor::start() {
+  for (const std::vector<std::uint32_t>& s : streams_) {
+    if (!s.empty()) maybe_ready(s.front());
+  }
+}
+
+void Executor::maybe_ready(std::uint32_t i) {
+  if (readied_[i] || pending_deps_[i] != 0) return;
+  const std::size_t s = stream_of_op_[i];
+  if (streams_[s][stream_head_[s]] != i) return;
+  readied_[i] = 1;
+  timing_[i].ready = sim_.now();
+  const Op& op = graph_.ops[i];
+  switch (op.kind) {
+    case OpKind::kCompute:
+    case OpKind::kDelay:
+      begin(i);
+      sim_.schedule_after(op.duration, [this, i] { end(i); }, kOpEnd);
+      break;
+    case OpKind::kCollective: {
+      const auto c = static_cast<std::size_t>(op.collective);
+      if (++collective_arrived_[c] < static_cast<int>(collective_members_[c].size())) break;
+      // The last member to arrive starts the collective for everyone.
+      for (std::uint32_t m : collective_members_[c]) {
+        begin(m);
+        if (m != i) enabled_by_[m] = i;
+      }
+      backend_.start_collective(graph_, op.collective, [this, c] {
+        for (std::uint32_t m : collective_members_[c]) end(m);
+      });
+      break;
+    }
+    case OpKind::kSend:
+    case OpKind::kRecv: {
+      const auto t = static_cast<std::size_t>(op.transfer);
+      if (++transfer_arrived_[t] < 2) break;
+      for (std::uint32_t m : transfer_members_[t]) {
+        begin(m);
+        if (m != i) enabled_by_[m] = i;
+      }
+      backend_.start_transfer(graph_, op.transfer, [this, t] {
+        for (std::uint32_t m : transfer_members_[t]) end(m);
+      });
+      break;
+    }
+  }
+}
+
+void Executor::begin(std::uint32_t i) { timing_[i].start = sim_.now(); }
+
+void Executor::end(std::uint32_t i) {
+  ZX_CHECK(timing_[i].end.is_max(), "an op ends once");
+  timing_[i].end = sim_.now();
+  ++ended_;
+  const std::size_t s = stream_of_op_[i];
+  ++stream_head_[s];
+  if (stream_head_[s] < streams_[s].size()) {
+    const std::uint32_t next = streams_[s][stream_head_[s]];
+    enabled_by_[next] = i;  // overwritten below if a dependency finishes later
+    maybe_ready(next);
+  }
+  for (std::uint32_t d : dependents_[i]) {
+    --pending_deps_[d];
+    if (pending_deps_[d] == 0) enabled_by_[d] = i;
+    maybe_ready(d);
+  }
+}
+
+ExecutionResult Executor::result() const {
+  if (!finished()) {
+    for (std::size_t i = 0; i < timing_.size(); ++i) {
+      if (timing_[i].end.is_max()) {
+        const Op& op = graph_.ops[i];
+        ZX_CHECK(false, fmt::format("the run ended with op {} ('{}', rank {}) unfinished: {}", i, op.name,
+                                    op.rank,
+                                    readied_[i] ? "it waits for its peers or its communication"
+                                                : "it never became ready"));
+      }
+    }
+  }
+  ExecutionResult r;
+  r.ops = timing_;
+  r.makespan = sim::TimePoint::zero();
+  std::int64_t last = -1;
+  for (std::size_t i = 0; i < timing_.size(); ++i) {
+    if (last < 0 || timing_[i].end > timing_[static_cast<std::size_t>(last)].end) last = static_cast<std::int64_t>(i);
+    r.makespan = std::max(r.makespan, timing_[i].end);
+  }
+  // Critical path: from the last op back through what enabled each op last.
+  for (std::int64_t i = last; i >= 0; i = enabled_by_[static_cast<std::size_t>(i)]) {
+    r.critical_path.push_back(static_cast<std::uint32_t>(i));
+    if (r.critical_path.size() > timing_.size()) break;  // defensive: enabled_by_ is acyclic
+  }
+  std::reverse(r.critical_path.begin(), r.critical_path.end());
+
+  const std::size_t streams = graph_.stream_names.size();
+  r.ranks.resize(static_cast<std::size_t>(graph_.num_ranks));
+  std::vector<std::vector<Interval>> compute(r.ranks.size());
+  std::vector<std::vector<Interval>> comm(r.ranks.size());
+  for (RankSummary& rank : r.ranks) rank.busy_by_stream.assign(streams, sim::Duration::zero());
+  std::map<std::string, std::int64_t> category_ps;
+  for (std::size_t i = 0; i < timing_.size(); ++i) {
+    const Op& op = graph_.ops[i];
+    const OpTiming& t = timing_[i];
+    RankSummary& rank = r.ranks[static_cast<std::size_t>(op.rank)];
+    // A stream is busy from when its op is ready (a collective kernel waits
+    // for its peers on the stream) until it ends.
+    rank.busy_by_stream[static_cast<std::size_t>(op.stream)] += t.end - t.ready;
+    const Interval interval{t.ready.count_ps(), t.end.count_ps()};
+    if (is_communication(op.kind)) {
+      comm[static_cast<std::size_t>(op.rank)].push_back(interval);
+    } else if (op.kind == OpKind::kCompute) {
+      compute[static_cast<std::size_t>(op.rank)].push_back(interval);
+    }
+    category_ps[op.category.empty() ? std::string(to_string(op.kind)) : op.category] +=
+        (t.end - t.ready).count_ps();
+  }
+  for (std::size_t k = 0; k < r.ranks.size(); ++k) {
+    const std::vector<Interval> c = merge(std::move(compute[k]));
+    const std::vector<Interval> m = merge(std::move(comm[k]));
+    const std::int64_t both = overlap(c, m);
+    r.ranks[k].compute = sim::Duration::ps(length(c));
+    r.ranks[k].communication = sim::Duration::ps(length(m));
+    r.ranks[k].overlapped_communication = sim::Duration::ps(both);
+    r.ranks[k].exposed_communication = sim::Duration::ps(length(m) - both);
+  }
+  for (const auto& [category, ps] : category_ps) {
+    r.time_by_category[category] = sim::Duration::ps(ps / std::max(1, graph_.num_ranks));
+  }
+  return r;
+}
+
+ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend) {
+  Executor executor(simulator, graph, backend);
+  executor.start();
+  simulator.run();
+  return executor.result();
+}
+
+}  // namespace zx::models

@@ -1,0 +1,214 @@
+// Tests of the op graph and its executor, with a stand-in communication
+// backend whose collectives and transfers take fixed, known times.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "models/execution/executor.h"
+#include "models/execution/op_graph.h"
+
+namespace zx::models {
+namespace {
+
+using sim::Duration;
+using sim::TimePoint;
+
+// Collectives take 1 ns per KB of bytes_per_rank; transfers 1 ns per KB.
+class FixedBackend : public CommunicationBackend {
+ public:
+  explicit FixedBackend(sim::Simulator& s) : sim_(s) {}
+  void start_collective(const OpGraph& g, std::int64_t index, sim::EventCallback done) override {
+    ++collectives;
+    sim_.schedule_after(Duration::ns(g.collectives[static_cast<std::size_t>(index)].bytes_per_rank.count() / 1000),
+                        std::move(done));
+  }
+  void start_transfer(const OpGraph& g, std::int64_t index, sim::EventCallback done) override {
+    ++transfers;
+    sim_.schedule_after(Duration::ns(g.transfers[static_cast<std::size_t>(index)].size.count() / 1000),
+                        std::move(done));
+  }
+  int collectives = 0;
+  int transfers = 0;
+
+ private:
+  sim::Simulator& sim_;
+};
+
+Op compute(int rank, int stream, std::int64_t ns, std::vector<std::uint32_t> deps = {}) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.rank = rank;
+  op.stream = stream;
+  op.duration = Duration::ns(ns);
+  op.deps = std::move(deps);
+  op.category = "compute";
+  return op;
+}
+
+Op collective(int rank, int stream, std::int64_t index, std::vector<std::uint32_t> deps = {}) {
+  Op op;
+  op.kind = OpKind::kCollective;
+  op.rank = rank;
+  op.stream = stream;
+  op.collective = index;
+  op.deps = std::move(deps);
+  op.category = "all_reduce";
+  return op;
+}
+
+TimePoint at_ns(std::int64_t ns) { return TimePoint::zero() + Duration::ns(ns); }
+
+// Three ops on one stream run back to back: 10 + 20 + 30 ns, all on the
+// critical path, the stream busy the whole time.
+TEST(ExecutorTest, StreamOrder) {
+  OpGraph g;
+  g.num_ranks = 1;
+  const int s = g.stream("compute");
+  g.add(compute(0, s, 10));
+  g.add(compute(0, s, 20));
+  g.add(compute(0, s, 30));
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const ExecutionResult r = execute(sim, g, backend);
+  EXPECT_EQ(r.makespan, at_ns(60));
+  EXPECT_EQ(r.ops[1].start, at_ns(10));
+  EXPECT_EQ(r.critical_path, (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(r.ranks[0].busy_by_stream[0], Duration::ns(60));
+  EXPECT_EQ(r.ranks[0].compute, Duration::ns(60));
+}
+
+// Overlap: A (10 ns) then, on the compute stream, B (30 ns); on the comm
+// stream an all-reduce of 50 ns that needs A. B runs 10-40, the all-reduce
+// 10-60: 30 ns of it overlapped, 20 ns exposed.
+TEST(ExecutorTest, OverlapAndExposedCommunication) {
+  OpGraph g;
+  g.num_ranks = 1;
+  const int cs = g.stream("compute");
+  const int ms = g.stream("comm");
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0}, .bytes_per_rank = sim::Bytes(50'000)});
+  const std::uint32_t a = g.add(compute(0, cs, 10));
+  g.add(collective(0, ms, 0, {a}));
+  g.add(compute(0, cs, 30));
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const ExecutionResult r = execute(sim, g, backend);
+  EXPECT_EQ(r.makespan, at_ns(60));
+  EXPECT_EQ(r.ranks[0].communication, Duration::ns(50));
+  EXPECT_EQ(r.ranks[0].overlapped_communication, Duration::ns(30));
+  EXPECT_EQ(r.ranks[0].exposed_communication, Duration::ns(20));
+  EXPECT_EQ(r.critical_path, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(r.time_by_category.at("all_reduce"), Duration::ns(50));
+}
+
+// A collective starts when its last member arrives: rank 0 is ready at
+// 10 ns, rank 1 at 50 ns; the 20 ns collective ends at 70 ns for both, and
+// the critical path runs through rank 1's compute.
+TEST(ExecutorTest, CollectiveWaitsForTheLastMember) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int s = g.stream("compute");
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(20'000)});
+  g.add(compute(0, s, 10));   // 0
+  g.add(compute(1, s, 50));   // 1
+  g.add(collective(0, s, 0));  // 2
+  g.add(collective(1, s, 0));  // 3
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const ExecutionResult r = execute(sim, g, backend);
+  EXPECT_EQ(backend.collectives, 1);
+  EXPECT_EQ(r.ops[2].ready, at_ns(10));
+  EXPECT_EQ(r.ops[2].start, at_ns(50));
+  EXPECT_EQ(r.ops[2].end, at_ns(70));
+  EXPECT_EQ(r.ops[3].end, at_ns(70));
+  EXPECT_EQ(r.makespan, at_ns(70));
+  EXPECT_EQ(r.critical_path.front(), 1u);
+  // Rank 0 waited 40 ns for its peer: exposed communication.
+  EXPECT_EQ(r.ranks[0].exposed_communication, Duration::ns(60));
+  EXPECT_EQ(r.ranks[1].exposed_communication, Duration::ns(20));
+}
+
+// A send and a receive form one transfer that starts when both are ready.
+TEST(ExecutorTest, SendRecvPairs) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int s = g.stream("main");
+  g.transfers.push_back({.src = 0, .dst = 1, .size = sim::Bytes(5'000)});
+  g.add(compute(1, s, 8));
+  Op send;
+  send.kind = OpKind::kSend;
+  send.rank = 0;
+  send.stream = s;
+  send.transfer = 0;
+  g.add(send);
+  Op recv = send;
+  recv.kind = OpKind::kRecv;
+  recv.rank = 1;
+  g.add(recv);
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const ExecutionResult r = execute(sim, g, backend);
+  EXPECT_EQ(backend.transfers, 1);
+  EXPECT_EQ(r.ops[1].start, at_ns(8));
+  EXPECT_EQ(r.makespan, at_ns(13));
+}
+
+std::string problems_of(const OpGraph& g) {
+  std::string out;
+  for (const OpGraphProblem& p : validate(g)) {
+    out += fmt::format("[{}] {}\n", p.op, p.message);
+  }
+  return out;
+}
+
+// Bad graphs: every problem is listed; cycles are reported by their ops,
+// including a deadlock made by two ranks issuing two collectives in
+// opposite orders on one stream.
+TEST(OpGraphTest, ValidationFindsEveryProblem) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int s = g.stream("compute");
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
+  g.add(compute(0, s, 1, {7}));
+  g.add(compute(3, s, -1));
+  g.add(collective(0, s, 0));
+  g.add(collective(0, s, 0));
+  g.add(collective(1, s, 4));
+  EXPECT_EQ(problems_of(g),
+            "[0] depends on op 7, which does not exist\n"
+            "[1] rank 3 is outside [0, 2)\n"
+            "[1] negative duration -1 ns\n"
+            "[4] names collective 4, which does not exist\n"
+            "[-1] collective 0 (all_reduce): member rank 0 issues it 2 times, expected once\n"
+            "[-1] collective 0 (all_reduce): member rank 1 issues it 0 times, expected once\n");
+
+  OpGraph cycle;
+  cycle.num_ranks = 1;
+  const int a = cycle.stream("a");
+  const int b = cycle.stream("b");
+  cycle.add(compute(0, a, 1, {1}));
+  cycle.add(compute(0, b, 1, {0}));
+  EXPECT_EQ(problems_of(cycle), "[0] dependency cycle through ops 0 -> 1\n");
+
+  OpGraph deadlock;
+  deadlock.num_ranks = 2;
+  const int d = deadlock.stream("comm");
+  deadlock.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
+  deadlock.collectives.push_back({.kind = "all_to_all", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
+  deadlock.add(collective(0, d, 0));
+  deadlock.add(collective(0, d, 1));
+  deadlock.add(collective(1, d, 1));
+  deadlock.add(collective(1, d, 0));
+  const std::string text = problems_of(deadlock);
+  EXPECT_NE(text.find("dependency cycle through ops"), std::string::npos) << text;
+
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  EXPECT_THROW(Executor(sim, deadlock, backend), InputError);
+}
+
+}  // namespace
+}  // namespace zx::models

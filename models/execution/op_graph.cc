@@ -1,0 +1,193 @@
+#include "models/execution/op_graph.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace zx::models {
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::kCompute: return "compute";
+    case OpKind::kCollective: return "collective";
+    case OpKind::kSend: return "send";
+    case OpKind::kRecv: return "recv";
+    case OpKind::kDelay: return "delay";
+  }
+  return "unknown";
+}
+
+std::uint32_t OpGraph::add(Op op) {
+  ops.push_back(std::move(op));
+  return static_cast<std::uint32_t>(ops.size() - 1);
+}
+
+int OpGraph::stream(const std::string& name) {
+  for (std::size_t i = 0; i < stream_names.size(); ++i) {
+    if (stream_names[i] == name) return static_cast<int>(i);
+  }
+  stream_names.push_back(name);
+  return static_cast<int>(stream_names.size() - 1);
+}
+
+std::vector<OpGraphProblem> validate(const OpGraph& g) {
+  std::vector<OpGraphProblem> problems;
+  const auto problem = [&](std::int64_t op, std::string message) {
+    problems.push_back({op, std::move(message)});
+  };
+  const std::size_t n = g.ops.size();
+  if (g.num_ranks < 1) problem(-1, fmt::format("expected at least one rank, got {}", g.num_ranks));
+
+  // Per collective / transfer: which ops issue it.
+  std::vector<std::vector<std::uint32_t>> collective_ops(g.collectives.size());
+  std::vector<std::vector<std::uint32_t>> transfer_ops(g.transfers.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = g.ops[i];
+    const auto id = static_cast<std::int64_t>(i);
+    if (op.rank < 0 || op.rank >= g.num_ranks) {
+      problem(id, fmt::format("rank {} is outside [0, {})", op.rank, g.num_ranks));
+    }
+    if (op.stream < 0 || op.stream >= static_cast<int>(g.stream_names.size())) {
+      problem(id, fmt::format("stream {} does not exist ({} streams)", op.stream, g.stream_names.size()));
+    }
+    if (op.duration < sim::Duration::zero()) {
+      problem(id, fmt::format("negative duration {}", op.duration.to_string()));
+    }
+    for (std::uint32_t d : op.deps) {
+      if (d >= n) problem(id, fmt::format("depends on op {}, which does not exist", d));
+      if (d == i) problem(id, "depends on itself");
+    }
+    switch (op.kind) {
+      case OpKind::kCollective:
+        if (op.collective < 0 || op.collective >= static_cast<std::int64_t>(g.collectives.size())) {
+          problem(id, fmt::format("names collective {}, which does not exist", op.collective));
+        } else {
+          collective_ops[static_cast<std::size_t>(op.collective)].push_back(static_cast<std::uint32_t>(i));
+        }
+        break;
+      case OpKind::kSend:
+      case OpKind::kRecv:
+        if (op.transfer < 0 || op.transfer >= static_cast<std::int64_t>(g.transfers.size())) {
+          problem(id, fmt::format("names transfer {}, which does not exist", op.transfer));
+        } else {
+          transfer_ops[static_cast<std::size_t>(op.transfer)].push_back(static_cast<std::uint32_t>(i));
+        }
+        break;
+      case OpKind::kCompute:
+      case OpKind::kDelay:
+        break;
+    }
+  }
+  for (std::size_t c = 0; c < g.collectives.size(); ++c) {
+    const CollectiveCall& call = g.collectives[c];
+    if (call.bytes_per_rank.count() < 0) problem(-1, fmt::format("collective {}: negative size", c));
+    std::map<int, int> issued;
+    for (std::uint32_t i : collective_ops[c]) ++issued[g.ops[i].rank];
+    for (int r : call.ranks) {
+      if (issued[r] != 1) {
+        problem(-1, fmt::format("collective {} ({}): member rank {} issues it {} times, expected once", c,
+                                call.kind, r, issued[r]));
+      }
+    }
+    for (const auto& [rank, count] : issued) {
+      if (std::find(call.ranks.begin(), call.ranks.end(), rank) == call.ranks.end()) {
+        problem(-1, fmt::format("collective {} ({}): rank {} issues it but is not a member", c, call.kind, rank));
+      }
+    }
+  }
+  for (std::size_t t = 0; t < g.transfers.size(); ++t) {
+    const TransferCall& call = g.transfers[t];
+    int sends = 0;
+    int recvs = 0;
+    for (std::uint32_t i : transfer_ops[t]) {
+      const Op& op = g.ops[i];
+      if (op.kind == OpKind::kSend) {
+        ++sends;
+        if (op.rank != call.src) problem(i, fmt::format("sends transfer {} from rank {}, but its source is {}", t, op.rank, call.src));
+      } else {
+        ++recvs;
+        if (op.rank != call.dst) problem(i, fmt::format("receives transfer {} on rank {}, but its destination is {}", t, op.rank, call.dst));
+      }
+    }
+    if (sends != 1 || recvs != 1) {
+      problem(-1, fmt::format("transfer {} ({} -> {}): {} sends and {} receives, expected one of each", t,
+                              call.src, call.dst, sends, recvs));
+    }
+    if (call.size.count() < 0) problem(-1, fmt::format("transfer {}: negative size", t));
+  }
+  if (!problems.empty()) return problems;
+
+  // Cycles. Ops of one collective or transfer start together, so they are
+  // one unit; edges run from deps and from the previous op of the stream.
+  std::vector<std::uint32_t> unit(n);
+  std::uint32_t units = 0;
+  std::vector<std::int64_t> collective_unit(g.collectives.size(), -1);
+  std::vector<std::int64_t> transfer_unit(g.transfers.size(), -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = g.ops[i];
+    std::int64_t* shared = nullptr;
+    if (op.kind == OpKind::kCollective) shared = &collective_unit[static_cast<std::size_t>(op.collective)];
+    if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+      shared = &transfer_unit[static_cast<std::size_t>(op.transfer)];
+    }
+    if (shared == nullptr) {
+      unit[i] = units++;
+    } else {
+      if (*shared < 0) *shared = units++;
+      unit[i] = static_cast<std::uint32_t>(*shared);
+    }
+  }
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> edges(units);  // (to, via op)
+  std::map<std::pair<int, int>, std::uint32_t> last_on_stream;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = g.ops[i];
+    const auto self = static_cast<std::uint32_t>(i);
+    for (std::uint32_t d : op.deps) edges[unit[d]].push_back({unit[i], self});
+    auto [it, first] = last_on_stream.try_emplace({op.rank, op.stream}, self);
+    if (!first) {
+      edges[unit[it->second]].push_back({unit[i], self});
+      it->second = self;
+    }
+  }
+  // Iterative DFS with colours; on a back edge, walk the stack for the cycle.
+  std::vector<int> colour(units, 0);  // 0 new, 1 on stack, 2 done
+  std::vector<std::pair<std::uint32_t, std::size_t>> stack;  // (unit, next edge)
+  std::vector<std::uint32_t> via;                            // op that led to stack[k]
+  for (std::uint32_t start = 0; start < units; ++start) {
+    if (colour[start] != 0) continue;
+    stack.push_back({start, 0});
+    via.push_back(0);
+    colour[start] = 1;
+    while (!stack.empty()) {
+      auto& [u, next] = stack.back();
+      if (next == edges[u].size()) {
+        colour[u] = 2;
+        stack.pop_back();
+        via.pop_back();
+        continue;
+      }
+      const auto [v, op] = edges[u][next++];
+      if (colour[v] == 1) {
+        // The cycle: from v's position on the stack to the top, then op.
+        std::vector<std::uint32_t> cycle;
+        std::size_t k = stack.size();
+        while (k > 0 && stack[k - 1].first != v) --k;
+        for (std::size_t j = k; j < stack.size(); ++j) cycle.push_back(via[j]);
+        cycle.push_back(op);
+        std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+        problem(op, fmt::format("dependency cycle through ops {}", fmt::join(cycle, " -> ")));
+        return problems;
+      }
+      if (colour[v] == 0) {
+        colour[v] = 1;
+        stack.push_back({v, 0});
+        via.push_back(op);
+      }
+    }
+  }
+  return problems;
+}
+
+}  // namespace zx::models
