@@ -147,6 +147,19 @@ bool check_number(const nlohmann::json& v, const NumberRange& range, double& out
 
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates) {
+  // A unit suffix left out ("start" for "start_ns") is a likely slip too:
+  // one candidate that extends the word is the answer.
+  if (word.size() >= 3) {
+    std::optional<std::string> extension;
+    int extensions = 0;
+    for (const std::string& c : candidates) {
+      if (c.size() > word.size() && c.starts_with(word)) {
+        extension = c;
+        ++extensions;
+      }
+    }
+    if (extensions == 1) return extension;
+  }
   std::optional<std::string> best;
   std::size_t best_distance = 0;
   for (const std::string& c : candidates) {

@@ -186,6 +186,9 @@ TEST(ClosestMatchTest, SuggestsOnlyLikelyTypos) {
   EXPECT_EQ(closest_match("rign", {"ring", "tree", "direct"}), "ring");
   EXPECT_EQ(closest_match("xyz", {"ring", "tree"}), std::nullopt);
   EXPECT_EQ(closest_match("a", {}), std::nullopt);
+  // A left-out unit suffix: the one key that extends the word.
+  EXPECT_EQ(closest_match("start", {"start_ns", "size_bytes"}), "start_ns");
+  EXPECT_EQ(closest_match("a100", {"a100-40gb", "a100-80gb"}), std::nullopt);
 }
 
 }  // namespace
