@@ -116,6 +116,7 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
 
   ShardingPlan plan;
   plan.gpus.resize(static_cast<std::size_t>(num_gpus));
+  plan.host_cache_hit_rate = options.host_cache_hit_rate;
   plan.hbm_budget_bytes =
       static_cast<double>(device.hbm_capacity.count()) * (1.0 - options.hbm_reserve_fraction);
   const double total_budget = plan.hbm_budget_bytes * num_gpus;

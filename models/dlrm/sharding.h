@@ -91,6 +91,8 @@ struct ShardingPlan {
   /// Why not, with the numbers, when !fits.
   std::string reason;
   double hbm_budget_bytes = 0;  ///< per GPU, after the reserve
+  /// Hit rate of the HBM cache in front of host-memory tables.
+  double host_cache_hit_rate = 1.0;
   /// max / mean of embedding_seconds over GPUs (1 is perfect balance).
   double load_imbalance() const;
   double max_hbm_bytes() const;

@@ -1,0 +1,464 @@
+#include "workloads/dlrm_iteration.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+
+namespace zx::workloads {
+namespace {
+
+using models::DataType;
+using models::KernelCost;
+using models::Op;
+using models::OpGraph;
+using models::OpKind;
+using sim::Duration;
+
+constexpr std::int64_t kIndexBytes = 8;  // int64 indices (TorchRec KeyedJaggedTensor)
+constexpr std::int64_t kDenseInputBytes = 4;  // fp32 dense features
+
+DataType parse_type(const std::string& name, const char* flag) {
+  try {
+    return models::parse_data_type(name);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(Diagnostic{flag, "", e.what()});
+  }
+}
+
+using Matrix = std::vector<std::vector<std::int64_t>>;
+
+// Per-rank lists of shard shapes, grouped so each shape is costed once.
+struct ShapeKey {
+  std::int64_t batch;
+  double pooling;
+  std::int64_t dim;
+  bool host;
+  auto operator<=>(const ShapeKey&) const = default;
+};
+
+class Builder {
+ public:
+  Builder(const models::DlrmModel& model, const models::ShardingPlan& plan, int n, int gpn,
+          const models::DeviceProfile& device, const IterationOptions& o)
+      : model_(model), plan_(plan), n_(n), gpn_(gpn), device_(device), o_(o) {}
+
+  OpGraph build();
+
+ private:
+  struct Collective {
+    std::int64_t index;
+    std::string category;
+  };
+  // Adds one collective over `ranks` and one op per member on `stream`,
+  // each depending on deps[rank]; returns the op of each rank (or -1).
+  std::vector<std::int64_t> collective(models::CollectiveCall call, int stream, const std::string& category,
+                                       const std::vector<std::vector<std::uint32_t>>& deps);
+  std::uint32_t compute(int rank, int stream, const std::string& name, const std::string& category,
+                        Duration duration, std::vector<std::uint32_t> deps);
+  Duration embedding_time(int rank, bool backward) const;
+
+  const models::DlrmModel& model_;
+  const models::ShardingPlan& plan_;
+  const int n_;
+  const int gpn_;
+  const models::DeviceProfile& device_;
+  const IterationOptions& o_;
+  OpGraph g_;
+};
+
+std::uint32_t Builder::compute(int rank, int stream, const std::string& name, const std::string& category,
+                               Duration duration, std::vector<std::uint32_t> deps) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.rank = rank;
+  op.stream = stream;
+  op.name = name;
+  op.category = category;
+  op.duration = duration;
+  op.deps = std::move(deps);
+  return g_.add(std::move(op));
+}
+
+std::vector<std::int64_t> Builder::collective(models::CollectiveCall call, int stream,
+                                              const std::string& category,
+                                              const std::vector<std::vector<std::uint32_t>>& deps) {
+  if (auto it = o_.algorithms.find(call.kind); it != o_.algorithms.end()) call.algorithm = it->second;
+  const std::vector<int> ranks = call.ranks;
+  const std::string name = call.kind;
+  g_.collectives.push_back(std::move(call));
+  const auto index = static_cast<std::int64_t>(g_.collectives.size() - 1);
+  std::vector<std::int64_t> ops(static_cast<std::size_t>(n_), -1);
+  for (int r : ranks) {
+    Op op;
+    op.kind = OpKind::kCollective;
+    op.rank = r;
+    op.stream = stream;
+    op.name = name;
+    op.category = category;
+    op.collective = index;
+    op.deps = deps[static_cast<std::size_t>(r)];
+    ops[static_cast<std::size_t>(r)] = g_.add(std::move(op));
+  }
+  return ops;
+}
+
+Duration Builder::embedding_time(int rank, bool backward) const {
+  const std::int64_t global = o_.batch_per_gpu * n_;
+  std::map<ShapeKey, std::int64_t> shapes;
+  for (const models::TablePlacement& t : plan_.tables) {
+    const models::TableGroup& group = model_.tables[static_cast<std::size_t>(t.group)];
+    for (const models::Shard& s : t.shards) {
+      if (s.rank != rank) continue;
+      ShapeKey key{global, group.pooling, s.dim, t.host_memory};
+      switch (t.kind) {
+        case models::ShardingKind::kRowWise:
+        case models::ShardingKind::kTableRowWise:
+          key.pooling = group.pooling * s.lookup_share;
+          break;
+        case models::ShardingKind::kDataParallel:
+          key.batch = o_.batch_per_gpu;
+          break;
+        case models::ShardingKind::kTableWise:
+        case models::ShardingKind::kColumnWise:
+          break;
+      }
+      ++shapes[key];
+    }
+  }
+  Duration total = Duration::zero();
+  int kernels = 0;
+  for (const auto& [key, count] : shapes) {
+    const models::EmbeddingShape shape{.batch = key.batch,
+                                       .tables = count,
+                                       .pooling = key.pooling,
+                                       .dim = key.dim,
+                                       .weight_type = model_.embedding_type,
+                                       .output_type = model_.embedding_type};
+    KernelCost c;
+    if (o_.fused_embeddings) {
+      c = backward ? models::embedding_backward_fused(device_, shape) : models::embedding_forward_fused(device_, shape);
+    } else {
+      c = backward ? models::embedding_backward_unfused(device_, shape)
+                   : models::embedding_forward_unfused(device_, shape);
+    }
+    total += c.time;
+    kernels += c.kernels;
+    if (key.host) {
+      // Cache misses fetch rows from host memory over PCIe (and write them
+      // back after the update).
+      const double misses = (1.0 - plan_.host_cache_hit_rate) * static_cast<double>(key.batch) * key.pooling *
+                            static_cast<double>(count);
+      const double bytes = misses * static_cast<double>(key.dim * models::element_bytes(model_.embedding_type));
+      total += Duration::from_seconds_ceil((backward ? 2.0 : 1.0) * bytes /
+                                           static_cast<double>(device_.host_to_device_bandwidth.count()));
+    }
+  }
+  // Fused: one kernel launch for all shards of this GPU.
+  if (o_.fused_embeddings && kernels > 1) total -= device_.kernel_launch * (kernels - 1);
+  return total;
+}
+
+OpGraph Builder::build() {
+  const std::int64_t B = o_.batch_per_gpu;
+  const std::int64_t global = B * n_;
+  const DataType emb_t = model_.embedding_type;
+  const DataType fwd_t = o_.a2a_forward_dtype.empty() ? emb_t : parse_type(o_.a2a_forward_dtype, "--a2a-precision");
+  const DataType bwd_t = o_.a2a_backward_dtype.empty() ? emb_t : parse_type(o_.a2a_backward_dtype, "--a2a-backward-precision");
+  const DataType ar_t = parse_type(o_.all_reduce_dtype, "--all-reduce-precision");
+  // A100/H100 run fp32 GEMMs on TF32 tensor cores (PyTorch's allow_tf32), as
+  // MAD-Max's ZionEX config assumes (f32_flops 156e12).
+  const DataType math_t = model_.dense_type == DataType::kFp32 ? DataType::kTf32 : model_.dense_type;
+
+  g_.num_ranks = n_;
+  const int compute_s = g_.stream("compute");
+  const int emb_comm = g_.stream("emb_comm");
+  const int dense_comm = g_.stream("dense_comm");
+  const int h2d_s = g_.stream("h2d");
+  const int input_comm = o_.pipeline_input ? g_.stream("input_comm") : emb_comm;
+
+  // Communication volumes from the plan.
+  Matrix indices(static_cast<std::size_t>(n_), std::vector<std::int64_t>(static_cast<std::size_t>(n_), 0));
+  Matrix pooled = indices;
+  std::int64_t row_wise_dims = 0;
+  std::vector<std::int64_t> node_dims(static_cast<std::size_t>(n_ / gpn_), 0);
+  double data_parallel_bytes = 0;
+  for (const models::TablePlacement& t : plan_.tables) {
+    const models::TableGroup& group = model_.tables[static_cast<std::size_t>(t.group)];
+    if (t.kind == models::ShardingKind::kDataParallel) {
+      data_parallel_bytes += static_cast<double>(group.rows * group.dim) * models::element_bytes(ar_t);
+      continue;
+    }
+    for (const models::Shard& s : t.shards) {
+      const auto idx = static_cast<std::int64_t>(static_cast<double>(B) * group.pooling * s.lookup_share) * kIndexBytes;
+      for (int r = 0; r < n_; ++r) indices[static_cast<std::size_t>(r)][static_cast<std::size_t>(s.rank)] += idx;
+      if (t.kind == models::ShardingKind::kTableWise || t.kind == models::ShardingKind::kColumnWise) {
+        for (int r = 0; r < n_; ++r) {
+          pooled[static_cast<std::size_t>(s.rank)][static_cast<std::size_t>(r)] += B * s.dim * models::element_bytes(fwd_t);
+        }
+      } else if (t.kind == models::ShardingKind::kTableRowWise) {
+        // After the node's reduce-scatter each of its GPUs holds 1/gpn of the pools.
+        for (int r = 0; r < n_; ++r) {
+          pooled[static_cast<std::size_t>(s.rank)][static_cast<std::size_t>(r)] +=
+              B * group.dim * models::element_bytes(fwd_t) / gpn_;
+        }
+      }
+    }
+    if (t.kind == models::ShardingKind::kRowWise) row_wise_dims += group.dim;
+    if (t.kind == models::ShardingKind::kTableRowWise) {
+      node_dims[static_cast<std::size_t>(t.shards.front().rank / gpn_)] += group.dim;
+    }
+  }
+  Matrix pooled_grad(static_cast<std::size_t>(n_), std::vector<std::int64_t>(static_cast<std::size_t>(n_), 0));
+  for (int a = 0; a < n_; ++a) {
+    for (int b = 0; b < n_; ++b) {
+      pooled_grad[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)] =
+          pooled[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] / models::element_bytes(fwd_t) *
+          models::element_bytes(bwd_t);
+    }
+  }
+  std::vector<int> all(static_cast<std::size_t>(n_));
+  for (int r = 0; r < n_; ++r) all[static_cast<std::size_t>(r)] = r;
+  const auto none = std::vector<std::vector<std::uint32_t>>(static_cast<std::size_t>(n_));
+  const auto each = [&](const std::vector<std::int64_t>& ops) {
+    std::vector<std::vector<std::uint32_t>> deps(static_cast<std::size_t>(n_));
+    for (int r = 0; r < n_; ++r) {
+      if (ops[static_cast<std::size_t>(r)] >= 0) deps[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(ops[static_cast<std::size_t>(r)]));
+    }
+    return deps;
+  };
+  const auto per_rank = [&](const std::vector<std::uint32_t>& ops) {
+    std::vector<std::int64_t> out(ops.begin(), ops.end());
+    return out;
+  };
+
+  // 1. Inputs: host-to-device copy, then the indices all-to-all.
+  const std::int64_t input_bytes =
+      B * (model_.dense_features * kDenseInputBytes +
+           static_cast<std::int64_t>(model_.lookups_per_sample()) * kIndexBytes);
+  std::vector<std::uint32_t> h2d(static_cast<std::size_t>(n_));
+  for (int r = 0; r < n_; ++r) {
+    h2d[static_cast<std::size_t>(r)] =
+        compute(r, h2d_s, "input_h2d", "input_copy", models::host_to_device_copy(device_, input_bytes).time, {});
+  }
+  std::vector<std::int64_t> input_a2a(static_cast<std::size_t>(n_), -1);
+  if (n_ > 1) {
+    input_a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = indices, .dtype = "fp32"},
+                           input_comm, o_.pipeline_input ? "input_all_to_all_next_batch" : "input_all_to_all",
+                           o_.pipeline_input ? none : each(per_rank(h2d)));
+  }
+
+  // 2. Embedding forward and the pooled-embedding exchange.
+  std::vector<std::uint32_t> emb_fwd(static_cast<std::size_t>(n_));
+  for (int r = 0; r < n_; ++r) {
+    std::vector<std::uint32_t> deps = {h2d[static_cast<std::size_t>(r)]};
+    if (!o_.pipeline_input && input_a2a[static_cast<std::size_t>(r)] >= 0) {
+      deps.push_back(static_cast<std::uint32_t>(input_a2a[static_cast<std::size_t>(r)]));
+    }
+    emb_fwd[static_cast<std::size_t>(r)] =
+        compute(r, compute_s, "embedding_forward", "embedding", embedding_time(r, false), deps);
+  }
+  std::vector<std::vector<std::uint32_t>> pooled_ready = each(per_rank(emb_fwd));
+  std::vector<std::vector<std::uint32_t>> fwd_comm_done(static_cast<std::size_t>(n_));
+  if (n_ > 1) {
+    const auto a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = pooled,
+                                 .dtype = std::string(models::to_string(fwd_t))},
+                                emb_comm, "all_to_all", pooled_ready);
+    for (int r = 0; r < n_; ++r) fwd_comm_done[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(a2a[static_cast<std::size_t>(r)]));
+    if (row_wise_dims > 0) {
+      const auto rs = collective({.kind = "reduce_scatter", .ranks = all,
+                                  .bytes_per_rank = sim::Bytes(global * row_wise_dims * models::element_bytes(fwd_t)),
+                                  .dtype = std::string(models::to_string(fwd_t))},
+                                 emb_comm, "reduce_scatter", pooled_ready);
+      for (int r = 0; r < n_; ++r) fwd_comm_done[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(rs[static_cast<std::size_t>(r)]));
+    }
+    for (std::size_t node = 0; node < node_dims.size(); ++node) {
+      if (node_dims[node] == 0 || gpn_ == 1) continue;
+      std::vector<int> members;
+      for (int i = 0; i < gpn_; ++i) members.push_back(static_cast<int>(node) * gpn_ + i);
+      const auto rs = collective({.kind = "reduce_scatter", .ranks = members,
+                                  .bytes_per_rank = sim::Bytes(global * node_dims[node] * models::element_bytes(fwd_t)),
+                                  .dtype = std::string(models::to_string(fwd_t))},
+                                 emb_comm, "reduce_scatter", pooled_ready);
+      for (int m : members) fwd_comm_done[static_cast<std::size_t>(m)].push_back(static_cast<std::uint32_t>(rs[static_cast<std::size_t>(m)]));
+    }
+  }
+
+  // 3. Dense forward: bottom MLP (needs only the dense input), interaction, top MLP.
+  std::vector<std::uint32_t> last(static_cast<std::size_t>(n_));
+  struct Layer {
+    std::string name;
+    std::int64_t in;
+    std::int64_t out;
+  };
+  std::vector<Layer> bottom;
+  std::vector<Layer> top;
+  {
+    std::int64_t in = model_.bottom_mlp.input;
+    for (std::size_t i = 0; i < model_.bottom_mlp.widths.size(); ++i) {
+      bottom.push_back({fmt::format("bottom_mlp.{}", i), in, model_.bottom_mlp.widths[i]});
+      in = model_.bottom_mlp.widths[i];
+    }
+    in = model_.top_mlp.input;
+    for (std::size_t i = 0; i < model_.top_mlp.widths.size(); ++i) {
+      top.push_back({fmt::format("top_mlp.{}", i), in, model_.top_mlp.widths[i]});
+      in = model_.top_mlp.widths[i];
+    }
+  }
+  const auto interaction_cost = [&](bool backward) {
+    switch (model_.interaction.kind) {
+      case models::InteractionKind::kDot:
+        return backward ? models::dot_interaction_backward(device_, B, model_.interaction_features(),
+                                                           model_.bottom_mlp.output(), math_t).time
+                        : models::dot_interaction_forward(device_, B, model_.interaction_features(),
+                                                          model_.bottom_mlp.output(), math_t).time;
+      case models::InteractionKind::kDcn: {
+        Duration t = Duration::zero();
+        for (std::int64_t l = 0; l < model_.interaction.cross_layers; ++l) {
+          t += backward ? models::dcn_cross_layer_backward(device_, B, model_.interaction_output(),
+                                                           model_.interaction.rank, math_t).time
+                        : models::dcn_cross_layer_forward(device_, B, model_.interaction_output(),
+                                                          model_.interaction.rank, math_t).time;
+        }
+        return t;
+      }
+      case models::InteractionKind::kNone: break;
+    }
+    return Duration::zero();
+  };
+  std::vector<std::uint32_t> interaction_fwd(static_cast<std::size_t>(n_));
+  for (int r = 0; r < n_; ++r) {
+    const auto R = static_cast<std::size_t>(r);
+    std::uint32_t prev = h2d[R];
+    for (const Layer& l : bottom) {
+      prev = compute(r, compute_s, l.name + ".forward", "mlp",
+                     models::linear_forward(device_, B, l.in, l.out, math_t).time, {prev});
+    }
+    std::vector<std::uint32_t> deps = fwd_comm_done[R];
+    deps.push_back(prev);
+    interaction_fwd[R] = compute(r, compute_s, "interaction.forward", "interaction", interaction_cost(false), deps);
+    prev = interaction_fwd[R];
+    for (const Layer& l : top) {
+      prev = compute(r, compute_s, l.name + ".forward", "mlp",
+                     models::linear_forward(device_, B, l.in, l.out, math_t).time, {prev});
+    }
+    last[R] = prev;
+  }
+
+  // 4. Backward: top MLP, interaction, then (beside the embedding gradient
+  // exchange) the bottom MLP; gradients all-reduced in buckets as they appear.
+  const int ar_bytes = models::element_bytes(ar_t);
+  std::vector<std::pair<std::string, std::int64_t>> grads;  // backward order: (op name, bytes)
+  for (auto it = top.rbegin(); it != top.rend(); ++it) grads.push_back({it->name, (it->in * it->out + it->out) * ar_bytes});
+  const std::int64_t interaction_params =
+      model_.interaction.kind == models::InteractionKind::kDcn
+          ? model_.interaction.cross_layers * (2 * model_.interaction_output() * model_.interaction.rank + model_.interaction_output())
+          : 0;
+  grads.push_back({"interaction", interaction_params * ar_bytes});
+  for (auto it = bottom.rbegin(); it != bottom.rend(); ++it) grads.push_back({it->name, (it->in * it->out + it->out) * ar_bytes});
+
+  std::vector<std::map<std::string, std::uint32_t>> bwd_op(static_cast<std::size_t>(n_));
+  std::vector<std::uint32_t> interaction_bwd(static_cast<std::size_t>(n_));
+  for (int r = 0; r < n_; ++r) {
+    const auto R = static_cast<std::size_t>(r);
+    std::uint32_t prev = last[R];
+    for (auto it = top.rbegin(); it != top.rend(); ++it) {
+      prev = compute(r, compute_s, it->name + ".backward", "mlp",
+                     models::linear_backward(device_, B, it->in, it->out, math_t).time, {prev});
+      bwd_op[R][it->name] = prev;
+    }
+    interaction_bwd[R] = compute(r, compute_s, "interaction.backward", "interaction", interaction_cost(true), {prev});
+    bwd_op[R]["interaction"] = interaction_bwd[R];
+  }
+  // Embedding gradient exchange (reverse of the forward one).
+  std::vector<std::vector<std::uint32_t>> grads_arrived(static_cast<std::size_t>(n_));
+  if (n_ > 1) {
+    const auto deps = each(per_rank(interaction_bwd));
+    const auto a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = pooled_grad,
+                                 .dtype = std::string(models::to_string(bwd_t))},
+                                emb_comm, "all_to_all", deps);
+    for (int r = 0; r < n_; ++r) grads_arrived[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(a2a[static_cast<std::size_t>(r)]));
+    if (row_wise_dims > 0) {
+      const auto ag = collective({.kind = "all_gather", .ranks = all,
+                                  .bytes_per_rank = sim::Bytes(global * row_wise_dims * models::element_bytes(bwd_t)),
+                                  .dtype = std::string(models::to_string(bwd_t))},
+                                 emb_comm, "all_gather", deps);
+      for (int r = 0; r < n_; ++r) grads_arrived[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(ag[static_cast<std::size_t>(r)]));
+    }
+    for (std::size_t node = 0; node < node_dims.size(); ++node) {
+      if (node_dims[node] == 0 || gpn_ == 1) continue;
+      std::vector<int> members;
+      for (int i = 0; i < gpn_; ++i) members.push_back(static_cast<int>(node) * gpn_ + i);
+      const auto ag = collective({.kind = "all_gather", .ranks = members,
+                                  .bytes_per_rank = sim::Bytes(global * node_dims[node] * models::element_bytes(bwd_t)),
+                                  .dtype = std::string(models::to_string(bwd_t))},
+                                 emb_comm, "all_gather", deps);
+      for (int m : members) grads_arrived[static_cast<std::size_t>(m)].push_back(static_cast<std::uint32_t>(ag[static_cast<std::size_t>(m)]));
+    }
+  }
+  for (int r = 0; r < n_; ++r) {
+    const auto R = static_cast<std::size_t>(r);
+    std::uint32_t prev = interaction_bwd[R];
+    for (auto it = bottom.rbegin(); it != bottom.rend(); ++it) {
+      prev = compute(r, compute_s, it->name + ".backward", "mlp",
+                     models::linear_backward(device_, B, it->in, it->out, math_t).time, {prev});
+      bwd_op[R][it->name] = prev;
+    }
+    std::vector<std::uint32_t> deps = grads_arrived[R];
+    deps.push_back(prev);
+    compute(r, compute_s, "embedding_backward", "embedding", embedding_time(r, true), deps);
+  }
+
+  // Dense gradient buckets, in backward order; data-parallel tables' gradients
+  // ride in the last bucket.
+  std::vector<std::vector<std::uint32_t>> buckets_done(static_cast<std::size_t>(n_));
+  std::int64_t params = 0;
+  std::int64_t bucket = 0;
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    bucket += grads[i].second;
+    params += grads[i].second / ar_bytes;
+    const bool final_bucket = i + 1 == grads.size();
+    if (bucket < o_.all_reduce_bucket_bytes && !final_bucket) continue;
+    if (final_bucket) bucket += static_cast<std::int64_t>(data_parallel_bytes);
+    if (bucket > 0 && n_ > 1) {
+      std::vector<std::vector<std::uint32_t>> deps(static_cast<std::size_t>(n_));
+      for (int r = 0; r < n_; ++r) deps[static_cast<std::size_t>(r)].push_back(bwd_op[static_cast<std::size_t>(r)][grads[i].first]);
+      const auto ar = collective({.kind = "all_reduce", .ranks = all, .bytes_per_rank = sim::Bytes(bucket),
+                                  .dtype = std::string(models::to_string(ar_t))},
+                                 dense_comm, "all_reduce", deps);
+      for (int r = 0; r < n_; ++r) buckets_done[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(ar[static_cast<std::size_t>(r)]));
+    }
+    bucket = 0;
+  }
+  for (int r = 0; r < n_; ++r) {
+    const auto R = static_cast<std::size_t>(r);
+    std::vector<std::uint32_t> deps = buckets_done[R];
+    deps.push_back(bwd_op[R][grads.back().first]);
+    compute(r, compute_s, "dense_optimizer", "optimizer",
+            models::dense_optimizer_step(device_, std::max<std::int64_t>(1, params), o_.dense_optimizer).time, deps);
+  }
+  return std::move(g_);
+}
+
+}  // namespace
+
+models::OpGraph build_dlrm_iteration(const models::DlrmModel& model, const models::ShardingPlan& plan,
+                                     int num_gpus, int gpus_per_node, const models::DeviceProfile& device,
+                                     const IterationOptions& options) {
+  if (!plan.fits) throw InputError(Diagnostic{"sharding", "", plan.reason});
+  if (num_gpus < 1 || gpus_per_node < 1 || num_gpus % gpus_per_node != 0 ||
+      plan.gpus.size() != static_cast<std::size_t>(num_gpus)) {
+    throw InputError(Diagnostic{"iteration", "", fmt::format("a plan for {} GPUs cannot run on {} GPUs",
+                                                             plan.gpus.size(), num_gpus)});
+  }
+  if (options.batch_per_gpu < 1) {
+    throw InputError(Diagnostic{"--batch-per-gpu", "", fmt::format("expected >= 1, got {}", options.batch_per_gpu)});
+  }
+  return Builder(model, plan, num_gpus, gpus_per_node, device, options).build();
+}
+
+}  // namespace zx::workloads
