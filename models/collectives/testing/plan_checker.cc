@@ -221,10 +221,27 @@ class Checker {
     // ancestors[s]: every step that finishes before s starts.
     const std::size_t num_steps = plan_.steps.size();
     std::vector<BitSet> ancestors(num_steps, BitSet(num_steps));
-    std::vector<std::optional<std::uint32_t>> last_writer(ranks * num_chunks);
-    std::map<std::size_t, std::vector<std::uint32_t>> readers;  // since the last write
-    const auto ordered = [&](std::optional<std::uint32_t> earlier, std::uint32_t s) {
-      return !earlier || ancestors[s].test(*earlier);
+    // Accesses since the last copy into each (rank, chunk). Reductions
+    // commute, so unordered reductions into one cell are fine; every other
+    // pair of accesses where one writes must be ordered by dependencies.
+    struct History {
+      std::optional<std::uint32_t> last_copy;
+      std::vector<std::uint32_t> reducers;
+      std::vector<std::uint32_t> readers;
+    };
+    std::map<std::size_t, History> history;
+    const auto describe_cell = [&](std::size_t c) {
+      return fmt::format("rank {}'s chunk {}", c / num_chunks, c % num_chunks);
+    };
+    // Reports every access in `earlier` that step s does not follow.
+    const auto require_ordered = [&](std::uint32_t s, const std::vector<std::uint32_t>& earlier,
+                                     std::size_t c, std::string_view what) {
+      for (std::uint32_t e : earlier) {
+        if (e != s && !ancestors[s].test(e)) {
+          error(fmt::format("step {}: {} {} races with step {}", s, what, describe_cell(c), e));
+          return;
+        }
+      }
     };
     for (std::uint32_t s = 0; s < num_steps; ++s) {
       const Step& step = plan_.steps[s];
@@ -249,43 +266,36 @@ class Checker {
               error(fmt::format("step {}: rank {} sends chunk {} to rank {} but does not hold it", s,
                                 x.src, c, x.dst));
             }
-            if (!ordered(last_writer[from], s)) {
-              error(fmt::format("step {}: races with step {} on rank {}'s chunk {}", s,
-                                *last_writer[from], x.src, c));
-            }
-            readers[from].push_back(s);
+            History& h = history[from];
+            if (h.last_copy) require_ordered(s, {*h.last_copy}, from, "reading");
+            require_ordered(s, h.reducers, from, "reading");
+            h.readers.push_back(s);
             read_here[from] = true;
             deliveries.push_back({cell(x.dst, c), x.op, value[from]});
           }
         }
       }
       // Writes.
-      std::map<std::size_t, int> writes_here;
+      std::map<std::size_t, std::pair<int, int>> writes_here;  // (copies, reductions)
       for (const Delivery& d : deliveries) {
-        const int rank = static_cast<int>(d.cell / num_chunks);
         const auto chunk = static_cast<std::uint32_t>(d.cell % num_chunks);
+        const int rank = static_cast<int>(d.cell / num_chunks);
         if (read_here.contains(d.cell)) {
-          error(fmt::format("step {}: rank {}'s chunk {} is both sent and received", s, rank, chunk));
+          error(fmt::format("step {}: {} is both sent and received", s, describe_cell(d.cell)));
         }
-        if (!ordered(last_writer[d.cell], s) && last_writer[d.cell] != s) {
-          error(fmt::format("step {}: races with step {} writing rank {}'s chunk {}", s,
-                            *last_writer[d.cell], rank, chunk));
+        auto& [copies, reductions] = writes_here[d.cell];
+        (d.op == TransferOp::kCopy ? copies : reductions) += 1;
+        if (copies > 1 || (copies > 0 && reductions > 0)) {
+          error(fmt::format("step {}: {} is written twice, not only by reductions", s,
+                            describe_cell(d.cell)));
         }
-        if (auto it = readers.find(d.cell); it != readers.end()) {
-          for (std::uint32_t reader : it->second) {
-            if (reader != s && !ancestors[s].test(reader)) {
-              error(fmt::format("step {}: overwrites rank {}'s chunk {} while step {} may read it",
-                                s, rank, chunk, reader));
-            }
-          }
-          readers.erase(it);
-        }
-        const int writes = ++writes_here[d.cell];
+        History& h = history[d.cell];
+        if (h.last_copy && *h.last_copy != s) require_ordered(s, {*h.last_copy}, d.cell, "writing");
+        require_ordered(s, h.readers, d.cell, "writing");
         if (d.op == TransferOp::kCopy) {
-          if (writes > 1) {
-            error(fmt::format("step {}: rank {}'s chunk {} is written twice", s, rank, chunk));
-          }
+          require_ordered(s, h.reducers, d.cell, "copying into");
           value[d.cell] = d.payload;
+          h = History{.last_copy = s};
         } else {
           if (value[d.cell].intersects(d.payload)) {
             error(fmt::format("step {}: rank {} reduces chunk {} holding {} with {}: a contribution "
@@ -293,8 +303,8 @@ class Checker {
                               s, rank, chunk, value[d.cell].to_string(), d.payload.to_string()));
           }
           value[d.cell].unite(d.payload);
+          h.reducers.push_back(s);
         }
-        last_writer[d.cell] = s;
       }
     }
     // The end.
