@@ -4,12 +4,12 @@
 
 #include "models/collectives/collective_algorithm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "base/check.h"
 #include "base/error.h"
@@ -34,12 +34,12 @@ const MemberLocation& TopologyView::member(int index) const {
 
 std::vector<std::vector<int>> TopologyView::members_by_server() const {
   std::map<int, std::vector<int>> by_server;
-  for (int i = 0; i < size(); ++i) by_server[members_[static_cast<std::size_t>(i)].server].push_back(i);
+  for (int i = 0; i < size(); ++i)
+    by_server[members_[static_cast<std::size_t>(i)].server].push_back(i);
   std::vector<std::vector<int>> out;
   for (auto& [server, list] : by_server) {
-    std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
-      return member(a).local_index < member(b).local_index;
-    });
+    std::stable_sort(list.begin(), list.end(),
+                     [&](int a, int b) { return member(a).local_index < member(b).local_index; });
     out.push_back(std::move(list));
   }
   return out;
@@ -58,20 +58,20 @@ void check_lowerable(const CollectiveAlgorithm& algorithm, const CollectiveReque
   validate(request);
   const std::string source = fmt::format("collective algorithm '{}'", algorithm.name());
   if (topology.size() != static_cast<int>(request.ranks.size())) {
-    throw InputError(Diagnostic{
-        .source = source,
-        .message = fmt::format("the topology view has {} members but the group has {}",
-                               topology.size(), request.ranks.size())});
+    throw InputError(
+        Diagnostic{.source = source,
+                   .message = fmt::format("the topology view has {} members but the group has {}",
+                                          topology.size(), request.ranks.size())});
   }
   if (!algorithm.supports(request.kind)) {
     std::vector<std::string> kinds;
     for (CollectiveKind k : all_collective_kinds()) {
       if (algorithm.supports(k)) kinds.emplace_back(to_string(k));
     }
-    throw InputError(Diagnostic{
-        .source = source,
-        .message = fmt::format("does not support {}; it supports: {}", to_string(request.kind),
-                               fmt::join(kinds, ", "))});
+    throw InputError(
+        Diagnostic{.source = source,
+                   .message = fmt::format("does not support {}; it supports: {}",
+                                          to_string(request.kind), fmt::join(kinds, ", "))});
   }
 }
 

@@ -22,14 +22,16 @@ CollectivePlan HalvingDoublingAlgorithm::lower(const CollectiveRequest& request,
   }
   const auto all = std::vector<ChunkRange>{{0, static_cast<std::uint32_t>(pof2)}};
   // The member at new index i (MPICH's newrank).
-  const auto at = [&](int i) { return member[static_cast<std::size_t>(i < rem ? 2 * i + 1 : i + rem)]; };
+  const auto at = [&](int i) {
+    return member[static_cast<std::size_t>(i < rem ? 2 * i + 1 : i + rem)];
+  };
 
   std::vector<std::uint32_t> after;
   if (rem > 0) {
     const std::uint32_t step = plan.add_step();
     for (int p = 0; p < 2 * rem; p += 2) {
-      plan.add_transfer(step, member[static_cast<std::size_t>(p)], member[static_cast<std::size_t>(p + 1)],
-                        TransferOp::kReduce, all);
+      plan.add_transfer(step, member[static_cast<std::size_t>(p)],
+                        member[static_cast<std::size_t>(p + 1)], TransferOp::kReduce, all);
     }
     after = {step};
   }
@@ -59,8 +61,8 @@ CollectivePlan HalvingDoublingAlgorithm::lower(const CollectiveRequest& request,
   if (rem > 0) {
     const std::uint32_t step = plan.add_step(after);
     for (int p = 0; p < 2 * rem; p += 2) {
-      plan.add_transfer(step, member[static_cast<std::size_t>(p + 1)], member[static_cast<std::size_t>(p)],
-                        TransferOp::kCopy, all);
+      plan.add_transfer(step, member[static_cast<std::size_t>(p + 1)],
+                        member[static_cast<std::size_t>(p)], TransferOp::kCopy, all);
     }
   }
   return std::move(plan).finish();

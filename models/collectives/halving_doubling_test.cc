@@ -32,7 +32,8 @@ TEST(HalvingDoublingTest, PowersOfTwoSend2nMinus1OverN) {
   for (int n : {2, 8, 16, 64, 128}) {
     const std::int64_t s = std::int64_t{4} * n * 9;
     const CollectiveRequest req = request(n, s);
-    const auto report = check_plan(HalvingDoublingAlgorithm().lower(req, TopologyView::packed(n, 8)), req);
+    const auto report =
+        check_plan(HalvingDoublingAlgorithm().lower(req, TopologyView::packed(n, 8)), req);
     ASSERT_TRUE(report.ok()) << "n=" << n << "\n" << report.summary();
     for (int r = 0; r < n; ++r) EXPECT_EQ(report.bytes_sent[r].count(), 2 * (n - 1) * s / n);
     EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * log2_floor(n)));

@@ -90,10 +90,12 @@ CollectivePlan HierarchicalAlgorithm::lower(const CollectiveRequest& request,
     case CollectiveKind::kAllReduce: {
       // Chunk l * G + g: piece g of the 1/L block that rail l all-reduces.
       for (sim::Bytes block : split_bytes(request.bytes_per_rank, per_server, elem)) {
-        for (sim::Bytes piece : split_bytes(block, num_servers, elem)) plan.add_chunk(piece, {}, {});
+        for (sim::Bytes piece : split_bytes(block, num_servers, elem))
+          plan.add_chunk(piece, {}, {});
       }
       const auto super_block = [&](int, int l) {
-        return std::vector<ChunkRange>{{static_cast<std::uint32_t>(l) * G, static_cast<std::uint32_t>(l + 1) * G}};
+        return std::vector<ChunkRange>{
+            {static_cast<std::uint32_t>(l) * G, static_cast<std::uint32_t>(l + 1) * G}};
       };
       const auto piece = [&](int l, int g) {
         const auto c = static_cast<std::uint32_t>(l) * G + static_cast<std::uint32_t>(g);
@@ -111,7 +113,8 @@ CollectivePlan HierarchicalAlgorithm::lower(const CollectiveRequest& request,
       const bool gather = request.kind == CollectiveKind::kAllGather;
       const auto blocks = block_sizes(request);
       for (int r = 0; r < n; ++r) {
-        plan.add_chunk(blocks[static_cast<std::size_t>(r)], gather ? std::optional<int>(r) : std::nullopt,
+        plan.add_chunk(blocks[static_cast<std::size_t>(r)],
+                       gather ? std::optional<int>(r) : std::nullopt,
                        gather ? std::nullopt : std::optional<int>(r));
       }
       std::vector<std::vector<ChunkRange>> rail_blocks;
@@ -138,7 +141,8 @@ CollectivePlan HierarchicalAlgorithm::lower(const CollectiveRequest& request,
         for (int d = 0; d < n; ++d) plan.add_chunk(pair_size(request, s, d), s, d);
       }
       const auto chunk = [&](int s, int d) {
-        return static_cast<std::uint32_t>(s) * static_cast<std::uint32_t>(n) + static_cast<std::uint32_t>(d);
+        return static_cast<std::uint32_t>(s) * static_cast<std::uint32_t>(n) +
+               static_cast<std::uint32_t>(d);
       };
       // Inside the server: (g, p) -> (g, q) carries everything from (g, p) to rail q.
       const std::uint32_t gather = chain.next();
@@ -147,7 +151,8 @@ CollectivePlan HierarchicalAlgorithm::lower(const CollectiveRequest& request,
           for (int q = 0; q < per_server; ++q) {
             if (p == q) continue;
             std::vector<std::uint32_t> carried;
-            for (int h = 0; h < num_servers; ++h) carried.push_back(chunk(servers[g][p], servers[h][q]));
+            for (int h = 0; h < num_servers; ++h)
+              carried.push_back(chunk(servers[g][p], servers[h][q]));
             plan.add_transfer(gather, servers[g][p], servers[g][q], TransferOp::kCopy,
                               internal::to_ranges(std::move(carried)));
           }
@@ -160,7 +165,8 @@ CollectivePlan HierarchicalAlgorithm::lower(const CollectiveRequest& request,
           for (int h = 0; h < num_servers; ++h) {
             if (g == h) continue;
             std::vector<std::uint32_t> carried;
-            for (int p = 0; p < per_server; ++p) carried.push_back(chunk(servers[g][p], servers[h][q]));
+            for (int p = 0; p < per_server; ++p)
+              carried.push_back(chunk(servers[g][p], servers[h][q]));
             plan.add_transfer(cross, servers[g][q], servers[h][q], TransferOp::kCopy,
                               internal::to_ranges(std::move(carried)));
           }

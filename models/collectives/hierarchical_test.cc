@@ -62,7 +62,8 @@ TEST(HierarchicalTest, ReduceScatterAndAllGather) {
       const int L = std::min(n, 8), G = n / L;
       const std::int64_t s = std::int64_t{4} * n * 3;
       const CollectiveRequest req = request(kind, n, s);
-      const auto report = check_plan(HierarchicalAlgorithm().lower(req, TopologyView::packed(n, 8)), req);
+      const auto report =
+          check_plan(HierarchicalAlgorithm().lower(req, TopologyView::packed(n, 8)), req);
       ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << "\n" << report.summary();
       for (int r = 0; r < n; ++r) {
         EXPECT_EQ(report.bytes_sent[r].count(), (L - 1) * s / L + (G - 1) * s / (G * L));

@@ -5,11 +5,11 @@
 
 #include "models/collectives/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "base/check.h"
 #include "base/error.h"
@@ -127,8 +127,8 @@ void validate(const CollectiveRequest& request) {
   const auto& m = request.all_to_all_v_bytes;
   if (!m.empty()) {
     if (request.kind != CollectiveKind::kAllToAll) {
-      error("all_to_all_v_bytes", fmt::format("only all_to_all takes a matrix, not {}",
-                                              to_string(request.kind)));
+      error("all_to_all_v_bytes",
+            fmt::format("only all_to_all takes a matrix, not {}", to_string(request.kind)));
     } else if (static_cast<int>(m.size()) != n) {
       error("all_to_all_v_bytes",
             fmt::format("expected {} rows (one per rank), got {}", n, m.size()));

@@ -60,7 +60,14 @@
 
 namespace zx::models::collectives {
 
-enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kReduce };
+enum class CollectiveKind {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kAllToAll,
+  kBroadcast,
+  kReduce
+};
 
 /// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "reduce".
 std::string_view to_string(CollectiveKind kind);
@@ -149,7 +156,7 @@ struct LocalWork {
 /// then `local_work` is charged and the step is done.
 struct Step {
   std::vector<Transfer> transfers;
-  std::vector<std::uint32_t> after;  ///< indices of earlier steps
+  std::vector<std::uint32_t> after;   ///< indices of earlier steps
   std::vector<LocalWork> local_work;  ///< sorted by rank, one entry per rank
 };
 

@@ -5,10 +5,10 @@
 
 #include "models/collectives/plan_json.h"
 
+#include <fmt/format.h>
+
 #include <ostream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace zx::models::collectives {
 
@@ -32,10 +32,12 @@ void write_plan_json(std::ostream& out, const CollectivePlan& plan) {
     for (std::size_t t = 0; t < step.transfers.size(); ++t) {
       const Transfer& x = step.transfers[t];
       std::vector<std::string> ranges;
-      for (const ChunkRange& r : x.chunks) ranges.push_back(fmt::format("[{}, {}]", r.begin, r.end));
+      for (const ChunkRange& r : x.chunks)
+        ranges.push_back(fmt::format("[{}, {}]", r.begin, r.end));
       out << (t == 0 ? "\n" : ",\n")
           << fmt::format(
-                 "      {{\"src\": {}, \"dst\": {}, \"size\": {}, \"op\": \"{}\", \"chunks\": [{}]}}",
+                 "      {{\"src\": {}, \"dst\": {}, \"size\": {}, \"op\": \"{}\", \"chunks\": "
+                 "[{}]}}",
                  x.src, x.dst, x.size.count(), to_string(x.op), fmt::join(ranges, ", "));
     }
     out << (step.transfers.empty() ? "]" : "\n    ]") << ", \"local_work\": [";

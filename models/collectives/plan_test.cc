@@ -5,11 +5,12 @@
 // local index, orders rings server by server and rejects ranks outside the
 // cluster; an empty plan writes as valid, minimal JSON.
 
+#include "models/collectives/plan.h"
+
 #include <gtest/gtest.h>
 
 #include "base/error.h"
 #include "models/collectives/collective_algorithm.h"
-#include "models/collectives/plan.h"
 #include "models/collectives/plan_json.h"
 #include "models/collectives/topology_view.h"
 #include "topology/presets.h"

@@ -35,8 +35,8 @@ std::vector<std::pair<std::string, std::string>> CollectiveRegistry::describe() 
   return out;
 }
 
-std::unique_ptr<CollectiveAlgorithm> CollectiveRegistry::create(std::string_view name,
-                                                                std::string_view options_json) const {
+std::unique_ptr<CollectiveAlgorithm> CollectiveRegistry::create(
+    std::string_view name, std::string_view options_json) const {
   const auto it = entries_.find(name);
   if (it == entries_.end()) {
     std::string message = fmt::format("unknown collective algorithm '{}'", name);
@@ -46,8 +46,9 @@ std::unique_ptr<CollectiveAlgorithm> CollectiveRegistry::create(std::string_view
     message += fmt::format("; valid: {}", fmt::join(names(), ", "));
     throw InputError(Diagnostic{.message = std::move(message)});
   }
-  json::Document doc = json::Document::parse(options_json.empty() ? "{}" : options_json,
-                                             fmt::format("options of collective algorithm '{}'", name));
+  json::Document doc =
+      json::Document::parse(options_json.empty() ? "{}" : options_json,
+                            fmt::format("options of collective algorithm '{}'", name));
   json::ObjectReader root = doc.root();
   std::unique_ptr<CollectiveAlgorithm> algorithm = it->second.factory(root);
   root.finish();
@@ -57,18 +58,20 @@ std::unique_ptr<CollectiveAlgorithm> CollectiveRegistry::create(std::string_view
 }
 
 void register_builtin_collectives(CollectiveRegistry& registry) {
-  registry.add("ring",
-               "NCCL ring: all-reduce, reduce-scatter, all-gather, broadcast, reduce; options "
-               "chunks, channels",
-               [](json::ObjectReader& o) { return std::make_unique<RingAlgorithm>(parse_ring_options(o)); });
+  registry.add(
+      "ring",
+      "NCCL ring: all-reduce, reduce-scatter, all-gather, broadcast, reduce; options "
+      "chunks, channels",
+      [](json::ObjectReader& o) { return std::make_unique<RingAlgorithm>(parse_ring_options(o)); });
   registry.add("double_binary_tree",
                "all-reduce on two complementary binary trees (NCCL, Sanders et al. 2009); option "
                "chunks",
                [](json::ObjectReader& o) {
                  return std::make_unique<DoubleBinaryTreeAlgorithm>(parse_tree_options(o));
                });
-  registry.add("tree", "pipelined binary tree: broadcast, reduce; option chunks",
-               [](json::ObjectReader& o) { return std::make_unique<TreeAlgorithm>(parse_tree_options(o)); });
+  registry.add(
+      "tree", "pipelined binary tree: broadcast, reduce; option chunks",
+      [](json::ObjectReader& o) { return std::make_unique<TreeAlgorithm>(parse_tree_options(o)); });
   registry.add("halving_doubling",
                "Rabenseifner all-reduce: recursive halving then doubling (MPICH), any group size",
                [](json::ObjectReader&) { return std::make_unique<HalvingDoublingAlgorithm>(); });

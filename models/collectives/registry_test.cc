@@ -63,8 +63,9 @@ TEST(RegistryTest, OptionsAreCheckedWithPointers) {
             "'chunks'?)");
   EXPECT_EQ(error_of(registry, "direct", R"({"window": 4})"),
             "options of collective algorithm 'direct': unknown key 'window'");
-  EXPECT_EQ(error_of(registry, "tree", R"([1])"),
-            "options of collective algorithm 'tree': expected an object, got an array of 1 elements");
+  EXPECT_EQ(
+      error_of(registry, "tree", R"([1])"),
+      "options of collective algorithm 'tree': expected an object, got an array of 1 elements");
   EXPECT_EQ(error_of(registry, "ring", R"({"chunks": 4, "channels": 2})"), "(no error)");
 }
 

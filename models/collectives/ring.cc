@@ -23,7 +23,9 @@ RingOptions parse_ring_options(json::ObjectReader& options) {
   return out;
 }
 
-bool RingAlgorithm::supports(CollectiveKind kind) const { return kind != CollectiveKind::kAllToAll; }
+bool RingAlgorithm::supports(CollectiveKind kind) const {
+  return kind != CollectiveKind::kAllToAll;
+}
 
 CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
                                     const TopologyView& topology) const {
@@ -60,9 +62,9 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
       for (int r = 0; r < n; ++r) {
         const auto sizes = split_bytes(blocks[static_cast<std::size_t>(r)], slices, elem);
         for (int j = 0; j < slices; ++j) {
-          chunk_of[j][position[r]] =
-              plan.add_chunk(sizes[static_cast<std::size_t>(j)], gather ? std::optional<int>(r) : std::nullopt,
-                             gather ? std::nullopt : std::optional<int>(r));
+          chunk_of[j][position[r]] = plan.add_chunk(sizes[static_cast<std::size_t>(j)],
+                                                    gather ? std::optional<int>(r) : std::nullopt,
+                                                    gather ? std::nullopt : std::optional<int>(r));
         }
       }
       break;
@@ -75,9 +77,10 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
       std::rotate(ring.begin(), broadcast ? it : it + 1, ring.end());
       const auto sizes = split_bytes(request.bytes_per_rank, slices, elem);
       for (int j = 0; j < slices; ++j) {
-        chunk_of[j][0] = plan.add_chunk(
-            sizes[static_cast<std::size_t>(j)], broadcast ? std::optional<int>(request.root) : std::nullopt,
-            broadcast ? std::nullopt : std::optional<int>(request.root));
+        chunk_of[j][0] =
+            plan.add_chunk(sizes[static_cast<std::size_t>(j)],
+                           broadcast ? std::optional<int>(request.root) : std::nullopt,
+                           broadcast ? std::nullopt : std::optional<int>(request.root));
       }
       // Slice j, hop p: position p sends to p + 1, after hop p-1 of the
       // slice and hop p of the channel's previous slice.

@@ -48,8 +48,8 @@ TEST(RingTest, AllReduceSends2nMinus1OverNPerRank) {
       const int slices = shape.chunks * shape.channels;
       const std::int64_t s = std::int64_t{4} * n * slices * 10;
       const CollectiveRequest req = request(CollectiveKind::kAllReduce, n, s);
-      const CollectivePlan plan = RingAlgorithm({shape.chunks, shape.channels})
-                                      .lower(req, TopologyView::packed(n, 8));
+      const CollectivePlan plan =
+          RingAlgorithm({shape.chunks, shape.channels}).lower(req, TopologyView::packed(n, 8));
       const auto report = check_plan(plan, req);
       ASSERT_TRUE(report.ok()) << "n=" << n << "\n" << report.summary();
       for (int r = 0; r < n; ++r) {
@@ -57,7 +57,8 @@ TEST(RingTest, AllReduceSends2nMinus1OverNPerRank) {
         EXPECT_EQ(report.bytes_received[r].count(), 2 * (n - 1) * s / n);
       }
       EXPECT_EQ(report.num_steps, static_cast<std::size_t>(slices * 2 * (n - 1)));
-      EXPECT_EQ(report.critical_path_steps, static_cast<std::size_t>(2 * (n - 1) + shape.chunks - 1));
+      EXPECT_EQ(report.critical_path_steps,
+                static_cast<std::size_t>(2 * (n - 1) + shape.chunks - 1));
       // Local work: (n-1)/n x S reduced per rank.
       EXPECT_EQ(report.total_reduce_bytes.count(), (n - 1) * s);
     }
@@ -112,9 +113,9 @@ TEST(RingTest, BroadcastAndReducePipelineFromOrToTheRoot) {
 TEST(RingTest, UnevenSizesScatteredGroupsAndOneRank) {
   std::vector<MemberLocation> members = {{3, 1}, {0, 2}, {3, 0}, {1, 5}, {0, 0}};
   const TopologyView view(members);
-  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter,
-                              CollectiveKind::kAllGather, CollectiveKind::kBroadcast,
-                              CollectiveKind::kReduce}) {
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+        CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
     for (std::int64_t s : {0, 1, 3, 37, 1001}) {
       const CollectiveRequest req = request(kind, 5, s, /*root=*/3);
       const auto report = check_plan(RingAlgorithm({2, 2}).lower(req, view), req);

@@ -67,12 +67,14 @@ std::vector<std::vector<std::uint32_t>> reduce_up(PlanBuilder& plan, const Tree&
       const int v = *it;
       if (!tree.parent[static_cast<std::size_t>(v)]) continue;
       std::vector<std::uint32_t> after;
-      for (int c : tree.children[static_cast<std::size_t>(v)]) after.push_back(*up[static_cast<std::size_t>(c)]);
-      if (previous[static_cast<std::size_t>(v)]) after.push_back(*previous[static_cast<std::size_t>(v)]);
+      for (int c : tree.children[static_cast<std::size_t>(v)])
+        after.push_back(*up[static_cast<std::size_t>(c)]);
+      if (previous[static_cast<std::size_t>(v)])
+        after.push_back(*previous[static_cast<std::size_t>(v)]);
       const std::uint32_t step = plan.add_step(std::move(after));
       const int p = *tree.parent[static_cast<std::size_t>(v)];
-      plan.add_transfer(step, member[static_cast<std::size_t>(v)], member[static_cast<std::size_t>(p)],
-                        TransferOp::kReduce, pieces[k]);
+      plan.add_transfer(step, member[static_cast<std::size_t>(v)],
+                        member[static_cast<std::size_t>(p)], TransferOp::kReduce, pieces[k]);
       up[static_cast<std::size_t>(v)] = previous[static_cast<std::size_t>(v)] = step;
       if (!tree.parent[static_cast<std::size_t>(p)]) into_root[k].push_back(step);
     }
@@ -97,10 +99,11 @@ void broadcast_down(PlanBuilder& plan, const Tree& tree, const std::vector<int>&
       } else if (!ready.empty()) {
         after = ready[k];
       }
-      if (previous[static_cast<std::size_t>(v)]) after.push_back(*previous[static_cast<std::size_t>(v)]);
+      if (previous[static_cast<std::size_t>(v)])
+        after.push_back(*previous[static_cast<std::size_t>(v)]);
       const std::uint32_t step = plan.add_step(std::move(after));
-      plan.add_transfer(step, member[static_cast<std::size_t>(p)], member[static_cast<std::size_t>(v)],
-                        TransferOp::kCopy, pieces[k]);
+      plan.add_transfer(step, member[static_cast<std::size_t>(p)],
+                        member[static_cast<std::size_t>(v)], TransferOp::kCopy, pieces[k]);
       down[static_cast<std::size_t>(v)] = previous[static_cast<std::size_t>(v)] = step;
     }
   }
@@ -124,8 +127,10 @@ CollectivePlan TreeAlgorithm::lower(const CollectiveRequest& request,
   std::rotate(member.begin(), std::find(member.begin(), member.end(), request.root), member.end());
   PlanBuilder plan(request.kind, n);
   std::vector<std::uint32_t> pieces;
-  for (sim::Bytes size : split_bytes(request.bytes_per_rank, options_.chunks, size_bytes(request.dtype))) {
-    pieces.push_back(plan.add_chunk(size, broadcast ? std::optional<int>(request.root) : std::nullopt,
+  for (sim::Bytes size :
+       split_bytes(request.bytes_per_rank, options_.chunks, size_bytes(request.dtype))) {
+    pieces.push_back(plan.add_chunk(size,
+                                    broadcast ? std::optional<int>(request.root) : std::nullopt,
                                     broadcast ? std::nullopt : std::optional<int>(request.root)));
   }
   const Tree tree = make_tree(internal::btree_parents(n));
@@ -148,7 +153,8 @@ CollectivePlan DoubleBinaryTreeAlgorithm::lower(const CollectiveRequest& request
   const Tree trees[2] = {make_tree(internal::btree_parents(n)), make_tree(second_tree_parents(n))};
   std::vector<std::uint32_t> pieces[2];
   for (int t = 0; t < 2; ++t) {
-    for (sim::Bytes size : split_bytes(halves[static_cast<std::size_t>(t)], options_.chunks, elem)) {
+    for (sim::Bytes size :
+         split_bytes(halves[static_cast<std::size_t>(t)], options_.chunks, elem)) {
       pieces[t].push_back(plan.add_chunk(size, {}, {}));
     }
   }

@@ -39,8 +39,8 @@ TEST(TreeTest, BroadcastAndReduceCarryTheBufferOncePerEdge) {
           ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << "\n" << report.summary();
           EXPECT_EQ(report.total_bytes.count(), (n - 1) * s);
           EXPECT_EQ(report.num_steps, static_cast<std::size_t>(chunks * (n - 1)));
-          const auto& root_bytes = kind == CollectiveKind::kBroadcast ? report.bytes_sent
-                                                                      : report.bytes_received;
+          const auto& root_bytes =
+              kind == CollectiveKind::kBroadcast ? report.bytes_sent : report.bytes_received;
           EXPECT_EQ(root_bytes[root].count() % s, 0);
           EXPECT_GE(root_bytes[root].count(), s);
         }
@@ -68,7 +68,8 @@ TEST(TreeTest, UnevenSizesAndOneRank) {
   for (std::int64_t s : {0, 1, 7, 1001}) {
     const CollectiveRequest req = request(CollectiveKind::kAllReduce, 5, s);
     EXPECT_TRUE(
-        check_plan(DoubleBinaryTreeAlgorithm({4}).lower(req, TopologyView::packed(5, 2)), req).ok());
+        check_plan(DoubleBinaryTreeAlgorithm({4}).lower(req, TopologyView::packed(5, 2)), req)
+            .ok());
     const CollectiveRequest b = request(CollectiveKind::kBroadcast, 5, s, 2);
     EXPECT_TRUE(check_plan(TreeAlgorithm({4}).lower(b, TopologyView::packed(5, 2)), b).ok());
   }

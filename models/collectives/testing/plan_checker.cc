@@ -4,12 +4,12 @@
 
 #include "models/collectives/testing/plan_checker.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
-
-#include <fmt/format.h>
 
 namespace zx::models::collectives::testing {
 namespace {
@@ -151,7 +151,8 @@ class Checker {
         continue;
       }
       for (const auto& end : {chunk.origin, chunk.destination}) {
-        if (end && (*end < 0 || *end >= n_)) error(fmt::format("chunk {}: rank {} out of range", c, *end));
+        if (end && (*end < 0 || *end >= n_))
+          error(fmt::format("chunk {}: rank {} out of range", c, *end));
       }
       if (rooted && (chunk.origin.value_or(request_.root) != request_.root ||
                      chunk.destination.value_or(request_.root) != request_.root)) {
@@ -160,7 +161,8 @@ class Checker {
       total += chunk.size;
       if (has_origin) per_origin[*chunk.origin] += chunk.size;
       if (has_destination) per_destination[*chunk.destination] += chunk.size;
-      if (has_origin && has_destination) per_pair[{*chunk.origin, *chunk.destination}] += chunk.size;
+      if (has_origin && has_destination)
+        per_pair[{*chunk.origin, *chunk.destination}] += chunk.size;
     }
     if (report_.errors.size() != before) return false;
     switch (kind) {
@@ -263,8 +265,8 @@ class Checker {
             if (plan_.chunks[c].size == sim::Bytes(0)) continue;
             const std::size_t from = cell(x.src, c);
             if (value[from].empty()) {
-              error(fmt::format("step {}: rank {} sends chunk {} to rank {} but does not hold it", s,
-                                x.src, c, x.dst));
+              error(fmt::format("step {}: rank {} sends chunk {} to rank {} but does not hold it",
+                                s, x.src, c, x.dst));
             }
             History& h = history[from];
             if (h.last_copy) require_ordered(s, {*h.last_copy}, from, "reading");
@@ -298,9 +300,10 @@ class Checker {
           h = History{.last_copy = s};
         } else {
           if (value[d.cell].intersects(d.payload)) {
-            error(fmt::format("step {}: rank {} reduces chunk {} holding {} with {}: a contribution "
-                              "counted twice",
-                              s, rank, chunk, value[d.cell].to_string(), d.payload.to_string()));
+            error(
+                fmt::format("step {}: rank {} reduces chunk {} holding {} with {}: a contribution "
+                            "counted twice",
+                            s, rank, chunk, value[d.cell].to_string(), d.payload.to_string()));
           }
           value[d.cell].unite(d.payload);
           h.reducers.push_back(s);

@@ -19,7 +19,8 @@ CollectiveRequest request(int n, std::int64_t bytes) {
 }
 
 Transfer transfer(int src, int dst, std::int64_t size, TransferOp op, std::uint32_t chunk) {
-  return {.src = src, .dst = dst, .size = sim::Bytes(size), .op = op, .chunks = {{chunk, chunk + 1}}};
+  return {
+      .src = src, .dst = dst, .size = sim::Bytes(size), .op = op, .chunks = {{chunk, chunk + 1}}};
 }
 
 // 2 ranks, 2 chunks of 8 bytes: rank 0 reduces chunk 0 from rank 1 and rank
@@ -56,7 +57,8 @@ TEST(PlanCheckerTest, MissingTransferLeavesAPartialResult) {
   CollectivePlan plan = two_rank_all_reduce();
   plan.steps[1].transfers.pop_back();
   const PlanReport report = check_plan(plan, request(2, 16));
-  EXPECT_TRUE(mentions(report, "rank 0 ends with chunk 1 = {0}, expected {0,1}")) << report.summary();
+  EXPECT_TRUE(mentions(report, "rank 0 ends with chunk 1 = {0}, expected {0,1}"))
+      << report.summary();
 }
 
 TEST(PlanCheckerTest, DoubleReductionIsCaught) {
