@@ -1,0 +1,77 @@
+// File: models/collectives/collective_algorithm.h
+//
+// The interface of a collective algorithm: a pure function from a request and
+// a small read-only view of where the group's members sit (server, index in
+// the server) to a CollectivePlan (STYLE.md 10.5). Algorithms hold only their
+// options; the same request and view always give the same plan. This turns
+// ASTRA-sim's stateful Algorithm::run(EventType, CallData*) inside out.
+//
+// TopologyView keeps topology types out of the algorithms: topology_view.h
+// builds one from a topology::Topology and the group's global ranks.
+
+#ifndef ZIONSIM_MODELS_COLLECTIVES_COLLECTIVE_ALGORITHM_H_
+#define ZIONSIM_MODELS_COLLECTIVES_COLLECTIVE_ALGORITHM_H_
+
+#include <string_view>
+#include <vector>
+
+#include "models/collectives/plan.h"
+
+namespace zx::models::collectives {
+
+/// Where one group member sits.
+struct MemberLocation {
+  int server = 0;       ///< server index in the cluster
+  int local_index = 0;  ///< GPU index inside its server
+};
+
+/// For each group member (group index 0..n-1), its server and local index.
+class TopologyView {
+ public:
+  explicit TopologyView(std::vector<MemberLocation> members);
+
+  /// n members on servers of `gpus_per_server` GPUs, in rank order
+  /// (member i on server i / gpus_per_server): for tests and quick estimates.
+  static TopologyView packed(int n, int gpus_per_server);
+
+  int size() const { return static_cast<int>(members_.size()); }
+  const MemberLocation& member(int index) const;
+
+  /// The group's members per server: servers ascending, members of each
+  /// sorted by local index. The shape hierarchical algorithms work on.
+  std::vector<std::vector<int>> members_by_server() const;
+
+  /// Group indices ordered so that members of one server are adjacent
+  /// (servers ascending, local index ascending): NCCL's ring order, which
+  /// crosses the fabric once per server.
+  std::vector<int> ring_order() const;
+
+ private:
+  std::vector<MemberLocation> members_;
+};
+
+/// Lowers a collective into point-to-point steps.
+class CollectiveAlgorithm {
+ public:
+  virtual ~CollectiveAlgorithm() = default;
+
+  /// The registry name ("ring", "halving_doubling", ...).
+  virtual std::string_view name() const = 0;
+  virtual bool supports(CollectiveKind kind) const = 0;
+
+  /// The plan for `request` on `topology` (whose size is the group's).
+  /// Throws zx::InputError for a malformed request, a kind this algorithm
+  /// does not support, or a group shape it cannot handle (saying why).
+  virtual CollectivePlan lower(const CollectiveRequest& request,
+                               const TopologyView& topology) const = 0;
+};
+
+/// The checks every lower() starts with: validate(request), the view's size
+/// equals the group's, and algorithm.supports(request.kind). Throws
+/// zx::InputError.
+void check_lowerable(const CollectiveAlgorithm& algorithm, const CollectiveRequest& request,
+                     const TopologyView& topology);
+
+}  // namespace zx::models::collectives
+
+#endif  // ZIONSIM_MODELS_COLLECTIVES_COLLECTIVE_ALGORITHM_H_

@@ -1,0 +1,193 @@
+// File: models/collectives/plan.cc
+//
+// Names of kinds and element types, request validation, and the canonical
+// ways a buffer is split into blocks (see plan.h).
+
+#include "models/collectives/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "base/check.h"
+#include "base/error.h"
+
+namespace zx::models::collectives {
+namespace {
+
+std::string normalized(std::string_view name) {
+  std::string s(name);
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kReduce:
+      return "reduce";
+  }
+  ZX_UNREACHABLE("bad CollectiveKind");
+}
+
+const std::vector<CollectiveKind>& all_collective_kinds() {
+  static const std::vector<CollectiveKind> kinds = {
+      CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+      CollectiveKind::kAllToAll,  CollectiveKind::kBroadcast,     CollectiveKind::kReduce};
+  return kinds;
+}
+
+std::optional<CollectiveKind> parse_collective_kind(std::string_view name) {
+  const std::string n = normalized(name);
+  for (CollectiveKind kind : all_collective_kinds()) {
+    if (to_string(kind) == n) return kind;
+  }
+  return std::nullopt;
+}
+
+bool is_reduction(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
+         kind == CollectiveKind::kReduce;
+}
+
+std::string_view to_string(DataType type) {
+  switch (type) {
+    case DataType::kFp32:
+      return "fp32";
+    case DataType::kFp16:
+      return "fp16";
+    case DataType::kBf16:
+      return "bf16";
+    case DataType::kFp8:
+      return "fp8";
+  }
+  ZX_UNREACHABLE("bad DataType");
+}
+
+std::optional<DataType> parse_data_type(std::string_view name) {
+  for (DataType t : {DataType::kFp32, DataType::kFp16, DataType::kBf16, DataType::kFp8}) {
+    if (to_string(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
+int size_bytes(DataType type) {
+  switch (type) {
+    case DataType::kFp32:
+      return 4;
+    case DataType::kFp16:
+    case DataType::kBf16:
+      return 2;
+    case DataType::kFp8:
+      return 1;
+  }
+  ZX_UNREACHABLE("bad DataType");
+}
+
+std::string_view to_string(TransferOp op) { return op == TransferOp::kCopy ? "copy" : "reduce"; }
+
+void validate(const CollectiveRequest& request) {
+  std::vector<Diagnostic> problems;
+  auto error = [&](std::string location, std::string message) {
+    problems.push_back({.source = "collective request",
+                        .location = std::move(location),
+                        .message = std::move(message)});
+  };
+  const int n = static_cast<int>(request.ranks.size());
+  if (n == 0) error("ranks", "expected a non-empty group");
+  std::set<int> seen;
+  for (int i = 0; i < n; ++i) {
+    const int r = request.ranks[static_cast<std::size_t>(i)];
+    if (r < 0) error(fmt::format("ranks/{}", i), fmt::format("expected a rank >= 0, got {}", r));
+    if (!seen.insert(r).second) {
+      error(fmt::format("ranks/{}", i), fmt::format("rank {} appears twice in the group", r));
+    }
+  }
+  if (request.bytes_per_rank < sim::Bytes(0)) {
+    error("bytes_per_rank",
+          fmt::format("expected bytes >= 0, got {}", request.bytes_per_rank.count()));
+  }
+  if ((request.kind == CollectiveKind::kBroadcast || request.kind == CollectiveKind::kReduce) &&
+      (request.root < 0 || request.root >= n)) {
+    error("root", fmt::format("expected a group index in [0, {}], got {}", n - 1, request.root));
+  }
+  const auto& m = request.all_to_all_v_bytes;
+  if (!m.empty()) {
+    if (request.kind != CollectiveKind::kAllToAll) {
+      error("all_to_all_v_bytes",
+            fmt::format("only all_to_all takes a matrix, not {}", to_string(request.kind)));
+    } else if (static_cast<int>(m.size()) != n) {
+      error("all_to_all_v_bytes",
+            fmt::format("expected {} rows (one per rank), got {}", n, m.size()));
+    } else {
+      for (int s = 0; s < n; ++s) {
+        const auto& row = m[static_cast<std::size_t>(s)];
+        if (static_cast<int>(row.size()) != n) {
+          error(fmt::format("all_to_all_v_bytes/{}", s),
+                fmt::format("expected {} entries, got {}", n, row.size()));
+          continue;
+        }
+        for (int d = 0; d < n; ++d) {
+          if (row[static_cast<std::size_t>(d)] < 0) {
+            error(fmt::format("all_to_all_v_bytes/{}/{}", s, d),
+                  fmt::format("expected bytes >= 0, got {}", row[static_cast<std::size_t>(d)]));
+          }
+        }
+      }
+    }
+  }
+  if (!problems.empty()) throw InputError(std::move(problems));
+}
+
+std::vector<sim::Bytes> split_bytes(sim::Bytes total, int parts, int element_bytes) {
+  ZX_CHECK(parts >= 1, "split_bytes needs at least one part");
+  ZX_CHECK(element_bytes >= 1, "split_bytes needs a positive element size");
+  ZX_CHECK(total >= sim::Bytes(0), "split_bytes of a negative size");
+  const std::int64_t elements = total.count() / element_bytes;
+  const std::int64_t tail = total.count() % element_bytes;
+  const std::int64_t base = elements / parts;
+  const std::int64_t extra = elements % parts;
+  std::vector<sim::Bytes> out;
+  out.reserve(static_cast<std::size_t>(parts));
+  for (int i = 0; i < parts; ++i) {
+    out.push_back(sim::Bytes((base + (i < extra ? 1 : 0)) * element_bytes));
+  }
+  out.back() += sim::Bytes(tail);
+  return out;
+}
+
+std::vector<sim::Bytes> block_sizes(const CollectiveRequest& request) {
+  return split_bytes(request.bytes_per_rank, static_cast<int>(request.ranks.size()),
+                     size_bytes(request.dtype));
+}
+
+sim::Bytes pair_size(const CollectiveRequest& request, int src, int dst) {
+  if (!request.all_to_all_v_bytes.empty()) {
+    return sim::Bytes(
+        request.all_to_all_v_bytes[static_cast<std::size_t>(src)][static_cast<std::size_t>(dst)]);
+  }
+  return block_sizes(request)[static_cast<std::size_t>(dst)];
+}
+
+sim::Bytes total_bytes(const CollectivePlan& plan) {
+  sim::Bytes total;
+  for (const Step& step : plan.steps) {
+    for (const Transfer& t : step.transfers) total += t.size;
+  }
+  return total;
+}
+
+}  // namespace zx::models::collectives

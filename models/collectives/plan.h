@@ -1,0 +1,183 @@
+// File: models/collectives/plan.h
+//
+// The vocabulary of collective communication: what is asked for
+// (CollectiveRequest) and how it is carried out (CollectivePlan), a DAG of
+// point-to-point transfers that one executor runs on any network model
+// (STYLE.md 10.5). Collective algorithms are pure functions from a request to
+// a plan; they never touch the simulator.
+//
+// The plan is a DAG of steps.
+//
+//   * A Step starts when every step in `after` has finished (indices of
+//     earlier steps only, so the vector order is a topological order).
+//   * It then starts all its transfers at once, as concurrent flows.
+//   * When all of them are delivered it charges its `local_work`: each listed
+//     rank reduces `reduce_bytes` (time = bytes / reduction bandwidth, charged
+//     by the executor), and then the step is done.
+//
+// A ring all-reduce with C chunks on K channels is K * C independent chains of
+// 2(n-1) steps each (one step per ring hop, all n ranks sending at once),
+// chained also across chunks of one channel so a channel works its chunks in
+// order like NCCL's pipeline. Trees give one step per (chunk, node), so a node
+// forwards as soon as its own children are done. Steps need not form a chain.
+//
+// Semantic content, for checking. The logical data of the collective is cut
+// into `chunks`. Each Chunk says which rank holds it at the start (`origin`;
+// nullopt: every rank holds its own contribution to be reduced) and which
+// rank must hold it at the end (`destination`; nullopt: every rank). Every
+// transfer names the chunks it carries (ranges of chunk indices) and whether
+// the receiver copies them (overwrites its value) or reduces them into its
+// own value. Its `size` is the sum of those chunks' sizes. The symbolic
+// checker in testing/plan_checker.h replays a plan on sets of contributions
+// and proves that each destination ends with exactly the right value.
+//
+//   kind            origin      destination   logical buffer (S = bytes_per_rank)
+//   all-reduce      every rank  every rank    the S-byte buffer
+//   reduce          every rank  root          the S-byte buffer
+//   reduce-scatter  every rank  block owner   the S-byte input, n blocks (block_sizes)
+//   all-gather      block owner every rank    the S-byte output, n blocks (block_sizes)
+//   broadcast       root        every rank    the S-byte buffer
+//   all-to-all      source      destination   n x n pair blocks (pair_sizes)
+//
+// Ranks in a plan are group indices (0..n-1, positions in request.ranks), not
+// global GPU ranks; the executor maps them through request.ranks.
+//
+// Sources: NCCL (ring and double binary tree, chunked pipelines, channels);
+// R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective
+// communication operations in MPICH", IJHPCA 19(1), 2005 (ring, recursive
+// halving/doubling, pairwise exchange); the plan-as-data idea from Chakra /
+// ASTRA-sim custom collectives.
+
+#ifndef ZIONSIM_MODELS_COLLECTIVES_PLAN_H_
+#define ZIONSIM_MODELS_COLLECTIVES_PLAN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace zx::models::collectives {
+
+enum class CollectiveKind {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kAllToAll,
+  kBroadcast,
+  kReduce
+};
+
+/// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "reduce".
+std::string_view to_string(CollectiveKind kind);
+/// Inverse of to_string; also accepts '-' for '_' ("all-reduce"). nullopt if unknown.
+std::optional<CollectiveKind> parse_collective_kind(std::string_view name);
+/// Every kind, in declaration order.
+const std::vector<CollectiveKind>& all_collective_kinds();
+/// Whether the receiver of this collective reduces (all-reduce, reduce-scatter, reduce).
+bool is_reduction(CollectiveKind kind);
+
+/// Element types: they fix the element size that buffers are split on.
+enum class DataType { kFp32, kFp16, kBf16, kFp8 };
+
+std::string_view to_string(DataType type);  ///< "fp32", "fp16", "bf16", "fp8"
+std::optional<DataType> parse_data_type(std::string_view name);
+int size_bytes(DataType type);  ///< 4, 2, 2, 1
+
+/// One collective call on a group of GPUs.
+struct CollectiveRequest {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  /// Global GPU ranks of the group, in group order; plans index this vector.
+  std::vector<int> ranks;
+  /// The per-rank buffer as nccl-tests counts it. all-reduce, broadcast,
+  /// reduce: the buffer; reduce-scatter: the full input of each rank;
+  /// all-gather: the full output of each rank; all-to-all: the total each
+  /// rank sends (to all ranks, itself included).
+  sim::Bytes bytes_per_rank;
+  /// Optional all-to-all-v: an n x n matrix of bytes [src][dst]. When set,
+  /// bytes_per_rank is ignored for all-to-all.
+  std::vector<std::vector<std::int64_t>> all_to_all_v_bytes;
+  DataType dtype = DataType::kFp32;
+  /// The root of broadcast and reduce, as a group index.
+  int root = 0;
+};
+
+/// Throws zx::InputError unless the request is well formed: a non-empty
+/// group of distinct non-negative ranks, bytes_per_rank >= 0, the root a
+/// group index, an all-to-all-v matrix n x n of non-negative entries and
+/// only for all-to-all.
+void validate(const CollectiveRequest& request);
+
+/// Splits `total` into `parts` pieces on element boundaries, as evenly as
+/// possible (the first pieces one element larger); a trailing partial element
+/// goes to the last piece. parts >= 1.
+std::vector<sim::Bytes> split_bytes(sim::Bytes total, int parts, int element_bytes);
+
+/// Reduce-scatter / all-gather: the bytes of each rank's block of the
+/// logical buffer (split_bytes(bytes_per_rank, n, element size)).
+std::vector<sim::Bytes> block_sizes(const CollectiveRequest& request);
+
+/// All-to-all: bytes from src to dst: the v-matrix entry, or else
+/// split_bytes(bytes_per_rank, n, element size)[dst].
+sim::Bytes pair_size(const CollectiveRequest& request, int src, int dst);
+
+/// Indices [begin, end) of the plan's chunks.
+struct ChunkRange {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  friend bool operator==(const ChunkRange&, const ChunkRange&) = default;
+};
+
+/// What the receiver does with the chunks that arrive.
+enum class TransferOp {
+  kCopy,    ///< overwrite its value of the chunk
+  kReduce,  ///< reduce into its value of the chunk (and charge local work)
+};
+std::string_view to_string(TransferOp op);  ///< "copy", "reduce"
+
+/// One point-to-point transfer: `size` bytes from group index src to dst.
+struct Transfer {
+  int src = 0;
+  int dst = 0;
+  sim::Bytes size;
+  TransferOp op = TransferOp::kCopy;
+  /// The chunks carried; their sizes add up to `size`.
+  std::vector<ChunkRange> chunks;
+};
+
+/// Reduction work of one rank after a step's transfers arrive.
+struct LocalWork {
+  int rank = 0;
+  sim::Bytes reduce_bytes;
+};
+
+/// Transfers that proceed concurrently once every step in `after` finished;
+/// then `local_work` is charged and the step is done.
+struct Step {
+  std::vector<Transfer> transfers;
+  std::vector<std::uint32_t> after;   ///< indices of earlier steps
+  std::vector<LocalWork> local_work;  ///< sorted by rank, one entry per rank
+};
+
+/// One piece of the logical data (see the table at the top of this file).
+struct Chunk {
+  sim::Bytes size;
+  std::optional<int> origin;       ///< nullopt: every rank contributes
+  std::optional<int> destination;  ///< nullopt: every rank must end with it
+};
+
+/// The lowered form of one collective call: a DAG of steps.
+struct CollectivePlan {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  int group_size = 0;
+  std::vector<Chunk> chunks;
+  std::vector<Step> steps;
+};
+
+/// Sum of all transfer sizes.
+sim::Bytes total_bytes(const CollectivePlan& plan);
+
+}  // namespace zx::models::collectives
+
+#endif  // ZIONSIM_MODELS_COLLECTIVES_PLAN_H_

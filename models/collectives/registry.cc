@@ -1,0 +1,88 @@
+// File: models/collectives/registry.cc
+//
+// CollectiveRegistry and the built-in algorithms' registrations.
+
+#include "models/collectives/registry.h"
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "models/collectives/all_to_all.h"
+#include "models/collectives/halving_doubling.h"
+#include "models/collectives/hierarchical.h"
+#include "models/collectives/ring.h"
+#include "models/collectives/tree.h"
+
+namespace zx::models::collectives {
+
+void CollectiveRegistry::add(std::string name, std::string description, Factory factory) {
+  ZX_CHECK(!entries_.contains(name), "collective algorithm '" + name + "' registered twice");
+  ZX_CHECK(factory != nullptr, "collective algorithm '" + name + "' has no factory");
+  entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory)});
+}
+
+std::vector<std::string> CollectiveRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, entry] : entries_) out.push_back(name);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CollectiveRegistry::describe() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, entry] : entries_) out.emplace_back(name, entry.description);
+  return out;
+}
+
+std::unique_ptr<CollectiveAlgorithm> CollectiveRegistry::create(
+    std::string_view name, std::string_view options_json) const {
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    std::string message = fmt::format("unknown collective algorithm '{}'", name);
+    if (auto guess = json::closest_match(name, names())) {
+      message += fmt::format(" (did you mean '{}'?)", *guess);
+    }
+    message += fmt::format("; valid: {}", fmt::join(names(), ", "));
+    throw InputError(Diagnostic{.message = std::move(message)});
+  }
+  json::Document doc =
+      json::Document::parse(options_json.empty() ? "{}" : options_json,
+                            fmt::format("options of collective algorithm '{}'", name));
+  json::ObjectReader root = doc.root();
+  std::unique_ptr<CollectiveAlgorithm> algorithm = it->second.factory(root);
+  root.finish();
+  doc.throw_if_errors();
+  ZX_CHECK(algorithm != nullptr, "collective algorithm factory returned null");
+  return algorithm;
+}
+
+void register_builtin_collectives(CollectiveRegistry& registry) {
+  registry.add(
+      "ring",
+      "NCCL ring: all-reduce, reduce-scatter, all-gather, broadcast, reduce; options "
+      "chunks, channels",
+      [](json::ObjectReader& o) { return std::make_unique<RingAlgorithm>(parse_ring_options(o)); });
+  registry.add("double_binary_tree",
+               "all-reduce on two complementary binary trees (NCCL, Sanders et al. 2009); option "
+               "chunks",
+               [](json::ObjectReader& o) {
+                 return std::make_unique<DoubleBinaryTreeAlgorithm>(parse_tree_options(o));
+               });
+  registry.add(
+      "tree", "pipelined binary tree: broadcast, reduce; option chunks",
+      [](json::ObjectReader& o) { return std::make_unique<TreeAlgorithm>(parse_tree_options(o)); });
+  registry.add("halving_doubling",
+               "Rabenseifner all-reduce: recursive halving then doubling (MPICH), any group size",
+               [](json::ObjectReader&) { return std::make_unique<HalvingDoublingAlgorithm>(); });
+  registry.add("hierarchical",
+               "two-level: NVLink inside the server, one rail per local rank across servers: "
+               "all-reduce, reduce-scatter, all-gather, all-to-all",
+               [](json::ObjectReader&) { return std::make_unique<HierarchicalAlgorithm>(); });
+  registry.add("direct", "all-to-all(-v): every pair at once, one step",
+               [](json::ObjectReader&) { return std::make_unique<DirectAllToAllAlgorithm>(); });
+  registry.add("pairwise", "all-to-all(-v): n-1 rounds of pairwise exchange (MPICH)",
+               [](json::ObjectReader&) { return std::make_unique<PairwiseAllToAllAlgorithm>(); });
+}
+
+}  // namespace zx::models::collectives

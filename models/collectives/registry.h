@@ -1,0 +1,66 @@
+// File: models/collectives/registry.h
+//
+// Collective algorithms by name (STYLE.md 10.5): a registry of factories with
+// one-line descriptions, filled explicitly by register_builtin_collectives()
+// (no static self-registration: Bazel drops unreferenced objects from static
+// libraries). Each factory parses its algorithm's typed options from JSON at
+// this boundary and reports every problem with its JSON pointer. Names and
+// "valid: ..." errors follow SimGrid's ModuleGroup.
+
+#ifndef ZIONSIM_MODELS_COLLECTIVES_REGISTRY_H_
+#define ZIONSIM_MODELS_COLLECTIVES_REGISTRY_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "models/collectives/collective_algorithm.h"
+
+namespace zx::json {
+class ObjectReader;
+}  // namespace zx::json
+
+namespace zx::models::collectives {
+
+class CollectiveRegistry {
+ public:
+  /// Builds an algorithm from its options object (read keys from it; the
+  /// registry reports unknown keys and throws).
+  using Factory = std::function<std::unique_ptr<CollectiveAlgorithm>(json::ObjectReader& options)>;
+
+  /// Adds an algorithm. A duplicate name is a programming error (InvariantError).
+  void add(std::string name, std::string description, Factory factory);
+
+  /// The algorithm `name` with options from `options_json` (a JSON object;
+  /// empty text means {}). Throws zx::InputError for an unknown name, e.g.
+  ///   unknown collective algorithm 'rign' (did you mean 'ring'?); valid: direct, ...
+  /// or for bad options, e.g.
+  ///   options of collective algorithm 'ring': /chunks: expected an integer in [1, 1024], got 0
+  std::unique_ptr<CollectiveAlgorithm> create(std::string_view name,
+                                              std::string_view options_json = {}) const;
+
+  bool contains(std::string_view name) const { return entries_.contains(name); }
+  /// Sorted names.
+  std::vector<std::string> names() const;
+  /// Sorted (name, description) pairs, for help texts and error messages.
+  std::vector<std::pair<std::string, std::string>> describe() const;
+
+ private:
+  struct Entry {
+    std::string description;
+    Factory factory;
+  };
+  std::map<std::string, Entry, std::less<>> entries_;  // ordered: deterministic listings
+};
+
+/// Adds ring, double_binary_tree, halving_doubling, hierarchical, tree,
+/// direct and pairwise.
+void register_builtin_collectives(CollectiveRegistry& registry);
+
+}  // namespace zx::models::collectives
+
+#endif  // ZIONSIM_MODELS_COLLECTIVES_REGISTRY_H_

@@ -1,0 +1,135 @@
+// File: models/collectives/ring.cc
+//
+// Ring lowering (see ring.h). Ring positions p = 0..n-1 follow ring_order();
+// in reduce-scatter step s position p sends block (p - s - 1) mod n to p + 1,
+// which reduces it, so position p ends with block p fully reduced; in
+// all-gather step s it forwards block (p - s) mod n.
+
+#include "models/collectives/ring.h"
+
+#include <algorithm>
+
+#include "base/json_reader.h"
+#include "models/collectives/internal/plan_builder.h"
+
+namespace zx::models::collectives {
+
+using internal::PlanBuilder;
+
+RingOptions parse_ring_options(json::ObjectReader& options) {
+  RingOptions out;
+  options.read_int("chunks", out.chunks, {.min = 1, .max = 1024});
+  options.read_int("channels", out.channels, {.min = 1, .max = 64});
+  return out;
+}
+
+bool RingAlgorithm::supports(CollectiveKind kind) const {
+  return kind != CollectiveKind::kAllToAll;
+}
+
+CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
+                                    const TopologyView& topology) const {
+  check_lowerable(*this, request, topology);
+  const int n = static_cast<int>(request.ranks.size());
+  const int elem = size_bytes(request.dtype);
+  const int chunks = options_.chunks;
+  const int slices = options_.channels * chunks;
+  std::vector<int> ring = topology.ring_order();
+  const auto at = [&](int p) { return ring[static_cast<std::size_t>(((p % n) + n) % n)]; };
+  PlanBuilder plan(request.kind, n);
+
+  // chunk_of[j][b]: slice j of ring block b.
+  std::vector<std::vector<std::uint32_t>> chunk_of(static_cast<std::size_t>(slices),
+                                                   std::vector<std::uint32_t>(n));
+  switch (request.kind) {
+    case CollectiveKind::kAllReduce: {
+      const auto slice_sizes = split_bytes(request.bytes_per_rank, slices, elem);
+      for (int j = 0; j < slices; ++j) {
+        const auto sizes = split_bytes(slice_sizes[static_cast<std::size_t>(j)], n, elem);
+        for (int b = 0; b < n; ++b) {
+          chunk_of[j][b] = plan.add_chunk(sizes[static_cast<std::size_t>(b)], {}, {});
+        }
+      }
+      break;
+    }
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather: {
+      // Chunks in group order: rank r's block, cut into slices.
+      const auto blocks = block_sizes(request);
+      std::vector<int> position(static_cast<std::size_t>(n));
+      for (int p = 0; p < n; ++p) position[static_cast<std::size_t>(ring[p])] = p;
+      const bool gather = request.kind == CollectiveKind::kAllGather;
+      for (int r = 0; r < n; ++r) {
+        const auto sizes = split_bytes(blocks[static_cast<std::size_t>(r)], slices, elem);
+        for (int j = 0; j < slices; ++j) {
+          chunk_of[j][position[r]] = plan.add_chunk(sizes[static_cast<std::size_t>(j)],
+                                                    gather ? std::optional<int>(r) : std::nullopt,
+                                                    gather ? std::nullopt : std::optional<int>(r));
+        }
+      }
+      break;
+    }
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce: {
+      const bool broadcast = request.kind == CollectiveKind::kBroadcast;
+      // Rotate the ring so the root is first (broadcast) or last (reduce).
+      const auto it = std::find(ring.begin(), ring.end(), request.root);
+      std::rotate(ring.begin(), broadcast ? it : it + 1, ring.end());
+      const auto sizes = split_bytes(request.bytes_per_rank, slices, elem);
+      for (int j = 0; j < slices; ++j) {
+        chunk_of[j][0] =
+            plan.add_chunk(sizes[static_cast<std::size_t>(j)],
+                           broadcast ? std::optional<int>(request.root) : std::nullopt,
+                           broadcast ? std::nullopt : std::optional<int>(request.root));
+      }
+      // Slice j, hop p: position p sends to p + 1, after hop p-1 of the
+      // slice and hop p of the channel's previous slice.
+      std::vector<std::uint32_t> previous_slice;
+      for (int j = 0; j < slices; ++j) {
+        std::vector<std::uint32_t> hops;
+        for (int p = 0; p + 1 < n; ++p) {
+          std::vector<std::uint32_t> after;
+          if (p > 0) after.push_back(hops.back());
+          if (j % chunks != 0) after.push_back(previous_slice[static_cast<std::size_t>(p)]);
+          const std::uint32_t step = plan.add_step(std::move(after));
+          plan.add_transfer(step, at(p), at(p + 1),
+                            broadcast ? TransferOp::kCopy : TransferOp::kReduce, chunk_of[j][0]);
+          hops.push_back(step);
+        }
+        previous_slice = std::move(hops);
+      }
+      return std::move(plan).finish();
+    }
+    case CollectiveKind::kAllToAll:
+      break;
+  }
+
+  const bool reduce_phase = request.kind != CollectiveKind::kAllGather;
+  const bool gather_phase = request.kind != CollectiveKind::kReduceScatter;
+  std::vector<std::uint32_t> previous_slice;
+  for (int j = 0; j < slices; ++j) {
+    std::vector<std::uint32_t> chain;
+    auto ring_step = [&](int s, bool reducing) {
+      std::vector<std::uint32_t> after;
+      if (!chain.empty()) after.push_back(chain.back());
+      if (j % chunks != 0) after.push_back(previous_slice[chain.size()]);
+      const std::uint32_t step = plan.add_step(std::move(after));
+      for (int p = 0; p < n; ++p) {
+        const int block = ((reducing ? p - s - 1 : p - s) % n + n) % n;
+        plan.add_transfer(step, at(p), at(p + 1),
+                          reducing ? TransferOp::kReduce : TransferOp::kCopy, chunk_of[j][block]);
+      }
+      chain.push_back(step);
+    };
+    if (reduce_phase) {
+      for (int s = 0; s + 1 < n; ++s) ring_step(s, /*reducing=*/true);
+    }
+    if (gather_phase) {
+      for (int s = 0; s + 1 < n; ++s) ring_step(s, /*reducing=*/false);
+    }
+    previous_slice = std::move(chain);
+  }
+  return std::move(plan).finish();
+}
+
+}  // namespace zx::models::collectives

@@ -1,0 +1,178 @@
+// Tests of the ring algorithm. For every kind it supports and n = 2, 3, 8, 16,
+// 64, 128, with 1 or 2 channels of 1 or 3 chunks, the symbolic checker proves
+// the plan right, and:
+//   all-reduce: each rank sends exactly 2(n-1)/n x S, in 2(n-1) steps per
+//     slice; a channel's slices pipeline, so the critical path is
+//     2(n-1) + chunks - 1 steps.
+//   reduce-scatter, all-gather: each rank sends (n-1)/n x S, n-1 steps per slice.
+//   broadcast, reduce: (n-1) x S in all, n-1 hops per slice; the root sends
+//     S (broadcast) or receives S (reduce) and no more.
+// A 4-rank all-reduce is pinned as a golden file; refresh it with
+//   ZX_UPDATE_GOLDENS=1 bazel run //models/collectives:ring_test
+
+#include "models/collectives/ring.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "base/error.h"
+#include "models/collectives/plan_json.h"
+#include "models/collectives/testing/plan_checker.h"
+
+namespace zx::models::collectives {
+namespace {
+
+using testing::check_plan;
+
+const int kSizes[] = {2, 3, 8, 16, 64, 128};
+
+CollectiveRequest request(CollectiveKind kind, int n, std::int64_t bytes, int root = 0) {
+  CollectiveRequest r{.kind = kind, .bytes_per_rank = sim::Bytes(bytes), .root = root};
+  for (int i = 0; i < n; ++i) r.ranks.push_back(i);
+  return r;
+}
+
+struct Shape {
+  int chunks;
+  int channels;
+};
+const Shape kShapes[] = {{1, 1}, {3, 1}, {1, 2}, {3, 2}};
+
+TEST(RingTest, AllReduceSends2nMinus1OverNPerRank) {
+  for (int n : kSizes) {
+    for (Shape shape : kShapes) {
+      const int slices = shape.chunks * shape.channels;
+      const std::int64_t s = std::int64_t{4} * n * slices * 10;
+      const CollectiveRequest req = request(CollectiveKind::kAllReduce, n, s);
+      const CollectivePlan plan =
+          RingAlgorithm({shape.chunks, shape.channels}).lower(req, TopologyView::packed(n, 8));
+      const auto report = check_plan(plan, req);
+      ASSERT_TRUE(report.ok()) << "n=" << n << "\n" << report.summary();
+      for (int r = 0; r < n; ++r) {
+        EXPECT_EQ(report.bytes_sent[r].count(), 2 * (n - 1) * s / n) << "n=" << n;
+        EXPECT_EQ(report.bytes_received[r].count(), 2 * (n - 1) * s / n);
+      }
+      EXPECT_EQ(report.num_steps, static_cast<std::size_t>(slices * 2 * (n - 1)));
+      EXPECT_EQ(report.critical_path_steps,
+                static_cast<std::size_t>(2 * (n - 1) + shape.chunks - 1));
+      // Local work: (n-1)/n x S reduced per rank.
+      EXPECT_EQ(report.total_reduce_bytes.count(), (n - 1) * s);
+    }
+  }
+}
+
+TEST(RingTest, ReduceScatterAndAllGatherSendNMinus1OverN) {
+  for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    for (int n : kSizes) {
+      for (Shape shape : kShapes) {
+        const int slices = shape.chunks * shape.channels;
+        const std::int64_t s = std::int64_t{2} * n * slices * 7;
+        CollectiveRequest req = request(kind, n, s);
+        req.dtype = DataType::kBf16;
+        const CollectivePlan plan =
+            RingAlgorithm({shape.chunks, shape.channels}).lower(req, TopologyView::packed(n, 8));
+        const auto report = check_plan(plan, req);
+        ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << "\n" << report.summary();
+        for (int r = 0; r < n; ++r) EXPECT_EQ(report.bytes_sent[r].count(), (n - 1) * s / n);
+        EXPECT_EQ(report.num_steps, static_cast<std::size_t>(slices * (n - 1)));
+      }
+    }
+  }
+}
+
+TEST(RingTest, BroadcastAndReducePipelineFromOrToTheRoot) {
+  for (CollectiveKind kind : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    for (int n : kSizes) {
+      for (int root : {0, n / 2, n - 1}) {
+        const std::int64_t s = 4 * 6 * 100;
+        const CollectiveRequest req = request(kind, n, s, root);
+        const CollectivePlan plan = RingAlgorithm({3, 2}).lower(req, TopologyView::packed(n, 8));
+        const auto report = check_plan(plan, req);
+        ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << "\n" << report.summary();
+        EXPECT_EQ(report.total_bytes.count(), (n - 1) * s);
+        EXPECT_EQ(report.num_steps, static_cast<std::size_t>(6 * (n - 1)));
+        EXPECT_EQ(report.critical_path_steps, static_cast<std::size_t>(n - 1 + 2));
+        if (kind == CollectiveKind::kBroadcast) {
+          EXPECT_EQ(report.bytes_sent[root].count(), s);
+          EXPECT_EQ(report.bytes_received[root].count(), 0);
+        } else {
+          EXPECT_EQ(report.bytes_received[root].count(), s);
+          EXPECT_EQ(report.bytes_sent[root].count(), 0);
+        }
+      }
+    }
+  }
+}
+
+// Uneven sizes (not a multiple of n or of the element) and a group that
+// visits servers out of order still check; one rank is a no-op plan.
+TEST(RingTest, UnevenSizesScatteredGroupsAndOneRank) {
+  std::vector<MemberLocation> members = {{3, 1}, {0, 2}, {3, 0}, {1, 5}, {0, 0}};
+  const TopologyView view(members);
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+        CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    for (std::int64_t s : {0, 1, 3, 37, 1001}) {
+      const CollectiveRequest req = request(kind, 5, s, /*root=*/3);
+      const auto report = check_plan(RingAlgorithm({2, 2}).lower(req, view), req);
+      EXPECT_TRUE(report.ok()) << to_string(kind) << " S=" << s << "\n" << report.summary();
+    }
+    const CollectiveRequest one = request(kind, 1, 64);
+    const CollectivePlan plan = RingAlgorithm().lower(one, TopologyView::packed(1, 8));
+    EXPECT_TRUE(check_plan(plan, one).ok());
+    EXPECT_TRUE(plan.steps.empty());
+  }
+}
+
+// The ring crosses servers once per server: with 2 servers of 8, only 2 of
+// each ring step's 16 transfers leave a server.
+TEST(RingTest, RingOrderCrossesEachServerBoundaryOnce) {
+  const TopologyView view = TopologyView::packed(16, 8);
+  const CollectiveRequest req = request(CollectiveKind::kAllReduce, 16, 1 << 20);
+  const CollectivePlan plan = RingAlgorithm().lower(req, view);
+  for (const Step& step : plan.steps) {
+    int crossing = 0;
+    for (const Transfer& t : step.transfers) {
+      crossing += view.member(t.src).server != view.member(t.dst).server;
+    }
+    EXPECT_EQ(crossing, 2);
+  }
+}
+
+TEST(RingTest, AllToAllIsNotSupported) {
+  EXPECT_FALSE(RingAlgorithm().supports(CollectiveKind::kAllToAll));
+  const CollectiveRequest req = request(CollectiveKind::kAllToAll, 4, 64);
+  EXPECT_THROW(RingAlgorithm().lower(req, TopologyView::packed(4, 8)), InputError);
+}
+
+std::string runfile(const std::string& relative) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (srcdir == nullptr || workspace == nullptr) return relative;
+  return std::string(srcdir) + "/" + workspace + "/" + relative;
+}
+
+// The 4-rank, 64-byte fp32 ring all-reduce, step by step, as a golden file.
+TEST(RingTest, GoldenFourRankAllReduce) {
+  const std::string relative = "models/collectives/testdata/ring_allreduce_4ranks.plan.json";
+  const CollectiveRequest req = request(CollectiveKind::kAllReduce, 4, 64);
+  const std::string actual = plan_to_json(RingAlgorithm().lower(req, TopologyView::packed(4, 8)));
+  const char* update = std::getenv("ZX_UPDATE_GOLDENS");
+  const char* workspace_dir = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (update != nullptr && std::string(update) == "1" && workspace_dir != nullptr) {
+    std::ofstream(std::string(workspace_dir) + "/" + relative) << actual;
+    GTEST_SKIP() << "golden updated";
+  }
+  std::ifstream in(runfile(relative));
+  ASSERT_TRUE(in) << "missing golden " << relative;
+  std::ostringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str());
+}
+
+}  // namespace
+}  // namespace zx::models::collectives
