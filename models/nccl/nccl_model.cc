@@ -100,7 +100,8 @@ constexpr Constants kV2_13 = {
          .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
         {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
          .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
     }},
 };
 
@@ -131,7 +132,8 @@ constexpr Constants kV2_20 = {
          .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
         {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
          .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
     }},
 };
 
@@ -194,7 +196,8 @@ void fail(const std::string& message) {
 void validate(const NcclInput& in) {
   if (in.ranks < 2) fail("ranks must be at least 2, got " + std::to_string(in.ranks));
   if (in.ranks_per_node < 1 || in.ranks % in.ranks_per_node != 0) {
-    fail("ranks (" + std::to_string(in.ranks) + ") must be a positive multiple of ranks_per_node (" +
+    fail("ranks (" + std::to_string(in.ranks) +
+         ") must be a positive multiple of ranks_per_node (" +
          std::to_string(in.ranks_per_node) + ")");
   }
   if (in.bytes < 0) fail("bytes must not be negative, got " + std::to_string(in.bytes));
