@@ -1,0 +1,443 @@
+// File: models/nccl/nccl_model.cc
+//
+// The arithmetic of NCCL's tuner (ncclTopoTuneModel and ncclTopoGetAlgoTime
+// in src/graph/tuning.cc), written afresh from reading it, with the constant
+// sets of two versions. Sources, cited next to each constant as [2.13] and
+// [2.20]:
+//
+//   [2.13] src/graph/tuning.cc of Oneflow-Inc/occl at commit
+//          2f7b9326e58479dbf64a742766cc94e6edc11ef2, a fork of NVIDIA NCCL
+//          2.13.2 (its makefiles/version.mk, commit 76384598, says 2.13.2)
+//          whose tuning constants are NCCL's unchanged; the NVIDIA/nccl tag
+//          itself was not in the source index this was written from. The
+//          same llMaxBws / perChMaxTreeBws / ll128MaxBwPerCh = 20.0 appear in
+//          ROCm's 2022 copy of the file, which corroborates them.
+//   [2.20] src/graph/tuning.cc of NVIDIA/nccl at commit
+//          b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2 (makefiles/version.mk at
+//          that commit: 2.20.3).
+//
+// Units follow NCCL: latencies in microseconds, bandwidths in GB/s (1e9
+// B/s), so bytes / (1000 * GB/s) is microseconds. NCCL computes in float;
+// this file computes in double, which moves results by parts in 1e7.
+//
+// What NCCL reads from its topology and this model assumes instead:
+// intra-node links are NVLink (hwLat row NVLINK, LL128 allowed); each GPU's
+// NIC sits on its PCIe switch (typeInter <= PATH_PXB, LL128 allowed); the
+// CPU is Intel x86 (ZionEX: Cooper Lake), which picks llMaxBws' Intel row
+// across nodes and a 1 us network overhead in 2.20; the network plugin
+// reports no extra latency (graph->latencyInter = 0); the tree graph has
+// the ring graph's channels and bandwidth and the balanced-tree pattern (so
+// 2.20's 0.85 penalty for the plain tree pattern does not apply); one node's
+// channels are all the same ring order (sameChannels) and several nodes'
+// are not, because each ring enters through a different NIC.
+
+#include "models/nccl/nccl_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "base/error.h"
+
+namespace zx::models::nccl {
+namespace {
+
+constexpr int kTree = 0;
+constexpr int kRing = 1;
+constexpr int kLl = 0;
+constexpr int kLl128 = 1;
+constexpr int kSimple = 2;
+constexpr int kNvlink = 0;
+constexpr int kNet = 1;
+
+using Row3 = std::array<double, 3>;
+using Table3x3 = std::array<Row3, 3>;  // [architecture row][scale: 1 node, 2 nodes, more]
+
+struct Constants {
+  // [algorithm: tree, ring][protocol: LL, LL128, Simple], microseconds.
+  std::array<Row3, 2> base_lat;
+  // [hardware: NVLink, network][algorithm][protocol], microseconds. NCCL's
+  // PCI row is left out: the model assumes NVLink inside a node.
+  std::array<std::array<Row3, 2>, 2> hw_lat;
+  // LL's bus bandwidth cap, GB/s. Rows: one node, by GPU (Volta, Ampere,
+  // Hopper); several nodes, by CPU (row 0 Intel, row 1 AMD).
+  Table3x3 ll_max_bw;
+  // Per-channel caps, GB/s, rows by GPU.
+  Table3x3 ring_ll128_per_ch;
+  Table3x3 tree_ll128_per_ch;
+  Table3x3 tree_per_ch;
+  // Tree bandwidth correction by log2(bytes / 64), 64 B to 256 MiB.
+  std::array<std::array<double, 23>, 3> tree_correction;
+};
+
+// ---- NCCL 2.13 --------------------------------------------------------------
+constexpr Constants kV2_13 = {
+    // [2.13] baseLat: Tree { 4.4, 4.4, 0 }, Ring { 3.6, 10.0, 8.4 }.
+    .base_lat = {{{4.4, 4.4, 0}, {3.6, 10.0, 8.4}}},
+    .hw_lat =
+        {{
+            // [2.13] hwLat NVLINK: Tree { .52, 1.25, 28 }, Ring { .47, 1.9, 3.4 }.
+            {{{.52, 1.25, 28}, {.47, 1.9, 3.4}}},
+            // [2.13] hwLat NET: Tree { 5.0, 8.5, 28 }, Ring { 2.7, 4.0, 28 }.
+            {{{5.0, 8.5, 28}, {2.7, 4.0, 28}}},
+        }},
+    // [2.13] llMaxBws[2][3]: Volta-N1/Intel-N2/Intel-N4 {39.0, 39.0, 20.4},
+    // Ampere-N1/AMD-N2/AMD-N4 {87.7, 22.5, 19.0}. 2.13 has no Hopper row: it
+    // indexes by "compCap80", so a Hopper GPU reads the Volta row (row 2 is
+    // never used; arch_row() maps Hopper to 0 for this version).
+    .ll_max_bw = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {0, 0, 0}}},
+    // [2.13] ll128MaxBwPerCh = 20.0, one value for every GPU and scale; the
+    // tree's LL128 cap uses the same constant.
+    .ring_ll128_per_ch = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {0, 0, 0}}},
+    .tree_ll128_per_ch = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {0, 0, 0}}},
+    // [2.13] perChMaxTreeBws[2][3]: Volta {26.5, 18.5, 10.0}, Ampere {24.0, 23.6, 17.8}.
+    .tree_per_ch = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 0, 0}}},
+    // [2.13] treeCorrectionFactor[3][23] (LL, LL128, Simple).
+    .tree_correction = {{
+        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+         .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+         .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+    }},
+};
+
+// ---- NCCL 2.20 --------------------------------------------------------------
+constexpr Constants kV2_20 = {
+    // [2.20] baseLat: Tree { 6.8, 14.0, 0 }, Ring { 6.6, 14.0, 8.4 }.
+    .base_lat = {{{6.8, 14.0, 0}, {6.6, 14.0, 8.4}}},
+    .hw_lat =
+        {{
+            // [2.20] hwLat NVLINK: Tree { .6, 1.25, 28 }, Ring { .6, 1.9, 3.4 }.
+            {{{.6, 1.25, 28}, {.6, 1.9, 3.4}}},
+            // [2.20] hwLat NET: Tree { 5.0, 8.5, 28 }, Ring { 2.7, 4.0, 14.0 }.
+            {{{5.0, 8.5, 28}, {2.7, 4.0, 14.0}}},
+        }},
+    // [2.20] llMaxBws[3][3]: Volta {39.0, 39.0, 20.4}, Ampere {87.7, 22.5, 19.0},
+    // Hopper {87.7, 22.5, 19.0}.
+    .ll_max_bw = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}}},
+    // [2.20] perChMaxRingLL128Bws: Volta and Ampere 20.0, Hopper 36.7.
+    .ring_ll128_per_ch = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}}},
+    // [2.20] perChMaxTreeLL128Bws: Volta and Ampere 20.0, Hopper {36.7, 36.7, 29.0}.
+    .tree_ll128_per_ch = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}}},
+    // [2.20] perChMaxTreeBws: Volta {26.5, 18.5, 10.0}, Ampere {24.0, 23.6, 17.8},
+    // Hopper {38.7, 41.4, 36.0}.
+    .tree_per_ch = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}}},
+    // [2.20] treeCorrectionFactor[3][23]: the same values as 2.13.
+    .tree_correction = {{
+        {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+         .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+         .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+    }},
+};
+
+// Constants that sit in the code of tuning.cc rather than in its tables.
+// Both versions:
+constexpr double kRingLlShare = 1.0 / 4.0;     // ring LL bus bw share, several nodes or reducing
+constexpr double kRingLlShareCopy = 1.0 / 3.0;  // ... one node, not reducing
+constexpr double kRingLl128Share = 0.92;        // ring LL128, 2+ GPUs per node
+constexpr double kRingLl128ShareOnePpn = 0.7;   // ring LL128, 1 GPU per node
+constexpr double kTreeShare = 0.92;             // tree, any protocol
+constexpr double kTreeLlShare = 1.0 / 3.8;      // tree LL, on top of kTreeShare
+constexpr double kTreeLl128ShareOneNode = 7.0 / 9.0;
+constexpr double kTreeLl128ShareNodes = 120.0 / 128.0;
+constexpr double kTreeAlgbwRatio = 0.5;  // tree all_reduce: algbw = busBw / 2
+// [2.13] only: "if (compCap80) busBw = std::min(busBw, 235.0f)".
+constexpr double kV2_13AmpereBusBwCap = 235.0;
+// [2.13] only: "if (nNodes > 1 && p == NCCL_PROTO_LL) intraLat *= 1.8".
+constexpr double kV2_13LlIntraLatMultiNode = 1.8;
+// [2.13] ring plateau: lat *= 1.9 once nBytes >= nRanks / 16.0 * 65536.
+constexpr double kV2_13PlateauFactor = 1.9;
+// [2.20] ring plateau: lat *= (minCompCap < 80 ? 1.9 : 1.4) once
+// nBytes / (nChannels * nRanks) >= 64.
+constexpr double kV2_20PlateauFactorVolta = 1.9;
+constexpr double kV2_20PlateauFactor = 1.4;
+// [2.20] getNetOverhead(): 1.0 us on Intel x86 (2.0 on AMD), times 3 for
+// Simple; a ring's intra-node step costs at least this across nodes.
+constexpr double kV2_20NetOverheadIntelUs = 1.0;
+constexpr double kV2_20NetOverheadSimpleFactor = 3.0;
+
+const Constants& constants(NcclVersion v) { return v == NcclVersion::kV2_13 ? kV2_13 : kV2_20; }
+
+// The row of the per-GPU tables: 2.13 knows only "Ampere or not"; 2.20
+// indexes Volta, Ampere, Hopper.
+int arch_row(NcclVersion v, GpuGeneration g) {
+  if (v == NcclVersion::kV2_13) return g == GpuGeneration::kAmpere ? 1 : 0;
+  switch (g) {
+    case GpuGeneration::kVolta: return 0;
+    case GpuGeneration::kAmpere: return 1;
+    case GpuGeneration::kHopper: return 2;
+  }
+  return 0;
+}
+
+// LL128 on by default: [2.13] only sm70 and sm80; [2.20] sm70, sm80, sm90.
+bool ll128_enabled(NcclVersion v, GpuGeneration g) {
+  return v == NcclVersion::kV2_20 || g != GpuGeneration::kHopper;
+}
+
+// NCCL's log2i: floor(log2(n)), 0 for n <= 1.
+int log2i(std::int64_t n) {
+  int l = 0;
+  while (n >>= 1) ++l;
+  return l;
+}
+
+void fail(const std::string& message) {
+  throw InputError(Diagnostic{.source = "nccl model", .message = message});
+}
+
+void validate(const NcclInput& in) {
+  if (in.ranks < 2) fail("ranks must be at least 2, got " + std::to_string(in.ranks));
+  if (in.ranks_per_node < 1 || in.ranks % in.ranks_per_node != 0) {
+    fail("ranks (" + std::to_string(in.ranks) +
+         ") must be a positive multiple of ranks_per_node (" +
+         std::to_string(in.ranks_per_node) + ")");
+  }
+  if (in.bytes < 0) fail("bytes must not be negative, got " + std::to_string(in.bytes));
+  if (!(in.intra_bw_gbps > 0) || !std::isfinite(in.intra_bw_gbps)) {
+    fail("intra_bw_gbps must be positive, got " + std::to_string(in.intra_bw_gbps));
+  }
+  if (!(in.inter_bw_gbps > 0) || !std::isfinite(in.inter_bw_gbps)) {
+    fail("inter_bw_gbps must be positive, got " + std::to_string(in.inter_bw_gbps));
+  }
+  if (in.channels < 0) fail("channels must not be negative, got " + std::to_string(in.channels));
+}
+
+// NCCL's per-call table entry for one (algorithm, protocol): the
+// ncclTopoTuneModel part (bandwidth, latency) then ncclTopoGetAlgoTime.
+AlgoProtoTime tuned_entry(const NcclInput& in, int channels, int a, int p) {
+  const Constants& k = constants(in.version);
+  const NcclVersion v = in.version;
+  const Collective coll = in.collective;
+  const int n = in.ranks;
+  const int nodes = in.ranks / in.ranks_per_node;
+  const double ppn = static_cast<double>(n) / nodes;
+  const int scale = nodes <= 2 ? nodes - 1 : 2;
+  const int arch = arch_row(v, in.gpu);
+
+  AlgoProtoTime e{.algorithm = a == kTree ? Algorithm::kTree : Algorithm::kRing,
+                  .protocol = static_cast<Protocol>(p)};
+  // Only all_reduce has a tree; LL128 only where NCCL turns it on.
+  if (a == kTree && coll != Collective::kAllReduce) return e;
+  if (p == kLl128 && !ll128_enabled(v, in.gpu)) return e;
+  e.enabled = true;
+
+  // The graph: nChannels x bw per channel. Inside a node the NVLink
+  // bandwidth; across nodes every ring also crosses the node boundary, and
+  // the node's rings share its NICs (one per GPU), so the graph carries at
+  // most ranks_per_node x NIC bandwidth. NCCL's search makes bwIntra equal
+  // bwInter in that case, so its "nNodes <= 2 ? bwIntra : bwInter" choice
+  // does not matter here.
+  const double graph_bw =
+      nodes == 1 ? in.intra_bw_gbps
+                 : std::min(in.intra_bw_gbps, in.ranks_per_node * in.inter_bw_gbps);
+  const double per_channel = graph_bw / channels;
+  double bus_bw = channels * per_channel;
+
+  if (v == NcclVersion::kV2_13 && in.gpu == GpuGeneration::kAmpere) {
+    bus_bw = std::min(bus_bw, kV2_13AmpereBusBwCap);
+  }
+  // Across nodes, llMaxBws is indexed by CPU vendor: Intel, row 0.
+  const double ll_max_bw = k.ll_max_bw[nodes == 1 ? arch : 0][scale];
+  if (a == kRing && p == kLl) {
+    const bool quarter =
+        nodes > 1 || coll == Collective::kAllReduce || coll == Collective::kReduce;
+    bus_bw = std::min(ll_max_bw, bus_bw * (quarter ? kRingLlShare : kRingLlShareCopy));
+  }
+  if (a == kRing && p == kLl128) {
+    bus_bw = std::min(bus_bw * (ppn < 2 ? kRingLl128ShareOnePpn : kRingLl128Share),
+                      channels * k.ring_ll128_per_ch[arch][scale]);
+  }
+  if (a == kTree) bus_bw = std::min(bus_bw * kTreeShare, channels * k.tree_per_ch[arch][scale]);
+  if (a == kTree && p == kLl) bus_bw = std::min(bus_bw * kTreeLlShare, ll_max_bw);
+  if (a == kTree && p == kLl128) {
+    bus_bw = std::min(bus_bw * (nodes == 1 ? kTreeLl128ShareOneNode : kTreeLl128ShareNodes),
+                      channels * k.tree_ll128_per_ch[arch][scale]);
+  }
+
+  // Steps of the ring, and how many of them cross nodes.
+  int nsteps = n;
+  int inter_steps = nodes;
+  if (coll == Collective::kAllReduce) {
+    nsteps = 2 * (n - 1);
+    inter_steps = nodes > 1 ? 2 * nodes : 0;
+  } else if (coll == Collective::kReduceScatter || coll == Collective::kAllGather) {
+    nsteps = n - 1;
+    inter_steps = nodes - 1;
+  }
+  // Bus bandwidth to algorithm bandwidth: a ring moves nsteps / n of the
+  // buffer through each link, a tree all_reduce twice the buffer.
+  double bw = bus_bw * (a == kRing ? static_cast<double>(n) / nsteps : kTreeAlgbwRatio);
+
+  double lat = k.base_lat[a][p];
+  double intra_lat = k.hw_lat[kNvlink][a][p];
+  const double inter_lat = k.hw_lat[kNet][a][p];
+  if (v == NcclVersion::kV2_13 && nodes > 1 && p == kLl) intra_lat *= kV2_13LlIntraLatMultiNode;
+  if (a == kRing) {
+    const int hw = nodes == 1 ? kNvlink : kNet;
+    if (coll == Collective::kBroadcast || coll == Collective::kReduce) {
+      const bool same_channels = nodes == 1;
+      if (same_channels) {
+        lat += k.hw_lat[hw][kRing][p];
+      } else {
+        // NCCL charges Simple a tree chunk's latency per step here.
+        lat += nsteps * (p == kSimple ? k.hw_lat[hw][kTree][p] : k.hw_lat[hw][kRing][p]);
+      }
+    } else {
+      if (v == NcclVersion::kV2_20 && nodes > 1) {
+        const double overhead =
+            kV2_20NetOverheadIntelUs * (p == kSimple ? kV2_20NetOverheadSimpleFactor : 1.0);
+        intra_lat = std::max(intra_lat, overhead);
+      }
+      lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+    }
+  } else {
+    lat += 2 * ((n / nodes - 1) * intra_lat + log2i(nodes) * inter_lat);
+  }
+
+  // ncclTopoGetAlgoTime: the tree's per-size correction and the ring's
+  // latency plateau for large multi-node all_reduce.
+  const int log_size = log2i(in.bytes >> 6);
+  if (a == kTree && log_size < 23) bw *= k.tree_correction[p][log_size];
+  if (a == kRing && p == kSimple && nodes > 1 && coll == Collective::kAllReduce) {
+    if (v == NcclVersion::kV2_13) {
+      if (static_cast<double>(in.bytes) >= n / 16.0 * 65536) lat *= kV2_13PlateauFactor;
+    } else if (in.bytes / (static_cast<std::int64_t>(channels) * n) >= 64) {
+      lat *= in.gpu == GpuGeneration::kVolta ? kV2_20PlateauFactorVolta : kV2_20PlateauFactor;
+    }
+  }
+  e.latency_us = lat;
+  e.bandwidth_gbps = bw;
+  e.time_us = lat + static_cast<double>(in.bytes) / (1000.0 * bw);
+  return e;
+}
+
+// all_to_all as grouped send/recv (see the header).
+double all_to_all_us(const NcclInput& in) {
+  const Constants& k = constants(in.version);
+  const int remote = in.ranks - in.ranks_per_node;
+  const double chunk = static_cast<double>(in.bytes) / in.ranks;
+  const double intra_us = (in.ranks_per_node - 1) * chunk / (1000.0 * in.intra_bw_gbps);
+  const double inter_us = remote * chunk / (1000.0 * in.inter_bw_gbps);
+  const int hw = remote > 0 ? kNet : kNvlink;
+  const double lat = k.base_lat[kRing][kSimple] + k.hw_lat[hw][kRing][kSimple];
+  return lat + std::max(intra_us, inter_us);
+}
+
+}  // namespace
+
+std::vector<NcclVersionInfo> nccl_versions() {
+  return {
+      {NcclVersion::kV2_13, "2.13",
+       "NCCL 2.13 (2022, A100/ZionEX era): tuning.cc of Oneflow-Inc/occl 2f7b9326, a 2.13.2 fork"},
+      {NcclVersion::kV2_20, "2.20",
+       "NCCL 2.20 (2024, adds Hopper caps): tuning.cc of NVIDIA/nccl b6475625 (v2.20.3)"},
+  };
+}
+
+std::optional<NcclVersion> parse_nccl_version(std::string_view name) {
+  for (const NcclVersionInfo& info : nccl_versions()) {
+    if (info.name == name) return info.version;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce: return "all_reduce";
+    case Collective::kReduceScatter: return "reduce_scatter";
+    case Collective::kAllGather: return "all_gather";
+    case Collective::kBroadcast: return "broadcast";
+    case Collective::kReduce: return "reduce";
+    case Collective::kAllToAll: return "all_to_all";
+  }
+  return "?";
+}
+
+std::string_view to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::kTree: return "tree";
+    case Algorithm::kRing: return "ring";
+    case Algorithm::kP2p: return "p2p";
+  }
+  return "?";
+}
+
+std::string_view to_string(Protocol p) {
+  switch (p) {
+    case Protocol::kLl: return "LL";
+    case Protocol::kLl128: return "LL128";
+    case Protocol::kSimple: return "Simple";
+  }
+  return "?";
+}
+
+std::string_view to_string(GpuGeneration g) {
+  switch (g) {
+    case GpuGeneration::kVolta: return "volta";
+    case GpuGeneration::kAmpere: return "ampere";
+    case GpuGeneration::kHopper: return "hopper";
+  }
+  return "?";
+}
+
+std::string_view to_string(NcclVersion v) { return v == NcclVersion::kV2_13 ? "2.13" : "2.20"; }
+
+double bus_bw_factor(Collective collective, int ranks) {
+  const double n = ranks;
+  switch (collective) {
+    case Collective::kAllReduce: return 2 * (n - 1) / n;
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+    case Collective::kAllToAll: return (n - 1) / n;
+    case Collective::kBroadcast:
+    case Collective::kReduce: return 1;
+  }
+  return 1;
+}
+
+int default_channels(const NcclInput& input) {
+  const int nodes = input.ranks_per_node > 0 ? input.ranks / input.ranks_per_node : 1;
+  if (nodes <= 1) return input.gpu == GpuGeneration::kHopper ? 16 : 12;
+  return std::clamp(2 * input.ranks_per_node, 2, 16);
+}
+
+NcclPrediction predict(const NcclInput& input) {
+  validate(input);
+  NcclPrediction out;
+  out.channels = input.channels > 0 ? input.channels : default_channels(input);
+
+  if (input.collective == Collective::kAllToAll) {
+    out.algorithm = Algorithm::kP2p;
+    out.protocol = Protocol::kSimple;
+    out.time_us = all_to_all_us(input);
+  } else {
+    // NCCL's loop order, keeping the first strict minimum as NCCL does.
+    double best = std::numeric_limits<double>::infinity();
+    for (int a : {kTree, kRing}) {
+      for (int p : {kLl, kLl128, kSimple}) {
+        AlgoProtoTime e = tuned_entry(input, out.channels, a, p);
+        if (e.enabled && e.time_us < best) {
+          best = e.time_us;
+          out.algorithm = e.algorithm;
+          out.protocol = e.protocol;
+        }
+        out.table.push_back(e);
+      }
+    }
+    out.time_us = best;
+  }
+  out.time = sim::Duration::from_ns_ceil(out.time_us * 1000.0);
+  out.algbw_gbps = static_cast<double>(input.bytes) / (out.time_us * 1000.0);
+  out.busbw_gbps = out.algbw_gbps * bus_bw_factor(input.collective, input.ranks);
+  return out;
+}
+
+}  // namespace zx::models::nccl

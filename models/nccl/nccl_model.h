@@ -1,0 +1,149 @@
+// File: models/nccl/nccl_model.h
+//
+// NCCL's own cost model, as an analytical algorithm family. NCCL does not
+// measure anything at run time to pick how a collective runs: at init it
+// fills a table of (latency, bandwidth) per (collective, algorithm, protocol)
+// from the topology it detected and hard-coded constants
+// (ncclTopoTuneModel in src/graph/tuning.cc), and per call it takes the
+// (algorithm, protocol) with the least `latency + bytes / bandwidth`
+// (ncclTopoGetAlgoTime). This package redoes that arithmetic so that the
+// simulator can both predict a collective's time the way NCCL predicts it
+// and pick the algorithm the way NCCL would (`--algo nccl`).
+//
+// Two constant sets are supported (see nccl_versions()): NCCL 2.13, the
+// A100 / ZionEX era (2022), and NCCL 2.20 (2024). Every constant in
+// nccl_model.cc is cited with the file and commit it was read from.
+//
+// Scope: ring and tree, protocols LL, LL128 and Simple. CollNet (SHARP),
+// NVLS (NVSwitch multicast, H100) and PAT are not modelled: ZionEX has
+// neither SHARP nor NVLS, and those need more topology than this model's
+// inputs carry. all_to_all is not a ring/tree collective in NCCL; it is
+// modelled as NCCL runs it, grouped send/recv (see predict()).
+
+#ifndef ZIONSIM_MODELS_NCCL_NCCL_MODEL_H_
+#define ZIONSIM_MODELS_NCCL_NCCL_MODEL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace zx::models::nccl {
+
+enum class Collective { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kAllToAll };
+
+/// kP2p is not one of NCCL's tuned algorithms: it labels all_to_all, which
+/// NCCL runs as grouped send/recv outside the tuning table.
+enum class Algorithm { kTree, kRing, kP2p };
+
+enum class Protocol { kLl, kLl128, kSimple };
+
+/// Selects the architecture-dependent caps (NCCL indexes them by compute
+/// capability: 7.x, 8.x, 9.x).
+enum class GpuGeneration { kVolta, kAmpere, kHopper };
+
+enum class NcclVersion { kV2_13, kV2_20 };
+
+struct NcclVersionInfo {
+  NcclVersion version;
+  std::string_view name;         ///< "2.13", "2.20": what --nccl-version takes
+  std::string_view description;  ///< one line: era and where the constants come from
+};
+
+/// The supported constant sets, oldest first.
+std::vector<NcclVersionInfo> nccl_versions();
+/// Looks a version up by name ("2.13", "2.20"); nullopt when unknown.
+std::optional<NcclVersion> parse_nccl_version(std::string_view name);
+
+std::string_view to_string(Collective c);
+std::string_view to_string(Algorithm a);
+std::string_view to_string(Protocol p);
+std::string_view to_string(GpuGeneration g);
+std::string_view to_string(NcclVersion v);
+
+/// NVLink bandwidth per GPU per direction as NCCL's topology counts it
+/// (links x per-link bandwidth). NCCL does not use the datasheet figure:
+/// src/graph/topo.h at NVIDIA/nccl b6475625 (v2.20.3) has SM80_NVLINK_BW
+/// 20.0 and SM90_NVLINK_BW 20.6 GB/s per link, against the datasheet's 25.
+inline constexpr double kA100NvlinkGbps = 12 * 20.0;  // 12 NVLink3 links
+inline constexpr double kH100NvlinkGbps = 18 * 20.6;  // 18 NVLink4 links
+
+/// One collective call, as NCCL's tuner sees it.
+struct NcclInput {
+  Collective collective = Collective::kAllReduce;
+  int ranks = 8;           ///< communicator size
+  int ranks_per_node = 8;  ///< GPUs of the communicator per node; nodes = ranks / ranks_per_node
+  /// Message size as nccl-tests reports "size": the buffer of one rank.
+  /// all_reduce, broadcast, reduce: the (in = out) buffer; all_gather: the
+  /// output buffer (ranks x what each rank contributes); reduce_scatter: the
+  /// input buffer (ranks x each rank's result); all_to_all: the send buffer
+  /// (ranks equal chunks). That is also the nBytes NCCL's tuner is given.
+  std::int64_t bytes = 0;
+  GpuGeneration gpu = GpuGeneration::kAmpere;
+  /// Intra-node (NVLink) bandwidth per GPU per direction, GB/s (1e9 B/s),
+  /// as NCCL counts it: kA100NvlinkGbps, kH100NvlinkGbps.
+  double intra_bw_gbps = kA100NvlinkGbps;
+  /// Inter-node bandwidth per GPU per direction, GB/s: 25 for one 200 Gb/s
+  /// NIC per GPU (ZionEX). Each node is assumed to have one NIC per GPU.
+  double inter_bw_gbps = 25.0;
+  /// Channels of NCCL's ring and tree graphs; 0 picks default_channels().
+  int channels = 0;
+  NcclVersion version = NcclVersion::kV2_13;
+};
+
+/// One (algorithm, protocol) row of NCCL's table for this call.
+struct AlgoProtoTime {
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+  /// False when NCCL would not consider it (LL128 off for the GPU, tree for
+  /// a collective other than all_reduce); the numbers below are then zero.
+  bool enabled = false;
+  double latency_us = 0;      ///< NCCL's latency, with the per-size ring plateau applied
+  double bandwidth_gbps = 0;  ///< NCCL's algorithm bandwidth, with the tree correction
+  double time_us = 0;         ///< latency_us + bytes / bandwidth
+};
+
+struct NcclPrediction {
+  Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
+  sim::Duration time;     ///< NCCL's predicted time, rounded up to the picosecond
+  double time_us = 0;     ///< the same, unrounded
+  double algbw_gbps = 0;  ///< nccl-tests algbw: bytes / time
+  double busbw_gbps = 0;  ///< nccl-tests busbw: algbw x bus_bw_factor()
+  int channels = 0;       ///< channels used (the default when the input said 0)
+  /// Every (algorithm, protocol) NCCL weighed, in NCCL's order (tree then
+  /// ring; LL, LL128, Simple); empty for all_to_all.
+  std::vector<AlgoProtoTime> table;
+};
+
+/// nccl-tests' busbw / algbw: 2(n-1)/n for all_reduce, (n-1)/n for
+/// reduce_scatter, all_gather and all_to_all, 1 for broadcast and reduce.
+double bus_bw_factor(Collective collective, int ranks);
+
+/// The channel count NCCL's topology search settles on, approximated:
+/// one node: 12 on Ampere and Volta (an NVSwitch A100 node fits 6 rings at
+/// 40 GB/s, which ncclTopoCompute duplicates into 12 at 20 GB/s because it
+/// splits channels of 25 GB/s or more), 16 on Hopper (an assumption: what
+/// NCCL's logs show on 8-GPU H100 nodes). Several nodes: two per NIC, that
+/// is 2 x ranks_per_node capped at 16 (one ring per NIC, duplicated for the
+/// same reason). Pass NcclInput::channels to override.
+int default_channels(const NcclInput& input);
+
+/// NCCL's choice and predicted time for one call. Throws zx::InputError for
+/// ranks < 2, ranks not a multiple of ranks_per_node, negative bytes,
+/// non-positive bandwidths or negative channels.
+///
+/// all_to_all: each rank sends bytes / ranks to every other rank as NCCL's
+/// grouped send/recv does; the ranks_per_node - 1 intra-node peers share the
+/// NVLink bandwidth and the ranks - ranks_per_node remote peers the NIC,
+/// both at once, so time = p2p latency + max(intra bytes / intra bw, inter
+/// bytes / inter bw), where the p2p latency is one ring/Simple step
+/// (baseLat + hwLat of NVLink, or of the network when there are remote
+/// peers): NCCL has no tuning entry for send/recv, so this is our choice.
+NcclPrediction predict(const NcclInput& input);
+
+}  // namespace zx::models::nccl
+
+#endif  // ZIONSIM_MODELS_NCCL_NCCL_MODEL_H_

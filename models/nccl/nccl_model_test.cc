@@ -1,0 +1,320 @@
+// Tests of the NCCL cost model: the protocol NCCL picks by size, how its
+// latency scales with nodes for ring and tree, the bandwidth ceilings it
+// predicts inside a node (NVLink times NCCL's caps) and across nodes (the
+// NICs), monotonicity in size, where the 2.13 and 2.20 constant sets part,
+// and golden numbers worked out by hand from tuning.cc's formulas.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "base/error.h"
+#include "models/nccl/nccl_model.h"
+
+namespace zx::models::nccl {
+namespace {
+
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kMiB = 1024 * kKiB;
+constexpr std::int64_t kGiB = 1024 * kMiB;
+
+NcclInput a100_node(NcclVersion v, std::int64_t bytes,
+                    Collective c = Collective::kAllReduce) {
+  return NcclInput{.collective = c,
+                   .ranks = 8,
+                   .ranks_per_node = 8,
+                   .bytes = bytes,
+                   .gpu = GpuGeneration::kAmpere,
+                   .intra_bw_gbps = kA100NvlinkGbps,
+                   .inter_bw_gbps = 25.0,
+                   .version = v};
+}
+
+NcclInput zionex(NcclVersion v, int nodes, std::int64_t bytes,
+                 Collective c = Collective::kAllReduce) {
+  NcclInput in = a100_node(v, bytes, c);
+  in.ranks = 8 * nodes;
+  return in;
+}
+
+const AlgoProtoTime& entry(const NcclPrediction& p, Algorithm a, Protocol q) {
+  for (const AlgoProtoTime& e : p.table) {
+    if (e.algorithm == a && e.protocol == q) return e;
+  }
+  ADD_FAILURE() << "no table entry " << to_string(a) << "/" << to_string(q);
+  return p.table.front();
+}
+
+constexpr NcclVersion kVersions[] = {NcclVersion::kV2_13, NcclVersion::kV2_20};
+
+// Expect: both constant sets are listed with a description and parse back by name.
+TEST(NcclVersionsTest, ListsTwoConstantSets) {
+  const auto versions = nccl_versions();
+  ASSERT_EQ(versions.size(), 2u);
+  for (const NcclVersionInfo& info : versions) {
+    EXPECT_FALSE(info.description.empty());
+    EXPECT_EQ(parse_nccl_version(info.name), info.version);
+    EXPECT_EQ(to_string(info.version), info.name);
+  }
+  EXPECT_EQ(parse_nccl_version("2.99"), std::nullopt);
+}
+
+// Expect: tiny messages go LL (latency-bound), 1 GiB goes Simple (bandwidth-
+// bound), on one node and on 4 nodes, in both versions.
+TEST(NcclModelTest, SmallMessagesPickLlLargeOnesSimple) {
+  for (NcclVersion v : kVersions) {
+    for (int nodes : {1, 4}) {
+      SCOPED_TRACE(std::string(to_string(v)) + " nodes=" + std::to_string(nodes));
+      EXPECT_EQ(predict(zionex(v, nodes, 1 * kKiB)).protocol, Protocol::kLl);
+      EXPECT_EQ(predict(zionex(v, nodes, 1 * kGiB)).protocol, Protocol::kSimple);
+      EXPECT_EQ(predict(zionex(v, nodes, 1 * kKiB, Collective::kAllGather)).protocol,
+                Protocol::kLl);
+      EXPECT_EQ(predict(zionex(v, nodes, 1 * kGiB, Collective::kAllGather)).protocol,
+                Protocol::kSimple);
+    }
+  }
+}
+
+// Expect: the ring's latency grows linearly with the node count (each
+// doubling adds twice what the previous one did), the tree's with its log
+// (each doubling adds the same). 1 KiB keeps the ring plateau factor off.
+TEST(NcclModelTest, RingLatencyLinearTreeLatencyLogarithmicInNodes) {
+  for (NcclVersion v : kVersions) {
+    for (Protocol q : {Protocol::kLl, Protocol::kLl128, Protocol::kSimple}) {
+      SCOPED_TRACE(std::string(to_string(v)) + " " + std::string(to_string(q)));
+      double ring[5];
+      double tree[5];
+      for (int i = 0; i < 5; ++i) {
+        const NcclPrediction p = predict(zionex(v, 2 << i, 1 * kKiB));  // 2..32 nodes
+        ring[i] = entry(p, Algorithm::kRing, q).latency_us;
+        tree[i] = entry(p, Algorithm::kTree, q).latency_us;
+      }
+      for (int i = 1; i + 1 < 5; ++i) {
+        EXPECT_NEAR(ring[i + 1] - ring[i], 2 * (ring[i] - ring[i - 1]), 1e-9);
+        EXPECT_GT(ring[i + 1], ring[i]);
+        EXPECT_NEAR(tree[i + 1] - tree[i], tree[i] - tree[i - 1], 1e-9);
+        EXPECT_GT(tree[i + 1], tree[i]);
+      }
+    }
+  }
+}
+
+// Expect, closed form: on one 8-GPU A100 node a 1 GiB all_reduce runs
+// ring/Simple, whose bus bandwidth NCCL models as B = min(NVLink, 235) in
+// 2.13 (its "compCap80" cap) and B = NVLink in 2.20, and whose latency is
+// L = 8.4 + 14 x 3.4 = 56 us in both, so
+//   busbw = 2(n-1)/n x S / (L + S x 2(n-1)/n / B),   n = 8, S = 1 GiB,
+// which is within 1% of B. NVLink is passed both as NCCL counts it (240)
+// and as the datasheet has it (300): 2.13 caps both at 235.
+TEST(NcclModelTest, SingleNodeAllReduceBusBwApproachesNvlinkTimesCaps) {
+  for (NcclVersion v : kVersions) {
+    for (double nvlink : {240.0, 300.0}) {
+      NcclInput in = a100_node(v, kGiB);
+      in.intra_bw_gbps = nvlink;
+      const NcclPrediction p = predict(in);
+      ASSERT_EQ(p.algorithm, Algorithm::kRing);
+      ASSERT_EQ(p.protocol, Protocol::kSimple);
+      const double b = v == NcclVersion::kV2_13 ? std::min(nvlink, 235.0) : nvlink;
+      const double factor = 2.0 * 7 / 8;
+      const double s = static_cast<double>(kGiB);
+      const double expected = factor * s / ((56.0 + s * factor / (1000 * b)) * 1000);
+      EXPECT_NEAR(p.busbw_gbps, expected, 1e-9 * expected);
+      EXPECT_GT(p.busbw_gbps, 0.99 * b);
+      EXPECT_LT(p.busbw_gbps, b);
+    }
+  }
+}
+
+// Expect: across nodes a large all_reduce's bus bandwidth stays under what
+// the NICs carry: each node's rings leave through its ranks_per_node NICs,
+// so busbw <= ranks_per_node x NIC bandwidth (8 x 25 = 200 GB/s on ZionEX;
+// 25 GB/s with one GPU per node), and comes within 20% of it.
+TEST(NcclModelTest, InterNodeAllReduceBusBwBoundedByNics) {
+  for (NcclVersion v : kVersions) {
+    for (int nodes : {2, 4, 16}) {
+      SCOPED_TRACE(std::string(to_string(v)) + " nodes=" + std::to_string(nodes));
+      const NcclPrediction p = predict(zionex(v, nodes, kGiB));
+      EXPECT_LE(p.busbw_gbps, 8 * 25.0);
+      EXPECT_GT(p.busbw_gbps, 0.8 * 8 * 25.0);
+
+      NcclInput one_per_node = zionex(v, nodes, kGiB);
+      one_per_node.ranks = nodes;
+      one_per_node.ranks_per_node = 1;
+      const NcclPrediction q = predict(one_per_node);
+      EXPECT_LE(q.busbw_gbps, 25.0);
+    }
+  }
+}
+
+// Expect: a bigger message never takes less time, for every collective,
+// version and scale, over powers of two and the points halfway between.
+// (NCCL's tree correction is a step function of log2(size), so the tree's
+// own time can dip just past a step; the chosen minimum still never does
+// on these points, which is what the sweep checks.)
+TEST(NcclModelTest, TimeMonotoneInSize) {
+  for (NcclVersion v : kVersions) {
+    for (int nodes : {1, 2, 8}) {
+      for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter,
+                           Collective::kAllGather, Collective::kBroadcast, Collective::kReduce,
+                           Collective::kAllToAll}) {
+        SCOPED_TRACE(std::string(to_string(v)) + " " + std::string(to_string(c)) +
+                     " nodes=" + std::to_string(nodes));
+        sim::Duration previous = sim::Duration::zero();
+        for (std::int64_t b = 8; b <= 4 * kGiB; b *= 2) {
+          for (std::int64_t bytes : {b, b + b / 2}) {
+            const sim::Duration t = predict(zionex(v, nodes, bytes, c)).time;
+            EXPECT_GE(t, previous) << "bytes=" << bytes;
+            previous = t;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Expect: the versions part where their constants do.
+//  - 2.13 caps Ampere's bus bandwidth at 235 GB/s, 2.20 does not: the 1 GiB
+//    all_reduce's ring/Simple bandwidth is 235 x 8/14 against 240 x 8/14.
+//  - 2.13 turns LL128 on only for Volta and Ampere; 2.20 also for Hopper.
+//  - 2.20 raised the LL and LL128 base latencies (ring LL 3.6 -> 6.6 us).
+//  - Hopper's per-channel tree cap exists only in 2.20 (38.7 GB/s); 2.13
+//    reads the Volta row (26.5).
+TEST(NcclModelTest, VersionsDifferWhereTheirConstantsDo) {
+  const NcclPrediction old_big = predict(a100_node(NcclVersion::kV2_13, kGiB));
+  const NcclPrediction new_big = predict(a100_node(NcclVersion::kV2_20, kGiB));
+  EXPECT_NEAR(entry(old_big, Algorithm::kRing, Protocol::kSimple).bandwidth_gbps,
+              235.0 * 8 / 14, 1e-9);
+  EXPECT_NEAR(entry(new_big, Algorithm::kRing, Protocol::kSimple).bandwidth_gbps,
+              240.0 * 8 / 14, 1e-9);
+
+  NcclInput h100 = a100_node(NcclVersion::kV2_13, kMiB);
+  h100.gpu = GpuGeneration::kHopper;
+  h100.intra_bw_gbps = kH100NvlinkGbps;
+  EXPECT_FALSE(entry(predict(h100), Algorithm::kRing, Protocol::kLl128).enabled);
+  const double old_tree = entry(predict(h100), Algorithm::kTree, Protocol::kSimple).bandwidth_gbps;
+  h100.version = NcclVersion::kV2_20;
+  EXPECT_TRUE(entry(predict(h100), Algorithm::kRing, Protocol::kLl128).enabled);
+  const double new_tree = entry(predict(h100), Algorithm::kTree, Protocol::kSimple).bandwidth_gbps;
+  // 16 channels: 2.13 tree busBw = min(370.8 x .92, 16 x 26.5 = 424) = 341.1;
+  // 2.20: min(341.1, 16 x 38.7 = 619.2) = 341.1. Same here: the cap binds
+  // only with fewer channels, so pin it with 8.
+  EXPECT_NEAR(old_tree, new_tree, 1e-9);
+  h100.channels = 8;
+  const double new_tree8 =
+      entry(predict(h100), Algorithm::kTree, Protocol::kSimple).bandwidth_gbps;
+  h100.version = NcclVersion::kV2_13;
+  const double old_tree8 =
+      entry(predict(h100), Algorithm::kTree, Protocol::kSimple).bandwidth_gbps;
+  // 1 MiB: log2(2^20 / 64) = 14, Simple correction .5; algbw = busBw x .5.
+  EXPECT_NEAR(old_tree8, 8 * 26.5 * 0.5 * 0.5, 1e-9);
+  EXPECT_NEAR(new_tree8, std::min(kH100NvlinkGbps * 0.92, 8 * 38.7) * 0.5 * 0.5, 1e-9);
+
+  EXPECT_NEAR(entry(predict(a100_node(NcclVersion::kV2_13, kKiB)), Algorithm::kRing,
+                    Protocol::kLl)
+                  .latency_us,
+              3.6 + 14 * 0.47, 1e-9);
+  EXPECT_NEAR(entry(predict(a100_node(NcclVersion::kV2_20, kKiB)), Algorithm::kRing,
+                    Protocol::kLl)
+                  .latency_us,
+              6.6 + 14 * 0.6, 1e-9);
+}
+
+// Golden numbers: 8 A100s on one node (NVLink 240 GB/s as NCCL counts it,
+// 12 channels), all_reduce. Ring: nsteps = 2(n-1) = 14, algbw = busBw x 8/14.
+//
+// 2.13: busBw = min(12 x 20, 235) = 235.
+//   ring LL:     bw = min(87.7, 235/4) x 8/14 = 58.75 x 8/14 = 33.5714 GB/s,
+//                lat = 3.6 + 14 x .47 = 10.18 us.
+//   ring Simple: bw = 235 x 8/14 = 134.2857, lat = 8.4 + 14 x 3.4 = 56 us.
+//   1 KiB: ring LL, 10.18 + 1024 / (1000 x 33.5714)    = 10.2105021 us
+//   1 MiB: ring LL, 10.18 + 1048576 / (1000 x 33.5714) = 41.4141787 us
+//          (next: tree LL128, 21.9 + 1048576 / (1000 x 168.156/2 x .6) = 42.69)
+//   1 GiB: ring Simple, 56 + 2^30 / (1000 x 134.2857)  = 8051.94975319 us
+// 2.20: busBw = 240 (no Ampere cap).
+//   ring LL:     bw = min(87.7, 60) x 8/14 = 34.2857, lat = 6.6 + 14 x .6 = 15.0.
+//   ring Simple: bw = 240 x 8/14 = 137.1429, lat = 56.
+//   1 KiB: ring LL, 15.0 + 1024 / 34285.7    = 15.0298667 us
+//   1 MiB: ring LL, 15.0 + 1048576 / 34285.7 = 45.5834667 us
+//   1 GiB: ring Simple, 56 + 2^30 / 137142.9 = 7885.36746667 us
+TEST(NcclModelTest, GoldenSingleNodeAllReduce) {
+  struct Golden {
+    NcclVersion version;
+    std::int64_t bytes;
+    Protocol protocol;
+    double time_us;
+  };
+  const Golden goldens[] = {
+      {NcclVersion::kV2_13, kKiB, Protocol::kLl, 10.2105021},
+      {NcclVersion::kV2_13, kMiB, Protocol::kLl, 41.4141787},
+      {NcclVersion::kV2_13, kGiB, Protocol::kSimple, 8051.94975319},
+      {NcclVersion::kV2_20, kKiB, Protocol::kLl, 15.0298667},
+      {NcclVersion::kV2_20, kMiB, Protocol::kLl, 45.5834667},
+      {NcclVersion::kV2_20, kGiB, Protocol::kSimple, 7885.36746667},
+  };
+  for (const Golden& g : goldens) {
+    SCOPED_TRACE(std::string(to_string(g.version)) + " bytes=" + std::to_string(g.bytes));
+    const NcclPrediction p = predict(a100_node(g.version, g.bytes));
+    EXPECT_EQ(p.channels, 12);
+    EXPECT_EQ(p.algorithm, Algorithm::kRing);
+    EXPECT_EQ(p.protocol, g.protocol);
+    EXPECT_NEAR(p.time_us, g.time_us, 1e-6);
+    // Rounded up to the picosecond.
+    EXPECT_EQ(p.time.count_ps(), static_cast<std::int64_t>(std::ceil(p.time_us * 1e6)));
+    EXPECT_NEAR(p.algbw_gbps, static_cast<double>(g.bytes) / (g.time_us * 1000), 1e-6);
+    EXPECT_NEAR(p.busbw_gbps, p.algbw_gbps * 2 * 7 / 8, 1e-9);
+    ASSERT_EQ(p.table.size(), 6u);
+  }
+}
+
+// Expect: only all_reduce weighs the tree; the other collectives list it
+// disabled. nccl-tests' bus bandwidth factors.
+TEST(NcclModelTest, TreeOnlyForAllReduceAndBusBwFactors) {
+  const NcclPrediction p = predict(a100_node(NcclVersion::kV2_20, kMiB, Collective::kAllGather));
+  EXPECT_FALSE(entry(p, Algorithm::kTree, Protocol::kSimple).enabled);
+  EXPECT_TRUE(entry(p, Algorithm::kRing, Protocol::kSimple).enabled);
+  EXPECT_DOUBLE_EQ(bus_bw_factor(Collective::kAllReduce, 8), 14.0 / 8);
+  EXPECT_DOUBLE_EQ(bus_bw_factor(Collective::kReduceScatter, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(bus_bw_factor(Collective::kAllGather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(bus_bw_factor(Collective::kBroadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_bw_factor(Collective::kReduce, 8), 1.0);
+}
+
+// Expect, closed form for all_to_all as grouped send/recv: chunk = S / n;
+// one node: 2.20 time = (8.4 + 3.4) + 7 x chunk / (1000 x 240); two nodes
+// (16 ranks): the 8 remote chunks over the 25 GB/s NIC dominate the 7 local
+// ones over NVLink, time = (8.4 + 14.0) + 8 x chunk / (1000 x 25).
+TEST(NcclModelTest, AllToAllAsSendRecv) {
+  const double s = static_cast<double>(64 * kMiB);
+  const NcclPrediction one =
+      predict(a100_node(NcclVersion::kV2_20, 64 * kMiB, Collective::kAllToAll));
+  EXPECT_EQ(one.algorithm, Algorithm::kP2p);
+  EXPECT_TRUE(one.table.empty());
+  EXPECT_NEAR(one.time_us, 8.4 + 3.4 + 7 * (s / 8) / (1000 * 240.0), 1e-9);
+  const NcclPrediction two =
+      predict(zionex(NcclVersion::kV2_20, 2, 64 * kMiB, Collective::kAllToAll));
+  EXPECT_NEAR(two.time_us, 8.4 + 14.0 + 8 * (s / 16) / (1000 * 25.0), 1e-9);
+  EXPECT_NEAR(two.busbw_gbps, two.algbw_gbps * 15 / 16, 1e-12);
+}
+
+// Expect: inputs NCCL could not be given are rejected with InputError.
+TEST(NcclModelTest, RejectsBadInputs) {
+  NcclInput in = a100_node(NcclVersion::kV2_13, kKiB);
+  in.ranks = 1;
+  EXPECT_THROW(predict(in), InputError);
+  in = a100_node(NcclVersion::kV2_13, kKiB);
+  in.ranks = 12;  // not a multiple of 8 per node
+  EXPECT_THROW(predict(in), InputError);
+  in = a100_node(NcclVersion::kV2_13, -1);
+  EXPECT_THROW(predict(in), InputError);
+  in = a100_node(NcclVersion::kV2_13, kKiB);
+  in.inter_bw_gbps = 0;
+  EXPECT_THROW(predict(in), InputError);
+  in = a100_node(NcclVersion::kV2_13, kKiB);
+  in.channels = -2;
+  EXPECT_THROW(predict(in), InputError);
+}
+
+}  // namespace
+}  // namespace zx::models::nccl
