@@ -30,8 +30,7 @@ std::vector<LinkParams> link_params(const topology::Topology &topology);
 
 /// Writes the route's link ids as model link indices into `out` (cleared
 /// first).
-void to_link_indices(const topology::Route &route,
-                     std::vector<std::uint32_t> &out);
+void to_link_indices(const topology::Route &route, std::vector<std::uint32_t> &out);
 
 /// A deterministic ECMP key for the flow from GPU `src_rank` to `dst_rank`: a
 /// 64-bit mix (SplitMix64's finaliser) of the pair, so that the pairs of an
@@ -50,11 +49,10 @@ struct RouteScratch {
 /// link_params(router.topology()). src == dst is a local copy (empty route).
 /// Throws std::invalid_argument for a rank out of range or an unreachable
 /// destination.
-FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router,
-                      int src_rank, int dst_rank, sim::Bytes size,
-                      std::uint64_t flow_key, sim::EventCallback on_done,
-                      RouteScratch &scratch);
+FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
+                      int dst_rank, sim::Bytes size, std::uint64_t flow_key,
+                      sim::EventCallback on_done, RouteScratch &scratch);
 
-} // namespace zx::models
+}  // namespace zx::models
 
-#endif // ZIONSIM_MODELS_NETWORK_TOPOLOGY_LINKS_H_
+#endif  // ZIONSIM_MODELS_NETWORK_TOPOLOGY_LINKS_H_
