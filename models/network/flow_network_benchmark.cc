@@ -1,0 +1,160 @@
+// File: models/network/flow_network_benchmark.cc
+//
+// Cost of the flow-level network model on ZionEX clusters: a direct
+// all-to-all between every GPU pair, and a long run of staggered random flows.
+//
+//   bazel run --config=opt //models/network:flow_network_benchmark
+//
+// FIGURES: filled in below once measured.
+
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "models/network/flow_network.h"
+#include "models/network/topology_links.h"
+#include "sim/simulator.h"
+#include "topology/presets.h"
+#include "topology/router.h"
+
+namespace zx::models {
+namespace {
+
+// Peak resident set of the whole process, in MiB (Linux reports kB).
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Direct all-to-all of 1 MiB between all GPUs of an n-node ZionEX, every flow
+// started at t = 0, ECMP key from the (src, dst) pair. The router is built
+// once outside the timed region (its tables fill lazily, inside routing).
+// Routing (route_into for every pair, into one flat array) and simulation
+// (start_flow for every pair, then run to the end) are timed separately.
+void BM_AllToAll(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const topology::Topology topo = topology::build_cluster(topology::preset_spec("zionex", nodes));
+  const std::vector<LinkParams> params = link_params(topo);
+  const int gpus = topo.num_gpus();
+  const sim::Bytes size = sim::Bytes::mib(1);
+  double route_s = 0.0;
+  double sim_s = 0.0;
+  std::uint64_t resolves = 0;
+  std::uint64_t resolved_flows = 0;
+  std::uint64_t events = 0;
+  std::int64_t makespan_ps = 0;
+  for (auto _ : state) {
+    const topology::Router router(topo);
+    // Routes of all pairs, flat: offsets[i] .. offsets[i + 1] in `links`.
+    auto start = std::chrono::steady_clock::now();
+    std::vector<std::uint32_t> links;
+    std::vector<std::uint32_t> offsets{0};
+    offsets.reserve(static_cast<std::size_t>(gpus) * gpus);
+    topology::Route route;
+    for (int s = 0; s < gpus; ++s) {
+      for (int d = 0; d < gpus; ++d) {
+        if (s == d) continue;
+        router.route_into(topo.gpu(s), topo.gpu(d), gpu_pair_flow_key(s, d), route);
+        for (topology::LinkId l : route) links.push_back(topology::index(l));
+        offsets.push_back(static_cast<std::uint32_t>(links.size()));
+      }
+    }
+    route_s += seconds_since(start);
+
+    start = std::chrono::steady_clock::now();
+    sim::Simulator sim;
+    FlowNetwork net(sim, params);
+    const std::span<const std::uint32_t> all(links);
+    for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
+      net.start_flow(all.subspan(offsets[i], offsets[i + 1] - offsets[i]), size, {});
+    }
+    sim.run();
+    sim_s += seconds_since(start);
+    resolves = net.resolves();
+    resolved_flows = net.resolved_flows();
+    events = sim.executed();
+    makespan_ps = sim.now().count_ps();
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["flows"] = static_cast<double>(gpus) * (gpus - 1);
+  state.counters["route_s"] = route_s / iterations;
+  state.counters["sim_s"] = sim_s / iterations;
+  state.counters["resolves"] = static_cast<double>(resolves);
+  state.counters["resolved_flows"] = static_cast<double>(resolved_flows);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["makespan_us"] = static_cast<double>(makespan_ps) * 1e-6;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_AllToAll)
+    ->Arg(16)
+    ->Arg(128)
+    ->Arg(512)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+
+// n (10,000) flows between random GPU pairs of a 64-node ZionEX, each starting
+// at a random instant in the first n microseconds (fixed seed), of 64 KiB to 16 MiB: many
+// joins and leaves, each re-solving a component. Routing is outside the timed
+// region.
+void BM_StaggeredRandomFlows(benchmark::State& state) {
+  const topology::Topology topo = topology::build_cluster(topology::preset_spec("zionex", 64));
+  const topology::Router router(topo);
+  const int gpus = topo.num_gpus();
+  const int flows = static_cast<int>(state.range(0));
+  struct Spec {
+    std::int64_t start_ps;
+    sim::Bytes size;
+    std::vector<std::uint32_t> route;
+  };
+  std::vector<Spec> specs;
+  std::mt19937_64 rng(20260401);
+  topology::Route route;
+  for (int i = 0; i < flows; ++i) {
+    const int src = static_cast<int>(rng() % static_cast<std::uint64_t>(gpus));
+    int dst = static_cast<int>(rng() % static_cast<std::uint64_t>(gpus - 1));
+    if (dst >= src) ++dst;
+    Spec spec{.start_ps = static_cast<std::int64_t>(rng() % (static_cast<std::uint64_t>(flows) * 1'000'000)),
+              .size = sim::Bytes(static_cast<std::int64_t>(64 * 1024 + rng() % (16 << 20))),
+              .route = {}};
+    router.route_into(topo.gpu(src), topo.gpu(dst), gpu_pair_flow_key(src, dst), route);
+    to_link_indices(route, spec.route);
+    specs.push_back(std::move(spec));
+  }
+  const std::vector<LinkParams> params = link_params(topo);
+  std::uint64_t resolves = 0;
+  std::uint64_t resolved_flows = 0;
+  double sim_s = 0.0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    sim::Simulator sim;
+    FlowNetwork net(sim, params);
+    for (const Spec& spec : specs) {
+      sim.schedule(sim::TimePoint::from_ps(spec.start_ps),
+                   [&net, &spec] { net.start_flow(spec.route, spec.size, {}); });
+    }
+    sim.run();
+    sim_s += seconds_since(start);
+    resolves = net.resolves();
+    resolved_flows = net.resolved_flows();
+  }
+  state.counters["resolves"] = static_cast<double>(resolves);
+  state.counters["resolves_per_s"] =
+      static_cast<double>(resolves) * static_cast<double>(state.iterations()) / sim_s;
+  state.counters["mean_component_flows"] =
+      static_cast<double>(resolved_flows) / static_cast<double>(resolves);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_StaggeredRandomFlows)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace zx::models
