@@ -51,6 +51,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_version_command(app, context, version_line());
   add_list_command(app, context);
   add_topology_command(app, context);
+  add_flows_command(app, context);
 
   // CLI11 wants argv order reversed when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -97,6 +97,21 @@ TEST(CliTest, TopologySummary) {
   EXPECT_TRUE(contains(gpus.out, "h200")) << gpus.out;
 }
 
+// `flows` runs a pattern and reports times and the hottest links; as JSON
+// it has one record per flow with its route.
+TEST(CliTest, FlowsPatternAndJson) {
+  const Result table = run({"flows", "--nodes", "2", "--pattern", "ring", "--size-bytes", "1000000"});
+  EXPECT_EQ(table.status, kExitOk) << table.err;
+  EXPECT_TRUE(contains(table.out, "16 flows")) << table.out;
+  EXPECT_TRUE(contains(table.out, "makespan:")) << table.out;
+  const Result json = run({"flows", "--nodes", "2", "--pattern", "incast", "--format", "json"});
+  EXPECT_EQ(json.status, kExitOk) << json.err;
+  EXPECT_TRUE(contains(json.out, "\"makespan_ps\"")) << json.out.substr(0, 200);
+  EXPECT_TRUE(contains(json.out, "\"route\"")) << json.out.substr(0, 200);
+  const Result csv = run({"flows", "--nodes", "1", "--pattern", "ring", "--format", "csv"});
+  EXPECT_EQ(csv.out.rfind("id,src_rank,dst_rank,size_bytes,start_ps,first_byte_ps,finish_ps,route\n", 0), 0u);
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
@@ -116,6 +131,9 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"topology", "--format", "xml"}, "xml"},
       {{"topology", "--set", "fabric.spine=4"}, "unknown key 'spine' (did you mean 'spines'?)"},
       {{"topology", "--cluster", "missing.json"}, "missing.json: cannot open the file for reading"},
+      {{"flows", "--nodes", "2"}, "give exactly one of --flows FILE or --pattern NAME"},
+      {{"flows", "--pattern", "broadcast"}, "broadcast"},
+      {{"flows", "--flows", "nope.json"}, "nope.json: cannot open the file for reading"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

@@ -33,6 +33,9 @@ void add_list_command(CLI::App& app, CommandContext& context);
 /// `zionsim topology`: build a cluster and print it (summary, json, dot).
 void add_topology_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim flows`: point-to-point flows on the network model.
+void add_flows_command(CLI::App& app, CommandContext& context);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_COMMANDS_H_

@@ -1,0 +1,199 @@
+#include "models/execution/network_backend.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+#include "base/error.h"
+#include "models/collectives/topology_view.h"
+
+namespace zx::models {
+
+struct NetworkBackend::PlanRun {
+  std::uint64_t id = 0;
+  collectives::CollectivePlan plan;
+  std::vector<int> ranks;  // group index -> global GPU rank
+  std::vector<std::uint32_t> pending_after;
+  std::vector<std::vector<std::uint32_t>> dependents;
+  std::vector<std::uint32_t> pending_transfers;
+  std::size_t steps_left = 0;
+  sim::EventCallback on_done;
+};
+
+namespace {
+
+const sim::EventLabel kReduceDone("coll/reduce_done");
+const sim::EventLabel kCollectiveDone("coll/done");
+
+// SplitMix64's finaliser: spreads (run, step, transfer) over ECMP paths.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+collectives::CollectiveRequest to_request(const CollectiveCall& call) {
+  collectives::CollectiveRequest r;
+  const auto kind = collectives::parse_collective_kind(call.kind);
+  if (!kind) throw InputError(Diagnostic{"collective", "", fmt::format("unknown collective kind '{}'", call.kind)});
+  const auto dtype = collectives::parse_data_type(call.dtype);
+  if (!dtype) throw InputError(Diagnostic{"collective", "", fmt::format("unknown data type '{}'", call.dtype)});
+  r.kind = *kind;
+  r.ranks = call.ranks;
+  r.bytes_per_rank = call.bytes_per_rank;
+  r.all_to_all_v_bytes = call.all_to_all_v_bytes;
+  r.dtype = *dtype;
+  r.root = call.root;
+  return r;
+}
+
+NetworkBackend::NetworkBackend(sim::Simulator& simulator, FlowNetwork& network,
+                               const topology::Router& router,
+                               const collectives::CollectiveRegistry& registry,
+                               NetworkBackendOptions options)
+    : sim_(simulator), network_(network), router_(router), registry_(registry), options_(std::move(options)) {
+  if (!(options_.reduction_bytes_per_s > 0)) {
+    throw InputError(Diagnostic{"network backend", "", "expected a positive reduction bandwidth"});
+  }
+}
+
+NetworkBackend::~NetworkBackend() = default;
+
+const collectives::CollectiveAlgorithm& NetworkBackend::algorithm(const std::string& name) {
+  auto it = algorithms_.find(name);
+  if (it == algorithms_.end()) {
+    const auto opts = options_.algorithm_options.find(name);
+    it = algorithms_
+             .emplace(name, registry_.create(name, opts == options_.algorithm_options.end()
+                                                       ? std::string_view{}
+                                                       : std::string_view(opts->second)))
+             .first;
+  }
+  return *it->second;
+}
+
+void NetworkBackend::run(const collectives::CollectiveRequest& request, const std::string& name,
+                         sim::EventCallback on_done) {
+  std::string chosen = name;
+  if (chosen.empty()) {
+    const auto it = options_.default_algorithms.find(std::string(collectives::to_string(request.kind)));
+    if (it == options_.default_algorithms.end()) {
+      throw InputError(Diagnostic{"collective", "",
+                                  fmt::format("no algorithm given for {}", collectives::to_string(request.kind))});
+    }
+    chosen = it->second;
+  }
+  const collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
+  run_plan(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done));
+}
+
+void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int> ranks,
+                              sim::EventCallback on_done) {
+  ++collectives_run_;
+  auto run = std::make_unique<PlanRun>();
+  PlanRun& r = *run;
+  r.id = next_run_++;
+  r.plan = std::move(plan);
+  r.ranks = std::move(ranks);
+  r.on_done = std::move(on_done);
+  const std::size_t steps = r.plan.steps.size();
+  r.pending_after.resize(steps);
+  r.dependents.resize(steps);
+  r.pending_transfers.resize(steps);
+  r.steps_left = steps;
+  for (std::size_t s = 0; s < steps; ++s) {
+    const collectives::Step& step = r.plan.steps[s];
+    r.pending_after[s] = static_cast<std::uint32_t>(step.after.size());
+    for (std::uint32_t a : step.after) r.dependents[a].push_back(static_cast<std::uint32_t>(s));
+  }
+  const std::uint64_t id = r.id;
+  runs_.emplace(id, std::move(run));
+  if (steps == 0) {
+    sim_.schedule_after(sim::Duration::zero(), [this, id] { finish(id); }, kCollectiveDone);
+    return;
+  }
+  // Launching a step may finish it at once (no transfers, no work) and
+  // launch its dependents; every step with nothing to wait for starts now.
+  std::vector<std::uint32_t> ready;
+  for (std::size_t s = 0; s < steps; ++s) {
+    if (r.pending_after[s] == 0) ready.push_back(static_cast<std::uint32_t>(s));
+  }
+  // A step is launched through this function; defined as a lambda so that
+  // it can recurse through completion callbacks.
+  struct Launcher {
+    NetworkBackend* self;
+    std::uint64_t id;
+    void step_done(std::uint32_t s) const {
+      auto it = self->runs_.find(id);
+      PlanRun& r = *it->second;
+      ++self->steps_run_;
+      for (std::uint32_t d : r.dependents[s]) {
+        if (--r.pending_after[d] == 0) launch(d);
+      }
+      if (--r.steps_left == 0) {
+        self->sim_.schedule_after(sim::Duration::zero(), [self = self, id = id] { self->finish(id); },
+                                  kCollectiveDone);
+      }
+    }
+    void transfers_done(std::uint32_t s) const {
+      PlanRun& r = *self->runs_.at(id);
+      sim::Bytes most;
+      for (const collectives::LocalWork& w : r.plan.steps[s].local_work) most = std::max(most, w.reduce_bytes);
+      if (most.count() == 0) {
+        step_done(s);
+        return;
+      }
+      const sim::Duration work = sim::Duration::from_seconds_ceil(static_cast<double>(most.count()) /
+                                                                  self->options_.reduction_bytes_per_s);
+      self->sim_.schedule_after(work, [l = *this, s] { l.step_done(s); }, kReduceDone);
+    }
+    void launch(std::uint32_t s) const {
+      PlanRun& r = *self->runs_.at(id);
+      const collectives::Step& step = r.plan.steps[s];
+      r.pending_transfers[s] = static_cast<std::uint32_t>(step.transfers.size());
+      if (step.transfers.empty()) {
+        transfers_done(s);
+        return;
+      }
+      for (std::size_t t = 0; t < step.transfers.size(); ++t) {
+        const collectives::Transfer& x = step.transfers[t];
+        const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
+        start_gpu_flow(self->network_, self->router_, r.ranks[static_cast<std::size_t>(x.src)],
+                       r.ranks[static_cast<std::size_t>(x.dst)], x.size, key,
+                       [l = *this, s] {
+                         PlanRun& run = *l.self->runs_.at(l.id);
+                         if (--run.pending_transfers[s] == 0) l.transfers_done(s);
+                       },
+                       self->scratch_);
+      }
+    }
+  };
+  const Launcher launcher{this, id};
+  for (std::uint32_t s : ready) launcher.launch(s);
+}
+
+void NetworkBackend::finish(std::uint64_t id) {
+  auto it = runs_.find(id);
+  ZX_CHECK(it != runs_.end(), "a collective finishes once");
+  sim::EventCallback done = std::move(it->second->on_done);
+  runs_.erase(it);
+  if (done) done();
+}
+
+void NetworkBackend::start_collective(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) {
+  const CollectiveCall& call = graph.collectives[static_cast<std::size_t>(index)];
+  run(to_request(call), call.algorithm, std::move(on_done));
+}
+
+void NetworkBackend::start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) {
+  const TransferCall& t = graph.transfers[static_cast<std::size_t>(index)];
+  start_gpu_flow(network_, router_, t.src, t.dst, t.size, mix(0x5eedULL ^ static_cast<std::uint64_t>(index)),
+                 std::move(on_done), scratch_);
+}
+
+}  // namespace zx::models

@@ -1,0 +1,90 @@
+// File: models/execution/network_backend.h
+//
+// The communication backend that carries collectives and transfers over the
+// network model: a collective is lowered by its algorithm (a registry name)
+// into a plan of point-to-point steps (models/collectives/plan.h), and the
+// plan runs here: a step starts when the steps it comes after have
+// finished; its transfers become flows between the member GPUs (routed by
+// the topology's router, ECMP-keyed per transfer); when they have all
+// arrived, the step's reduction work is charged (bytes / reduction
+// bandwidth; members reduce in parallel), and the step is done. The
+// collective is done when every step is. Adding an algorithm never touches
+// this file.
+
+#ifndef ZIONSIM_MODELS_EXECUTION_NETWORK_BACKEND_H_
+#define ZIONSIM_MODELS_EXECUTION_NETWORK_BACKEND_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "models/collectives/plan.h"
+#include "models/collectives/registry.h"
+#include "models/execution/executor.h"
+#include "models/network/flow_network.h"
+#include "models/network/topology_links.h"
+#include "sim/simulator.h"
+#include "topology/router.h"
+
+namespace zx::models {
+
+struct NetworkBackendOptions {
+  /// Algorithm per collective kind when a call names none.
+  std::map<std::string, std::string> default_algorithms = {
+      {"all_reduce", "ring"},     {"reduce_scatter", "ring"}, {"all_gather", "ring"},
+      {"all_to_all", "direct"},   {"broadcast", "ring"},      {"reduce", "ring"}};
+  /// JSON options per algorithm name ({"chunks": 4}).
+  std::map<std::string, std::string> algorithm_options;
+  /// How fast a GPU reduces received data into its buffer, bytes per second
+  /// (reads two operands and writes one: about a third of the achieved HBM
+  /// bandwidth; a parameter until calibration measures it).
+  double reduction_bytes_per_s = 1555e9 * 0.836 / 3.0;
+};
+
+class NetworkBackend : public CommunicationBackend {
+ public:
+  NetworkBackend(sim::Simulator& simulator, FlowNetwork& network, const topology::Router& router,
+                 const collectives::CollectiveRegistry& registry, NetworkBackendOptions options = {});
+  ~NetworkBackend() override;
+
+  void start_collective(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) override;
+  void start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) override;
+
+  /// Runs one collective request with the named algorithm (empty: the
+  /// default for its kind). Throws zx::InputError for an unknown algorithm
+  /// or one that cannot lower the request.
+  void run(const collectives::CollectiveRequest& request, const std::string& algorithm,
+           sim::EventCallback on_done);
+  /// Runs an already lowered plan over the global ranks `ranks`.
+  void run_plan(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done);
+
+  /// Collectives and steps run so far.
+  std::uint64_t collectives_run() const { return collectives_run_; }
+  std::uint64_t steps_run() const { return steps_run_; }
+
+ private:
+  struct PlanRun;
+  const collectives::CollectiveAlgorithm& algorithm(const std::string& name);
+  void finish(std::uint64_t run);
+
+  sim::Simulator& sim_;
+  FlowNetwork& network_;
+  const topology::Router& router_;
+  const collectives::CollectiveRegistry& registry_;
+  NetworkBackendOptions options_;
+  std::map<std::string, std::unique_ptr<collectives::CollectiveAlgorithm>> algorithms_;
+  std::map<std::uint64_t, std::unique_ptr<PlanRun>> runs_;
+  std::uint64_t next_run_ = 0;
+  std::uint64_t collectives_run_ = 0;
+  std::uint64_t steps_run_ = 0;
+  RouteScratch scratch_;
+};
+
+/// A CollectiveRequest from an op graph's collective call. Throws
+/// zx::InputError for an unknown kind or type.
+collectives::CollectiveRequest to_request(const CollectiveCall& call);
+
+}  // namespace zx::models
+
+#endif  // ZIONSIM_MODELS_EXECUTION_NETWORK_BACKEND_H_

@@ -1,0 +1,126 @@
+// Tests of the network backend: collectives lowered to plans and run as
+// flows. Without contention the simulated time equals the closed-form
+// alpha-beta time to the picosecond; across servers the NIC bounds an
+// all-to-all; a whole op graph runs through it on the executor.
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "models/collectives/registry.h"
+#include "models/execution/executor.h"
+#include "models/execution/network_backend.h"
+#include "models/network/flow_network.h"
+#include "models/network/topology_links.h"
+#include "topology/presets.h"
+#include "topology/router.h"
+
+namespace zx::models {
+namespace {
+
+using sim::Duration;
+
+struct Rig {
+  explicit Rig(int nodes)
+      : topo(topology::build_cluster(topology::preset_spec("zionex", nodes))),
+        router(topo),
+        network(sim, link_params(topo)) {
+    collectives::register_builtin_collectives(registry);
+  }
+  topology::Topology topo;
+  topology::Router router;
+  sim::Simulator sim;
+  FlowNetwork network;
+  collectives::CollectiveRegistry registry;
+};
+
+// Ring all-reduce of S bytes on one ZionEX server: 2(n-1) = 14 steps, in
+// each every GPU sends S/8 to the next over NVLink (GPU -> NVSwitch -> GPU:
+// two links, 100 ns each, no link shared by two flows), the first 7 steps
+// followed by a reduction of S/8 bytes. So the time is
+// 14 x (200 ns + S/8 / (300 GB/s x 0.94)) + 7 x S/8 / reduction bandwidth,
+// each term rounded up to the picosecond as the models do.
+TEST(NetworkBackendTest, RingAllReduceMatchesAlphaBetaExactly) {
+  for (std::int64_t size : {std::int64_t{8} << 10, std::int64_t{64} << 20}) {
+    Rig rig(1);
+    NetworkBackendOptions options;
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    collectives::CollectiveRequest request;
+    request.kind = collectives::CollectiveKind::kAllReduce;
+    for (int r = 0; r < 8; ++r) request.ranks.push_back(r);
+    request.bytes_per_rank = sim::Bytes(size);
+    bool done = false;
+    backend.run(request, "ring", [&] { done = true; });
+    rig.sim.run();
+    ASSERT_TRUE(done);
+    const double chunk = static_cast<double>(size / 8);
+    const double nvlink = static_cast<double>(
+        sim::BytesPerSecond::from_gbyte_per_s(300).scaled(0.94).count());
+    const Duration step = Duration::ns(200) + transfer_time(chunk, nvlink);
+    const Duration reduce = Duration::from_seconds_ceil(chunk / options.reduction_bytes_per_s);
+    EXPECT_EQ(rig.sim.now().since_start(), step * 14 + reduce * 7) << size;
+    EXPECT_EQ(backend.steps_run(), 14u);
+  }
+}
+
+// Direct all-to-all between the 16 GPUs of two servers: each GPU sends 8
+// blocks across the fabric through its own 200 Gb/s NIC, so the time is at
+// least 8 x block / (25 GB/s x 0.98).
+TEST(NetworkBackendTest, InterNodeAllToAllIsBoundedByTheNic) {
+  Rig rig(2);
+  NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry);
+  collectives::CollectiveRequest request;
+  request.kind = collectives::CollectiveKind::kAllToAll;
+  for (int r = 0; r < 16; ++r) request.ranks.push_back(r);
+  const std::int64_t per_rank = 16 << 20;  // 1 MiB to each of 16 ranks
+  request.bytes_per_rank = sim::Bytes(per_rank);
+  backend.run(request, "direct", {});
+  rig.sim.run();
+  const double crossing = 8.0 * per_rank / 16;
+  const double nic = 25e9 * (4096.0 / 4178.0);
+  EXPECT_GE(rig.sim.now().to_seconds(), crossing / nic);
+  EXPECT_LT(rig.sim.now().to_seconds(), crossing / nic * 1.5);  // the NIC, not something slower, bounds it
+}
+
+// An op graph of two ranks on two servers: compute, then an all-reduce, then
+// compute, runs through the executor with this backend.
+TEST(NetworkBackendTest, RunsOpGraphs) {
+  Rig rig(2);
+  NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry);
+  OpGraph g;
+  g.num_ranks = 16;
+  const int s = g.stream("compute");
+  std::vector<int> all;
+  for (int r = 0; r < 16; ++r) all.push_back(r);
+  g.collectives.push_back({.kind = "all_reduce", .ranks = all, .bytes_per_rank = sim::Bytes(1 << 20)});
+  for (int r = 0; r < 16; ++r) {
+    Op c;
+    c.rank = r;
+    c.stream = s;
+    c.duration = Duration::us(10);
+    g.add(c);
+    Op ar;
+    ar.kind = OpKind::kCollective;
+    ar.rank = r;
+    ar.stream = s;
+    ar.collective = 0;
+    g.add(ar);
+  }
+  const ExecutionResult result = execute(rig.sim, g, backend);
+  EXPECT_GT(result.makespan, sim::TimePoint::zero() + Duration::us(10));
+  EXPECT_EQ(backend.collectives_run(), 1u);
+  // Every GPU of the ring received data: the NVLink and NIC links carried bytes.
+  EXPECT_FALSE(rig.network.hottest_links(1).empty());
+}
+
+TEST(NetworkBackendTest, UnknownAlgorithmIsAnInputError) {
+  Rig rig(1);
+  NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry);
+  collectives::CollectiveRequest request;
+  request.kind = collectives::CollectiveKind::kAllReduce;
+  request.ranks = {0, 1};
+  request.bytes_per_rank = sim::Bytes(1024);
+  EXPECT_THROW(backend.run(request, "rign", {}), InputError);
+}
+
+}  // namespace
+}  // namespace zx::models

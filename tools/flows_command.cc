@@ -1,0 +1,202 @@
+// `zionsim flows`: point-to-point flows on a cluster, from a file or a
+// traffic pattern, at flow or analytical fidelity; per-flow times and
+// routes, the makespan and the hottest links.
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "models/network/flow_network.h"
+#include "models/network/topology_links.h"
+#include "sim/simulator.h"
+#include "tools/cli.h"
+#include "tools/cluster_options.h"
+#include "tools/commands.h"
+#include "topology/cluster_file.h"
+#include "topology/router.h"
+#include "workloads/flow_set.h"
+
+namespace zx::tools {
+namespace {
+
+struct FlowsOptions {
+  std::string flows_file;
+  std::string pattern;
+  std::int64_t size_bytes = 1 << 20;
+  std::uint64_t seed = 1;
+  std::string fidelity = "flow";
+  std::string format = "table";
+  int top = 10;
+};
+
+struct FlowOutcome {
+  workloads::FlowSpec spec;
+  models::FlowId id;
+};
+
+std::string link_name(const topology::Topology& t, std::uint32_t link) {
+  const topology::LinkInfo& l = t.link(topology::LinkId{link});
+  return fmt::format("{}->{}", t.node(l.src).name, t.node(l.dst).name);
+}
+
+int run_flows(const topology::ClusterRequest& request, const FlowsOptions& o, std::ostream& out) {
+  if (o.flows_file.empty() == o.pattern.empty()) {
+    throw InputError(Diagnostic{"zionsim flows", "", "give exactly one of --flows FILE or --pattern NAME"});
+  }
+  const topology::LoadedCluster cluster = topology::load_cluster(request);
+  const topology::Topology& topo = cluster.topology;
+  const int gpus = topo.num_gpus();
+  const std::vector<workloads::FlowSpec> specs =
+      o.flows_file.empty() ? workloads::make_flow_pattern(o.pattern, gpus, sim::Bytes(o.size_bytes), o.seed)
+                           : workloads::load_flow_file(o.flows_file, gpus);
+
+  const topology::Router router(topo);
+  sim::Simulator sim;
+  models::FlowNetwork network(sim, models::link_params(topo),
+                              o.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
+                                                         : models::NetworkFidelity::kFlow);
+  std::vector<FlowOutcome> outcomes(specs.size());
+  auto scratch = std::make_shared<models::RouteScratch>();
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    outcomes[i].spec = specs[i];
+    sim.schedule(specs[i].start, [&, i, scratch] {
+      const workloads::FlowSpec& s = specs[i];
+      outcomes[i].id = models::start_gpu_flow(network, router, s.src_rank, s.dst_rank, s.size,
+                                              models::gpu_pair_flow_key(s.src_rank, s.dst_rank), {},
+                                              *scratch);
+    });
+  }
+  sim.run();
+  sim::TimePoint makespan = sim::TimePoint::zero();
+  for (const FlowOutcome& f : outcomes) makespan = std::max(makespan, network.flow(f.id).finish);
+  const std::vector<std::uint32_t> hottest = network.hottest_links(static_cast<std::size_t>(o.top));
+  const auto utilization = [&](std::uint32_t l) {
+    const double seconds = makespan.to_seconds();
+    const models::LinkRecord r = network.link(l);
+    return seconds > 0 ? r.busy_time.to_seconds() / seconds : 0.0;
+  };
+
+  if (o.format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["cluster"] = cluster.source;
+    j["fidelity"] = o.fidelity;
+    j["makespan_ps"] = makespan.count_ps();
+    j["resolves"] = network.resolves();
+    nlohmann::ordered_json flows = nlohmann::ordered_json::array();
+    for (const FlowOutcome& f : outcomes) {
+      const models::FlowRecord& r = network.flow(f.id);
+      nlohmann::ordered_json row;
+      row["id"] = f.spec.id;
+      row["src_rank"] = f.spec.src_rank;
+      row["dst_rank"] = f.spec.dst_rank;
+      row["size_bytes"] = f.spec.size.count();
+      row["start_ps"] = r.start.count_ps();
+      row["first_byte_ps"] = r.first_byte.count_ps();
+      row["finish_ps"] = r.finish.count_ps();
+      const auto route = network.route(f.id);
+      row["route"] = std::vector<std::uint32_t>(route.begin(), route.end());
+      flows.push_back(std::move(row));
+    }
+    j["flows"] = std::move(flows);
+    nlohmann::ordered_json links = nlohmann::ordered_json::array();
+    for (std::uint32_t l : hottest) {
+      const models::LinkRecord r = network.link(l);
+      links.push_back({{"id", l},
+                       {"name", link_name(topo, l)},
+                       {"bytes", r.bytes_carried.count()},
+                       {"busy_ps", r.busy_time.count_ps()},
+                       {"utilization", utilization(l)}});
+    }
+    j["hottest_links"] = std::move(links);
+    out << j.dump(1) << '\n';
+    return kExitOk;
+  }
+  if (o.format == "csv") {
+    fmt::print(out, "id,src_rank,dst_rank,size_bytes,start_ps,first_byte_ps,finish_ps,route\n");
+    for (const FlowOutcome& f : outcomes) {
+      const models::FlowRecord& r = network.flow(f.id);
+      const auto route = network.route(f.id);
+      fmt::print(out, "{},{},{},{},{},{},{},{}\n", f.spec.id, f.spec.src_rank, f.spec.dst_rank,
+                 f.spec.size.count(), r.start.count_ps(), r.first_byte.count_ps(), r.finish.count_ps(),
+                 fmt::join(route, " "));
+    }
+    return kExitOk;
+  }
+  fmt::print(out, "cluster: {} ({} GPUs), {} flows, fidelity {}\n", cluster.source, gpus, outcomes.size(),
+             o.fidelity);
+  constexpr std::size_t kListed = 32;
+  if (outcomes.size() <= kListed) {
+    fmt::print(out, "\n{:>6} {:>5} {:>5} {:>14} {:>14} {:>14} {:>5}\n", "id", "src", "dst", "size", "start",
+               "finish", "hops");
+    for (const FlowOutcome& f : outcomes) {
+      const models::FlowRecord& r = network.flow(f.id);
+      fmt::print(out, "{:>6} {:>5} {:>5} {:>14} {:>14} {:>14} {:>5}\n", f.spec.id, f.spec.src_rank,
+                 f.spec.dst_rank, f.spec.size.to_string(), r.start.since_start().to_string(),
+                 r.finish.since_start().to_string(), network.route(f.id).size());
+    }
+  } else {
+    std::vector<std::int64_t> durations;
+    for (const FlowOutcome& f : outcomes) {
+      const models::FlowRecord& r = network.flow(f.id);
+      durations.push_back((r.finish - r.start).count_ps());
+    }
+    std::sort(durations.begin(), durations.end());
+    const auto at = [&](double q) {
+      return sim::Duration::ps(durations[static_cast<std::size_t>(q * static_cast<double>(durations.size() - 1))]);
+    };
+    fmt::print(out, "flow completion time: min {}, median {}, p99 {}, max {}\n", at(0).to_string(),
+               at(0.5).to_string(), at(0.99).to_string(), at(1).to_string());
+  }
+  fmt::print(out, "\nmakespan: {}\n", makespan.since_start().to_string());
+  fmt::print(out, "re-solves: {}\n", network.resolves());
+  fmt::print(out, "\nhottest links (by bytes / capacity):\n");
+  for (std::uint32_t l : hottest) {
+    const models::LinkRecord r = network.link(l);
+    fmt::print(out, "  {:>6}  {:<40} {:>14}  busy {:>5.1f}%\n", l, link_name(topo, l), r.bytes_carried.to_string(),
+               100.0 * utilization(l));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_flows_command(CLI::App& app, CommandContext& context) {
+  CLI::App* cmd = app.add_subcommand(
+      "flows", "Simulate point-to-point flows between GPUs (a file or a traffic pattern)");
+  auto request = add_cluster_options(*cmd);
+  auto o = std::make_shared<FlowsOptions>();
+  cmd->add_option("--flows", o->flows_file,
+                  "A flows file: {\"schema_version\": 1, \"flows\": [{\"id\", \"src_rank\", \"dst_rank\", "
+                  "\"size_bytes\", \"start_ns\"}]}")
+      ->option_text("FILE");
+  cmd->add_option("--pattern", o->pattern, "A traffic pattern over all GPUs")
+      ->check(CLI::IsMember(workloads::flow_pattern_names()))
+      ->option_text("all_to_all|permutation|incast|ring");
+  cmd->add_option("--size-bytes", o->size_bytes, "Bytes per flow of a pattern")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 50))
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the permutation pattern")->capture_default_str();
+  cmd->add_option("--fidelity", o->fidelity,
+                  "flow: max-min fair sharing of every link; analytical: no sharing, each flow at its "
+                  "bottleneck")
+      ->check(CLI::IsMember({"flow", "analytical"}))
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  cmd->add_option("--top", o->top, "Hottest links to list")->check(CLI::Range(0, 100000))->capture_default_str();
+  cmd->parse_complete_callback([request, o, action = context.action] {
+    *action = [request, o](std::ostream& out) { return run_flows(*request, *o, out); };
+  });
+}
+
+}  // namespace zx::tools
