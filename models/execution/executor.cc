@@ -199,6 +199,8 @@ ExecutionResult Executor::result() const {
   std::vector<std::vector<Interval>> comm(r.ranks.size());
   for (RankSummary& rank : r.ranks) rank.busy_by_stream.assign(streams, sim::Duration::zero());
   std::map<std::string, std::int64_t> category_ps;
+  // Per rank, per communication category: its intervals.
+  std::vector<std::map<std::string, std::vector<Interval>>> comm_by_category(r.ranks.size());
   for (std::size_t i = 0; i < timing_.size(); ++i) {
     const Op& op = graph_.ops[i];
     const OpTiming& t = timing_[i];
@@ -209,14 +211,22 @@ ExecutionResult Executor::result() const {
     const Interval interval{t.ready.count_ps(), t.end.count_ps()};
     if (is_communication(op.kind)) {
       comm[static_cast<std::size_t>(op.rank)].push_back(interval);
+      comm_by_category[static_cast<std::size_t>(op.rank)][op.category.empty() ? std::string(to_string(op.kind))
+                                                                              : op.category]
+          .push_back(interval);
     } else if (op.kind == OpKind::kCompute) {
       compute[static_cast<std::size_t>(op.rank)].push_back(interval);
     }
     category_ps[op.category.empty() ? std::string(to_string(op.kind)) : op.category] +=
         (t.end - t.ready).count_ps();
   }
+  std::map<std::string, std::int64_t> exposed_ps;
   for (std::size_t k = 0; k < r.ranks.size(); ++k) {
     const std::vector<Interval> c = merge(std::move(compute[k]));
+    for (auto& [category, intervals] : comm_by_category[k]) {
+      const std::vector<Interval> m = merge(std::move(intervals));
+      exposed_ps[category] += length(m) - overlap(c, m);
+    }
     const std::vector<Interval> m = merge(std::move(comm[k]));
     const std::int64_t both = overlap(c, m);
     r.ranks[k].compute = sim::Duration::ps(length(c));
@@ -226,6 +236,9 @@ ExecutionResult Executor::result() const {
   }
   for (const auto& [category, ps] : category_ps) {
     r.time_by_category[category] = sim::Duration::ps(ps / std::max(1, graph_.num_ranks));
+  }
+  for (const auto& [category, ps] : exposed_ps) {
+    r.exposed_by_category[category] = sim::Duration::ps(ps / std::max(1, graph_.num_ranks));
   }
   return r;
 }

@@ -61,6 +61,9 @@ struct ExecutionResult {
   std::vector<std::uint32_t> critical_path;
   /// Time per op category (sum over ops, per rank averaged), for breakdowns.
   std::map<std::string, sim::Duration> time_by_category;
+  /// Per communication category: time it runs while no compute op runs on
+  /// the rank (union of its intervals minus compute), averaged over ranks.
+  std::map<std::string, sim::Duration> exposed_by_category;
 };
 
 class Executor {

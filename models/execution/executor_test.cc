@@ -102,6 +102,7 @@ TEST(ExecutorTest, OverlapAndExposedCommunication) {
   EXPECT_EQ(r.ranks[0].exposed_communication, Duration::ns(20));
   EXPECT_EQ(r.critical_path, (std::vector<std::uint32_t>{0, 1}));
   EXPECT_EQ(r.time_by_category.at("all_reduce"), Duration::ns(50));
+  EXPECT_EQ(r.exposed_by_category.at("all_reduce"), Duration::ns(20));
 }
 
 // A collective starts when its last member arrives: rank 0 is ready at

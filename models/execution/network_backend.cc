@@ -77,6 +77,61 @@ const collectives::CollectiveAlgorithm& NetworkBackend::algorithm(const std::str
   return *it->second;
 }
 
+bool is_nccl_algorithm(const std::string& name) {
+  return name == "nccl" || name == "nccl-2.13" || name == "nccl-2.20";
+}
+
+void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
+                              sim::EventCallback on_done) {
+  collectives::validate(request);
+  const int n = static_cast<int>(request.ranks.size());
+  ++collectives_run_;
+  if (n < 2) {
+    sim_.schedule_after(sim::Duration::zero(), [done = std::move(on_done)]() mutable { if (done) done(); },
+                        kCollectiveDone);
+    return;
+  }
+  nccl::NcclInput in;
+  switch (request.kind) {
+    case collectives::CollectiveKind::kAllReduce: in.collective = nccl::Collective::kAllReduce; break;
+    case collectives::CollectiveKind::kReduceScatter: in.collective = nccl::Collective::kReduceScatter; break;
+    case collectives::CollectiveKind::kAllGather: in.collective = nccl::Collective::kAllGather; break;
+    case collectives::CollectiveKind::kAllToAll: in.collective = nccl::Collective::kAllToAll; break;
+    case collectives::CollectiveKind::kBroadcast: in.collective = nccl::Collective::kBroadcast; break;
+    case collectives::CollectiveKind::kReduce: in.collective = nccl::Collective::kReduce; break;
+  }
+  in.ranks = n;
+  // NCCL's model assumes the same number of ranks on every node.
+  const collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
+  const std::vector<std::vector<int>> servers = view.members_by_server();
+  in.ranks_per_node = static_cast<int>(servers.front().size());
+  for (const std::vector<int>& s : servers) {
+    if (static_cast<int>(s.size()) != in.ranks_per_node) {
+      throw InputError(Diagnostic{"--algo", "", fmt::format("{} needs the same number of group members on "
+                                                             "every server", name)});
+    }
+  }
+  std::int64_t bytes = request.bytes_per_rank.count();
+  if (request.kind == collectives::CollectiveKind::kAllToAll && !request.all_to_all_v_bytes.empty()) {
+    // The busiest sender's buffer (NCCL's grouped send/recv waits for it).
+    bytes = 0;
+    for (const auto& row : request.all_to_all_v_bytes) {
+      std::int64_t total = 0;
+      for (std::int64_t b : row) total += b;
+      bytes = std::max(bytes, total);
+    }
+  }
+  in.bytes = bytes;
+  in.gpu = options_.nccl_gpu;
+  in.intra_bw_gbps = options_.nccl_intra_gbps;
+  in.inter_bw_gbps = options_.nccl_inter_gbps;
+  in.version = name == "nccl-2.13" ? nccl::NcclVersion::kV2_13
+               : name == "nccl-2.20" ? nccl::NcclVersion::kV2_20
+                                     : options_.nccl_version;
+  sim_.schedule_after(nccl::predict(in).time,
+                      [done = std::move(on_done)]() mutable { if (done) done(); }, kCollectiveDone);
+}
+
 void NetworkBackend::run(const collectives::CollectiveRequest& request, const std::string& name,
                          sim::EventCallback on_done) {
   std::string chosen = name;
@@ -87,6 +142,10 @@ void NetworkBackend::run(const collectives::CollectiveRequest& request, const st
                                   fmt::format("no algorithm given for {}", collectives::to_string(request.kind))});
     }
     chosen = it->second;
+  }
+  if (is_nccl_algorithm(chosen)) {
+    run_nccl(request, chosen, std::move(on_done));
+    return;
   }
   const collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
   run_plan(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done));

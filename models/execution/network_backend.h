@@ -23,6 +23,7 @@
 #include "models/collectives/registry.h"
 #include "models/execution/executor.h"
 #include "models/network/flow_network.h"
+#include "models/nccl/nccl_model.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
 #include "topology/router.h"
@@ -40,7 +41,18 @@ struct NetworkBackendOptions {
   /// (reads two operands and writes one: about a third of the achieved HBM
   /// bandwidth; a parameter until calibration measures it).
   double reduction_bytes_per_s = 1555e9 * 0.836 / 3.0;
+
+  /// The analytical algorithms "nccl" (nccl_version), "nccl-2.13" and
+  /// "nccl-2.20" take no flows: NCCL's own cost model predicts the time
+  /// (models/nccl), from these parameters of the machine.
+  nccl::NcclVersion nccl_version = nccl::NcclVersion::kV2_20;
+  nccl::GpuGeneration nccl_gpu = nccl::GpuGeneration::kAmpere;
+  double nccl_intra_gbps = nccl::kA100NvlinkGbps;
+  double nccl_inter_gbps = 25.0;
 };
+
+/// Names the backend runs with NCCL's cost model instead of a plan.
+bool is_nccl_algorithm(const std::string& name);
 
 class NetworkBackend : public CommunicationBackend {
  public:
@@ -66,6 +78,8 @@ class NetworkBackend : public CommunicationBackend {
  private:
   struct PlanRun;
   const collectives::CollectiveAlgorithm& algorithm(const std::string& name);
+  void run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
+                sim::EventCallback on_done);
   void finish(std::uint64_t run);
 
   sim::Simulator& sim_;
