@@ -48,10 +48,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   std::function<int(std::ostream&)> action;
   CommandContext context{&action};
-  add_version_command(app, context, version_line());
-  add_list_command(app, context);
+  add_whatif_command(app, context);
   add_topology_command(app, context);
   add_flows_command(app, context);
+  add_list_command(app, context);
+  add_version_command(app, context, version_line());
 
   // CLI11 wants argv order reversed when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

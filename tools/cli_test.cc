@@ -112,6 +112,21 @@ TEST(CliTest, FlowsPatternAndJson) {
   EXPECT_EQ(csv.out.rfind("id,src_rank,dst_rank,size_bytes,start_ps,first_byte_ps,finish_ps,route\n", 0), 0u);
 }
 
+// `whatif` prints one row per size; JSON has the documented fields.
+TEST(CliTest, WhatIfTableAndJson) {
+  const Result table = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1,2"});
+  EXPECT_EQ(table.status, kExitOk) << table.err;
+  EXPECT_TRUE(contains(table.out, "samples/s")) << table.out;
+  const Result json = run({"whatif", "--model", "dlrm-a", "--nodes", "1", "--format", "json"});
+  EXPECT_EQ(json.status, kExitOk) << json.err;
+  EXPECT_TRUE(contains(json.out, "\"results\"")) << json.out;
+  EXPECT_TRUE(contains(json.out, "\"fits\": false")) << json.out;
+  const Result small = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1", "--format", "json"});
+  for (const char* key : {"\"gpus\"", "\"iteration_time_ms\"", "\"samples_per_s\"", "\"breakdown_ms\""}) {
+    EXPECT_TRUE(contains(small.out, key)) << key;
+  }
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
@@ -119,7 +134,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
     std::string expected_in_err;
   };
   const std::vector<Case> cases = {
-      {{}, "expected a command, one of: version, list"},
+      {{}, "expected a command, one of: whatif, topology, flows, list, version"},
       {{"simulate-everything"}, "simulate-everything"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"list", "widgets"}, "widgets"},
@@ -134,6 +149,10 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"flows", "--nodes", "2"}, "give exactly one of --flows FILE or --pattern NAME"},
       {{"flows", "--pattern", "broadcast"}, "broadcast"},
       {{"flows", "--flows", "nope.json"}, "nope.json: cannot open the file for reading"},
+      {{"whatif", "--nodes", "1,x"}, "--nodes: expected a comma-separated list of positive node counts"},
+      {{"whatif", "--model", "dlrm-b"}, "unknown model 'dlrm-b'"},
+      {{"whatif", "--algo", "all_reduce"}, "expected KIND=ALGORITHM"},
+      {{"whatif", "--a2a-precision", "fp64"}, "fp64"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

@@ -8,7 +8,7 @@
 
 namespace zx::tools {
 
-std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd) {
+std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, bool with_nodes) {
   auto request = std::make_shared<topology::ClusterRequest>();
   std::string presets;
   for (const auto& [name, description] : topology::preset_descriptions()) {
@@ -20,10 +20,12 @@ std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd) {
                              presets))
       ->capture_default_str()
       ->option_text("NAME|FILE");
-  cmd.add_option_function<int>(
-         "--nodes", [request](int n) { request->nodes = n; },
-         "Servers in the cluster (presets only; default 1)")
-      ->option_text("N");
+  if (with_nodes) {
+    cmd.add_option_function<int>(
+           "--nodes", [request](int n) { request->nodes = n; },
+           "Servers in the cluster (presets only; default 1)")
+        ->option_text("N");
+  }
   cmd.add_option("--set", request->overrides,
                  "Override one field of the cluster, with the cluster file's key names: "
                  "--set fabric.oversubscription=2 --set nic.bandwidth_gbit_per_s=400")

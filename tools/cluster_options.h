@@ -18,7 +18,8 @@ namespace zx::tools {
 
 /// Adds the cluster flags to `cmd`; the returned request is filled in when
 /// the command line is parsed.
-std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd);
+/// `with_nodes` false leaves --nodes to the command (whatif takes a list).
+std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, bool with_nodes = true);
 
 }  // namespace zx::tools
 

@@ -36,6 +36,9 @@ void add_topology_command(CLI::App& app, CommandContext& context);
 /// `zionsim flows`: point-to-point flows on the network model.
 void add_flows_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim whatif`: DLRM training over cluster sizes (the main job).
+void add_whatif_command(CLI::App& app, CommandContext& context);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_COMMANDS_H_

@@ -1,0 +1,23 @@
+// File: tools/svg_plot.h
+//
+// The what-if sweep as a self-contained SVG: the scaling curve (samples/s
+// against GPUs, with ideal linear scaling from the smallest size) and the
+// stacked breakdown of each size's iteration time. Written by hand so that
+// --plot works without gnuplot or any other program.
+
+#ifndef ZIONSIM_TOOLS_SVG_PLOT_H_
+#define ZIONSIM_TOOLS_SVG_PLOT_H_
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tools/whatif.h"
+
+namespace zx::tools {
+
+void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points, const std::string& title);
+
+}  // namespace zx::tools
+
+#endif  // ZIONSIM_TOOLS_SVG_PLOT_H_

@@ -1,0 +1,88 @@
+// File: tools/whatif.h
+//
+// What-if simulation of DLRM training: for each cluster size, build the
+// cluster, plan the sharding, build one training iteration and simulate it
+// on the network model; report iteration time, throughput, scaling, a
+// breakdown and the bottleneck. The `zionsim whatif` command is a thin layer
+// over run_whatif(); tests call it directly.
+
+#ifndef ZIONSIM_TOOLS_WHATIF_H_
+#define ZIONSIM_TOOLS_WHATIF_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/execution/executor.h"
+#include "models/execution/op_graph.h"
+#include "topology/cluster_file.h"
+
+namespace zx::tools {
+
+struct WhatIfOptions {
+  topology::ClusterRequest cluster;  ///< nodes is set per point
+  std::vector<int> nodes = {1};
+  std::string model = "dlrm-a";
+  std::optional<std::int64_t> batch_per_gpu;  ///< default 512 when no global batch
+  std::optional<std::int64_t> global_batch;
+  std::string sharding = "auto";
+  std::string a2a_forward_dtype;   ///< empty: the model's embedding type
+  std::string a2a_backward_dtype;  ///< empty: same as forward
+  std::string all_reduce_dtype = "fp32";
+  std::string gpu;      ///< a built-in profile name; empty: the cluster's (A100 40GB for ZionEX)
+  std::string profile;  ///< a profile file (overrides gpu)
+  std::string fidelity = "flow";
+  /// Collective kind -> algorithm. Defaults: hierarchical all-reduce,
+  /// reduce-scatter and all-gather (NVLink inside a server, every NIC across,
+  /// as NCCL's multi-channel rings use them) and direct all-to-all.
+  std::map<std::string, std::string> algorithms = {{"all_reduce", "hierarchical"},
+                                                   {"reduce_scatter", "hierarchical"},
+                                                   {"all_gather", "hierarchical"},
+                                                   {"all_to_all", "direct"}};
+  bool fused_embeddings = true;
+  bool pipeline_input = true;
+  int threads = 0;  ///< 0: all cores
+};
+
+struct Breakdown {
+  double compute_ms = 0;
+  double exposed_all_to_all_ms = 0;   ///< all-to-all, reduce-scatter, all-gather of embeddings
+  double exposed_all_reduce_ms = 0;
+  double other_ms = 0;                ///< waiting: imbalance, dependencies, launch gaps
+  double overlapped_communication_ms = 0;
+};
+
+struct WhatIfPoint {
+  int nodes = 0;
+  int gpus = 0;
+  std::int64_t global_batch = 0;
+  bool fits = true;
+  std::string reason;  ///< why it does not fit
+  double iteration_time_ms = 0;
+  double samples_per_s = 0;
+  double scaling_efficiency = 0;  ///< throughput per GPU relative to the smallest fitting size
+  Breakdown breakdown;
+  std::string bottleneck;  ///< the largest breakdown part and the busiest link
+  double load_imbalance = 1;
+  std::int64_t host_memory_tables = 0;
+  double max_hbm_gbyte = 0;
+  double wall_seconds = 0;  ///< how long simulating this point took
+  std::uint64_t fingerprint = 0;
+  /// For --timeline: the graph and result of this point (kept only when asked).
+  std::optional<models::OpGraph> graph;
+  std::optional<models::ExecutionResult> execution;
+};
+
+/// Runs every point (in parallel, results in the order of options.nodes).
+/// `keep_trace_of` names a node count whose graph and result to keep.
+/// `progress` (may be empty) is called after each point finishes.
+/// Throws zx::InputError for bad input (the first problem of any point).
+std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& options, std::optional<int> keep_trace_of = {},
+                                    const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {});
+
+}  // namespace zx::tools
+
+#endif  // ZIONSIM_TOOLS_WHATIF_H_
