@@ -2,18 +2,37 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "models/collectives/registry.h"
+#include "models/nccl/nccl_model.h"
+
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
 #include "topology/presets.h"
 
 namespace zx::tools {
 
+namespace {
+
+std::vector<std::pair<std::string, std::string>> collective_algorithms() {
+  models::collectives::CollectiveRegistry registry;
+  models::collectives::register_builtin_collectives(registry);
+  std::vector<std::pair<std::string, std::string>> out = registry.describe();
+  // Analytical algorithms the network backend runs on NCCL's cost model.
+  for (const models::nccl::NcclVersionInfo& v : models::nccl::nccl_versions()) {
+    out.emplace_back(fmt::format("nccl-{}", v.name), fmt::format("NCCL's own cost model: {}", v.description));
+  }
+  out.emplace_back("nccl", "NCCL's cost model with the current constants (nccl-2.20): picks algorithm and protocol as NCCL would");
+  return out;
+}
+
+}  // namespace
+
 std::vector<RegistryListing> all_registries() {
-  // Collective algorithms join when their registry lands; the category
-  // exists now so that scripts can rely on it.
   std::vector<RegistryListing> listings = {
       {"clusters", topology::preset_descriptions()},
-      {"collectives", {}},
+      {"collectives", collective_algorithms()},
       {"gpus", models::device_profile_descriptions()},
       {"models", models::model_zoo_descriptions()},
   };
