@@ -97,6 +97,7 @@ void BM_AllToAll(benchmark::State& state) {
 BENCHMARK(BM_AllToAll)
     ->Arg(16)
     ->Arg(32)
+    ->Arg(64)
     ->Arg(128)
     ->Arg(512)
     ->Unit(benchmark::kMillisecond)
