@@ -2,9 +2,9 @@
 //
 // Cost of the flow-level network model on ZionEX clusters: a direct
 // all-to-all between every GPU pair, and a long run of staggered random flows.
+//
 //   bazel run --config=opt //models/network:flow_network_benchmark --
-//   bazel run --config=opt //models/network:flow_network_benchmark -- \
-//       --benchmark_filter='AllToAll/(16|32|64)|Staggered'
+//     --benchmark_filter='AllToAll/(16|32|64)|Staggered'
 // (AllToAll/128 and /512 are registered but run for over ten minutes, see below.)
 //
 // Figures on the 2-core development VM, opt build, shared with another build
