@@ -70,11 +70,21 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     }
     latency += links_[l].params.latency;
   }
-  {
+  // Routes are short (a dozen hops in a Clos): a quadratic scan finds a
+  // repeated link without the allocation a sorted copy would cost per flow.
+  if (route.size() > 32) {
     std::vector<std::uint32_t> sorted(route.begin(), route.end());
     std::sort(sorted.begin(), sorted.end());
     if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
       throw std::invalid_argument(fmt::format("start_flow: the route crosses link {} twice", *dup));
+    }
+  }
+  for (std::size_t i = 0; route.size() <= 32 && i < route.size(); ++i) {
+    for (std::size_t j = i + 1; j < route.size(); ++j) {
+      if (route[i] == route[j]) {
+        throw std::invalid_argument(
+            fmt::format("start_flow: the route crosses link {} twice", route[i]));
+      }
     }
   }
   if (flows_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {

@@ -79,7 +79,9 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
 
   rates_.assign(num_flows, std::numeric_limits<double>::infinity());
   frozen_.assign(num_flows, 0);
-  remaining_.assign(p.capacity.begin(), p.capacity.end());
+  base_.assign(p.capacity.begin(), p.capacity.end());
+  level_.assign(num_links, 0.0);
+  level_weight_.assign(num_links, 0.0);
   weight_sum_.assign(num_links, 0.0);
   unfrozen_count_.assign(num_links, 0);
 
@@ -88,24 +90,30 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
   for (std::uint32_t l : p.links) ++link_flow_offsets_[l + 1];
   for (std::size_t l = 0; l < num_links; ++l) link_flow_offsets_[l + 1] += link_flow_offsets_[l];
   link_flows_.resize(p.links.size());
-  {
-    std::vector<std::uint32_t> cursor(link_flow_offsets_.begin(), link_flow_offsets_.end() - 1);
-    for (std::size_t f = 0; f < num_flows; ++f) {
-      for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
-        const std::uint32_t l = p.links[i];
-        link_flows_[cursor[l]++] = static_cast<std::uint32_t>(f);
-        weight_sum_[l] += weight_of(f);
-        ++unfrozen_count_[l];
-      }
+  cursor_.assign(link_flow_offsets_.begin(), link_flow_offsets_.end() - 1);
+  for (std::size_t f = 0; f < num_flows; ++f) {
+    for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+      const std::uint32_t l = p.links[i];
+      link_flows_[cursor_[l]++] = static_cast<std::uint32_t>(f);
+      weight_sum_[l] += weight_of(f);
+      ++unfrozen_count_[l];
     }
   }
+
+  // A link's remaining capacity is its capacity less the rates of its frozen
+  // flows. Flows freeze in groups at one normalised level; the link folds a
+  // whole group into its base with one multiplication (level x the group's
+  // weight) instead of one subtraction per flow, so that the remaining
+  // capacity of a link in a symmetric system is off by a few ulps, not by
+  // one rounding per frozen flow.
+  const auto share_of = [this](std::uint32_t l) {
+    return std::max(0.0, base_[l] - level_[l] * level_weight_[l]) / weight_sum_[l];
+  };
 
   heap_.clear();
   const std::greater<> later;
   for (std::size_t l = 0; l < num_links; ++l) {
-    if (unfrozen_count_[l] > 0) {
-      heap_.push_back({remaining_[l] / weight_sum_[l], static_cast<std::uint32_t>(l)});
-    }
+    if (unfrozen_count_[l] > 0) heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
   }
   for (std::size_t f = 0; f < p.cap.size(); ++f) {
     if (std::isfinite(p.cap[f])) {
@@ -114,18 +122,22 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
   }
   std::make_heap(heap_.begin(), heap_.end(), later);
 
-  // Freezes flow f at `rate` and takes it off every link it crosses. Links
-  // whose share changed are queued once per step in dirty_ and get a fresh
-  // heap entry after the step (older entries become stale and are skipped).
+  // Freezes flow f at normalised level `level` (rate `rate`) and takes it off
+  // every link it crosses. Links touched are queued once per step in dirty_.
   dirty_flag_.assign(num_links, 0);
   dirty_.clear();
-  const auto freeze = [&](std::size_t f, double rate) {
+  const auto freeze = [&](std::size_t f, double level, double rate) {
     frozen_[f] = 1;
     rates_[f] = rate;
     const double w = weight_of(f);
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
       const std::uint32_t l = p.links[i];
-      remaining_[l] = std::max(0.0, remaining_[l] - rate);
+      if (level_[l] != level) {  // a new group: fold the previous one into the base
+        base_[l] -= level_[l] * level_weight_[l];
+        level_[l] = level;
+        level_weight_[l] = 0.0;
+      }
+      level_weight_[l] += w;
       weight_sum_[l] -= w;
       --unfrozen_count_[l];
       if (!dirty_flag_[l]) {
@@ -134,11 +146,28 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
       }
     }
   };
-  const auto requeue_dirty = [&] {
+  const auto freeze_link = [&](std::uint32_t l, double level) {
+    for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
+      const std::uint32_t f = link_flows_[i];
+      if (!frozen_[f]) freeze(f, level, level * weight_of(f));
+    }
+  };
+  // Ends a step at normalised level `level`. Progressive filling never lowers
+  // a link's share, so a touched link whose share is now at most the level
+  // (within kLevelTolerance, rounding noise) is saturated at this same level:
+  // its flows freeze at exactly `level` too, in this step. This makes flows
+  // of a symmetric system get bit-identical rates. The other touched links get
+  // a fresh heap entry (older entries become stale and are skipped).
+  const auto end_step = [&](double level) {
+    const double snap = level * (1.0 + kLevelTolerance);
+    for (std::size_t i = 0; i < dirty_.size(); ++i) {
+      const std::uint32_t l = dirty_[i];
+      if (unfrozen_count_[l] > 0 && share_of(l) <= snap) freeze_link(l, level);
+    }
     for (std::uint32_t l : dirty_) {
       dirty_flag_[l] = 0;
       if (unfrozen_count_[l] > 0) {
-        heap_.push_back({remaining_[l] / weight_sum_[l], l});
+        heap_.push_back({share_of(l), l});
         std::push_heap(heap_.begin(), heap_.end(), later);
       }
     }
@@ -152,20 +181,17 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
     if (top.id >= num_links) {  // a flow's cap
       const std::size_t f = top.id - num_links;
       if (!frozen_[f]) {
-        freeze(f, p.cap[f]);
-        requeue_dirty();
+        freeze(f, top.share, p.cap[f]);
+        end_step(top.share);
       }
       continue;
     }
     const std::uint32_t l = top.id;
     if (unfrozen_count_[l] == 0) continue;
-    const double share = remaining_[l] / weight_sum_[l];
+    const double share = share_of(l);
     if (share != top.share) continue;  // stale: a newer entry carries the current share
-    for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
-      const std::uint32_t f = link_flows_[i];
-      if (!frozen_[f]) freeze(f, share * weight_of(f));
-    }
-    requeue_dirty();
+    freeze_link(l, share);
+    end_step(share);
   }
   return rates_;
 }

@@ -27,6 +27,19 @@
 // bit-for-bit the rates that solving the whole problem would, as long as the
 // component's links and flows are numbered in the same relative order. The
 // incremental network model relies on this.
+//
+// Equal shares are equal bits. In exact arithmetic, flows frozen at one level
+// leave a link whose share was that level at that same level; in floating
+// point it drifts by a few ulps, which would scatter a symmetric system's
+// rates (an all-to-all's flows would finish at thousands of distinct
+// picoseconds). So a link folds each group of flows frozen at one level into
+// its remaining capacity with one multiplication, and a link whose share
+// falls to within kLevelTolerance (1e-10, relative) of the current level,
+// or below it (shares only grow during filling), freezes at that level in the
+// same step: its flows get exactly the level x their weight. The tolerance
+// is a numerical precision, five orders below what a test can observe, not a
+// modelling choice. Every decision still involves only one component's links
+// and flows, so component exactness holds.
 
 #ifndef ZIONSIM_MODELS_NETWORK_MAXMIN_H_
 #define ZIONSIM_MODELS_NETWORK_MAXMIN_H_
@@ -72,8 +85,15 @@ class MaxMinSolver {
     }
   };
 
+  /// Relative rounding noise below which a link's share counts as equal to
+  /// the current level (see solve()); far below any modelled effect.
+  static constexpr double kLevelTolerance = 1e-10;
+
   std::vector<double> rates_;
-  std::vector<double> remaining_;
+  std::vector<double> base_;          // capacity less the folded frozen groups
+  std::vector<double> level_;         // level of the link's latest frozen group
+  std::vector<double> level_weight_;  // weight frozen at level_
+  std::vector<std::uint32_t> cursor_;
   std::vector<double> weight_sum_;
   std::vector<std::uint32_t> unfrozen_count_;
   std::vector<std::uint32_t> link_flow_offsets_;

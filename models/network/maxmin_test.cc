@@ -42,6 +42,29 @@ TEST(MaxMinTest, NFlowsShareOneLink) {
   }
 }
 
+// A symmetric all-to-all: n senders and n receivers, each an uplink or a
+// downlink of the same odd capacity, one flow per (sender, receiver) pair.
+// Every link carries n flows, so every flow gets C / n; and the rates must be
+// equal to the bit (subtracting n - 1 rounded rates one by one leaves shares
+// a few ulps off, which once scattered an all-to-all's completion times).
+TEST(MaxMinTest, SymmetricAllToAllRatesAreBitIdentical) {
+  for (int n : {7, 32, 248, 1016}) {
+    MaxMinProblem p;
+    const double c = 24'509'334'609.0;  // a RoCE NIC's effective B/s
+    p.capacity.assign(2 * static_cast<std::size_t>(n), c);
+    for (int s = 0; s < n; ++s) {
+      for (int d = 0; d < n; ++d) {
+        if (s == d) continue;
+        p.add_flow(std::vector<std::uint32_t>{static_cast<std::uint32_t>(s),
+                                              static_cast<std::uint32_t>(n + d)});
+      }
+    }
+    const std::vector<double> rates = solve(p);
+    for (double r : rates) ASSERT_EQ(r, rates.front()) << n;
+    EXPECT_DOUBLE_EQ(rates.front(), c / (n - 1)) << n;
+  }
+}
+
 // Parking lot: links 0 and 1 of capacity 1; a long flow crosses both, a short
 // flow crosses each. Every link has two flows, so each flow gets 1/2.
 TEST(MaxMinTest, ParkingLot) {
