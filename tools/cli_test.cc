@@ -127,6 +127,20 @@ TEST(CliTest, WhatIfTableAndJson) {
   }
 }
 
+// `collective` prints the nccl-tests columns for each algorithm; JSON rows
+// carry the documented keys; quantizing to fp16 halves the bytes on the wire.
+TEST(CliTest, CollectiveTable) {
+  const Result t = run({"collective", "--nodes", "1", "--algo", "ring", "--algo", "nccl", "-b", "1M", "-e", "4M"});
+  EXPECT_EQ(t.status, kExitOk) << t.err;
+  EXPECT_TRUE(contains(t.out, "busbw")) << t.out;
+  EXPECT_TRUE(contains(t.out, "nccl")) << t.out;
+  const Result j = run({"collective", "--nodes", "1", "--op", "all_to_all", "-b", "64K", "-e", "64K", "--format", "json"});
+  EXPECT_EQ(j.status, kExitOk) << j.err;
+  for (const char* key : {"\"size_bytes\"", "\"time_us\"", "\"algbw_gbyte_per_s\"", "\"busbw_gbyte_per_s\""}) {
+    EXPECT_TRUE(contains(j.out, key)) << key;
+  }
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
@@ -134,7 +148,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
     std::string expected_in_err;
   };
   const std::vector<Case> cases = {
-      {{}, "expected a command, one of: whatif, topology, flows, list, version"},
+      {{}, "expected a command, one of: whatif, topology, flows, collective, list, version"},
       {{"simulate-everything"}, "simulate-everything"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"list", "widgets"}, "widgets"},
@@ -153,6 +167,9 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"whatif", "--model", "dlrm-b"}, "unknown model 'dlrm-b'"},
       {{"whatif", "--algo", "all_reduce"}, "expected KIND=ALGORITHM"},
       {{"whatif", "--a2a-precision", "fp64"}, "fp64"},
+      {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' (did you mean 'ring'?)"},
+      {{"collective", "-b", "1X"}, "--min-bytes: expected a size such as 8, 64K, 1M or 1G, got '1X'"},
+      {{"collective", "--ranks", "99"}, "--ranks: expected 1 to 8 ranks, got 99"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

@@ -39,6 +39,9 @@ void add_flows_command(CLI::App& app, CommandContext& context);
 /// `zionsim whatif`: DLRM training over cluster sizes (the main job).
 void add_whatif_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim collective`: the nccl-tests table for simulated collectives.
+void add_collective_command(CLI::App& app, CommandContext& context);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_COMMANDS_H_
