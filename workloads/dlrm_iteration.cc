@@ -262,6 +262,34 @@ OpGraph Builder::build() {
     emb_fwd[static_cast<std::size_t>(r)] =
         compute(r, compute_s, "embedding_forward", "embedding", embedding_time(r, false), deps);
   }
+  // Quantized communication (ISCA 2022, 5.3): when the wire type differs
+  // from the embeddings', every rank converts what it sends before the
+  // exchange and what it receives after it, forward and backward.
+  std::vector<std::int64_t> owned_elements(static_cast<std::size_t>(n_), 0);  // pooled values it sends
+  std::int64_t received_elements = 0;                                         // B x all pooled dims
+  for (const models::TablePlacement& t : plan_.tables) {
+    if (t.kind == models::ShardingKind::kDataParallel) continue;
+    const models::TableGroup& group = model_.tables[static_cast<std::size_t>(t.group)];
+    received_elements += B * group.dim;
+    for (const models::Shard& s : t.shards) {
+      owned_elements[static_cast<std::size_t>(s.rank)] +=
+          global * (t.kind == models::ShardingKind::kTableWise || t.kind == models::ShardingKind::kColumnWise
+                        ? s.dim
+                        : group.dim);
+    }
+  }
+  const auto convert_op = [&](int r, const char* name, std::int64_t elements, DataType from, DataType to,
+                              std::vector<std::uint32_t> deps) {
+    return compute(r, compute_s, name, "quantization",
+                   elements > 0 ? models::convert(device_, elements, from, to).time : Duration::zero(),
+                   std::move(deps));
+  };
+  if (fwd_t != emb_t && n_ > 1) {
+    for (int r = 0; r < n_; ++r) {
+      emb_fwd[static_cast<std::size_t>(r)] = convert_op(r, "quantize_pooled", owned_elements[static_cast<std::size_t>(r)],
+                                                        emb_t, fwd_t, {emb_fwd[static_cast<std::size_t>(r)]});
+    }
+  }
   std::vector<std::vector<std::uint32_t>> pooled_ready = each(per_rank(emb_fwd));
   std::vector<std::vector<std::uint32_t>> fwd_comm_done(static_cast<std::size_t>(n_));
   if (n_ > 1) {
@@ -340,6 +368,9 @@ OpGraph Builder::build() {
     }
     std::vector<std::uint32_t> deps = fwd_comm_done[R];
     deps.push_back(prev);
+    if (fwd_t != emb_t && n_ > 1) {
+      deps = {convert_op(r, "dequantize_pooled", received_elements, fwd_t, emb_t, deps)};
+    }
     interaction_fwd[R] = compute(r, compute_s, "interaction.forward", "interaction", interaction_cost(false), deps);
     prev = interaction_fwd[R];
     for (const Layer& l : top) {
@@ -377,7 +408,14 @@ OpGraph Builder::build() {
   // Embedding gradient exchange (reverse of the forward one).
   std::vector<std::vector<std::uint32_t>> grads_arrived(static_cast<std::size_t>(n_));
   if (n_ > 1) {
-    const auto deps = each(per_rank(interaction_bwd));
+    std::vector<std::uint32_t> grads_ready = interaction_bwd;
+    if (bwd_t != emb_t) {
+      for (int r = 0; r < n_; ++r) {
+        grads_ready[static_cast<std::size_t>(r)] =
+            convert_op(r, "quantize_gradients", received_elements, emb_t, bwd_t, {interaction_bwd[static_cast<std::size_t>(r)]});
+      }
+    }
+    const auto deps = each(per_rank(grads_ready));
     const auto a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = pooled_grad,
                                  .dtype = std::string(models::to_string(bwd_t))},
                                 emb_comm, "all_to_all", deps);
@@ -410,6 +448,9 @@ OpGraph Builder::build() {
     }
     std::vector<std::uint32_t> deps = grads_arrived[R];
     deps.push_back(prev);
+    if (bwd_t != emb_t && n_ > 1) {
+      deps = {convert_op(r, "dequantize_gradients", owned_elements[R], bwd_t, emb_t, deps)};
+    }
     compute(r, compute_s, "embedding_backward", "embedding", embedding_time(r, true), deps);
   }
 

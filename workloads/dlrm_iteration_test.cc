@@ -116,6 +116,25 @@ TEST(DlrmIterationTest, RunsOnTheExecutor) {
   }
 }
 
+// Quantized communication adds one conversion per direction and side: four
+// kernels per rank when forward and backward both differ from the tables' type.
+TEST(DlrmIterationTest, QuantizationAddsConversionKernels) {
+  const models::DlrmModel m = models::load_model("dlrm-dcnv2");  // fp32 tables
+  const models::ShardingPlan plan = models::plan_sharding(m, 8, 8, a100(), {});
+  IterationOptions o;
+  o.a2a_forward_dtype = "fp16";
+  o.a2a_backward_dtype = "bf16";
+  const models::OpGraph g = build_dlrm_iteration(m, plan, 8, 8, a100(), o);
+  EXPECT_TRUE(models::validate(g).empty());
+  int conversions = 0;
+  for (const models::Op& op : g.ops) {
+    if (op.category == "quantization" && op.rank == 0) ++conversions;
+  }
+  EXPECT_EQ(conversions, 4);
+  const models::OpGraph plain = build_dlrm_iteration(m, plan, 8, 8, a100(), {});
+  for (const models::Op& op : plain.ops) EXPECT_NE(op.category, "quantization");
+}
+
 // Fused embeddings are never slower than unfused ones for the same plan.
 TEST(DlrmIterationTest, FusedNeverSlower) {
   const models::DlrmModel m = models::load_model("dlrm-a-small");
