@@ -47,6 +47,17 @@ fi
 rm -f "$dump"
 expect 2 err "unknown key 'oversubscripton'" -- topology --set fabric.oversubscripton=2
 
+# A what-if iteration emitted as a trace and run back simulates to the same
+# picosecond: the fingerprints of the two runs agree.
+trace=$(mktemp --suffix=.json)
+w=$("$zionsim" whatif --model dlrm-a-small --nodes 2 --format json --emit-trace "$trace" | grep '"fingerprint"')
+r=$("$zionsim" run --nodes 2 --trace "$trace" --format json | grep '"fingerprint"' | tr -d ' ,')
+if [[ -z $w || "$(echo "$w" | tr -d ' ,')" != "$r" ]]; then
+  echo "FAIL: whatif and run of its emitted trace differ: '$w' vs '$r'"
+  failures=$((failures + 1))
+fi
+rm -f "$trace"
+
 # Errors go to stderr only.
 "$zionsim" frobnicate >"$out" 2>/dev/null
 if [[ -s $out ]]; then

@@ -23,6 +23,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
@@ -117,20 +118,13 @@ int run(const topology::ClusterRequest& request, const Flags& f, std::ostream& o
   if (algorithms.empty()) algorithms.push_back(*kind == coll::CollectiveKind::kAllToAll ? "direct" : "ring");
   coll::CollectiveRegistry registry;
   coll::register_builtin_collectives(registry);
-  models::NetworkBackendOptions options;
+  const models::DeviceProfile device = device_for(cluster, f.gpu, "");
+  models::NetworkBackendOptions options = backend_options(cluster, device, {});
   for (const std::string& o : f.options) {
     const auto eq = o.find('=');
     if (eq == std::string::npos) throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", o)});
     options.algorithm_options[o.substr(0, eq)] = o.substr(eq + 1);
   }
-  std::string gpu = f.gpu;
-  if (gpu.empty()) gpu = cluster.spec && cluster.spec->preset == "hgx" ? "h100-sxm" : "a100-40gb";
-  const models::DeviceProfile device = models::builtin_device_profile(gpu);
-  options.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
-  if (cluster.spec) options.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
-  const bool hopper = gpu.rfind("h", 0) == 0;
-  options.nccl_gpu = hopper ? models::nccl::GpuGeneration::kHopper : models::nccl::GpuGeneration::kAmpere;
-  options.nccl_intra_gbps = hopper ? models::nccl::kH100NvlinkGbps : models::nccl::kA100NvlinkGbps;
   for (const std::string& a : algorithms) {
     if (!models::is_nccl_algorithm(a)) (void)registry.create(a, options.algorithm_options[a]);  // fail early
   }

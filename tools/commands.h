@@ -42,6 +42,9 @@ void add_whatif_command(CLI::App& app, CommandContext& context);
 /// `zionsim collective`: the nccl-tests table for simulated collectives.
 void add_collective_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim run`: simulate a trace.
+void add_run_command(CLI::App& app, CommandContext& context);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_COMMANDS_H_

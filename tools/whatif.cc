@@ -18,6 +18,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/backend_options.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -45,10 +46,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
   point.gpus = topo.num_gpus();
   const int gpn = cluster.spec ? cluster.spec->gpus_per_node : gpus_per_server(topo);
 
-  std::string gpu = o.gpu;
-  if (gpu.empty()) gpu = cluster.spec && cluster.spec->preset == "hgx" ? "h100-sxm" : "a100-40gb";
-  const models::DeviceProfile device =
-      o.profile.empty() ? models::builtin_device_profile(gpu) : models::load_device_profile(o.profile);
+  const models::DeviceProfile device = device_for(cluster, o.gpu, o.profile);
   const models::DlrmModel model = models::load_model(o.model);
 
   std::int64_t batch = o.batch_per_gpu.value_or(512);
@@ -91,14 +89,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
                                                          : models::NetworkFidelity::kFlow);
   models::collectives::CollectiveRegistry registry;
   models::collectives::register_builtin_collectives(registry);
-  models::NetworkBackendOptions backend_options;
-  for (const auto& [kind, algorithm] : o.algorithms) backend_options.default_algorithms[kind] = algorithm;
-  backend_options.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
-  const bool hopper = device.name.rfind("h1", 0) == 0 || device.name.rfind("h2", 0) == 0;
-  backend_options.nccl_gpu = hopper ? models::nccl::GpuGeneration::kHopper : models::nccl::GpuGeneration::kAmpere;
-  backend_options.nccl_intra_gbps = hopper ? models::nccl::kH100NvlinkGbps : models::nccl::kA100NvlinkGbps;
-  if (cluster.spec) backend_options.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
-  models::NetworkBackend backend(sim, network, router, registry, backend_options);
+  models::NetworkBackend backend(sim, network, router, registry, backend_options(cluster, device, o.algorithms));
   models::ExecutionResult result = models::execute(sim, graph, backend);
 
   const double iteration_ms = ms(result.makespan.since_start());

@@ -17,11 +17,13 @@
 #include "base/error.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/timeline.h"
+#include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
 #include "tools/svg_plot.h"
 #include "tools/whatif.h"
+#include "workloads/trace.h"
 
 namespace zx::tools {
 namespace {
@@ -41,6 +43,7 @@ struct Flags {
   std::string format = "table";
   std::string timeline;
   std::string plot;
+  std::string emit_trace;
 };
 
 std::vector<int> parse_nodes(const std::string& text) {
@@ -93,18 +96,12 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   if (f.oversubscription > 0) {
     o.cluster.overrides.push_back(fmt::format("fabric.oversubscription={}", f.oversubscription));
   }
-  for (const std::string& a : f.algorithms) {
-    const auto eq = a.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
-      throw InputError(Diagnostic{"--algo", "", fmt::format("expected KIND=ALGORITHM (all_to_all=direct), got '{}'", a)});
-    }
-    o.algorithms[a.substr(0, eq)] = a.substr(eq + 1);
-  }
+  for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) o.algorithms[kind] = name;
   o.fused_embeddings = !f.unfused;
   o.pipeline_input = !f.no_pipeline;
 
   std::optional<int> keep;
-  if (!f.timeline.empty()) keep = *std::max_element(o.nodes.begin(), o.nodes.end());
+  if (!f.timeline.empty() || !f.emit_trace.empty()) keep = *std::max_element(o.nodes.begin(), o.nodes.end());
   const auto start = std::chrono::steady_clock::now();
   const std::vector<WhatIfPoint> points = run_whatif(o, keep, [&](const WhatIfPoint& p, int done, int total) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -175,6 +172,18 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
     models::write_chrome_trace(file, *largest->graph, *largest->execution, 64);
   }
+  if (!f.emit_trace.empty()) {
+    const WhatIfPoint* largest = nullptr;
+    for (const WhatIfPoint& p : points) {
+      if (p.graph) largest = &p;
+    }
+    if (largest == nullptr) {
+      throw InputError(Diagnostic{"--emit-trace", "", "the largest cluster size does not fit; no trace to write"});
+    }
+    std::ofstream file(f.emit_trace);
+    if (!file) throw InputError(Diagnostic{f.emit_trace, "", "cannot open the file for writing"});
+    workloads::write_trace(file, *largest->graph);
+  }
   if (!f.plot.empty()) {
     std::ofstream file(f.plot);
     if (!file) throw InputError(Diagnostic{f.plot, "", "cannot open the file for writing"});
@@ -230,6 +239,9 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--timeline", f->timeline, "Write the largest size's iteration as a Chrome/Perfetto trace")
       ->option_text("FILE");
   cmd->add_option("--plot", f->plot, "Write the scaling curve and breakdown as SVG")->option_text("FILE");
+  cmd->add_option("--emit-trace", f->emit_trace,
+                  "Write the largest size's iteration as a zionsim trace (zionsim run --trace reads it)")
+      ->option_text("FILE");
   cmd->parse_complete_callback([request, options, f, action = context.action] {
     *action = [request, options, f](std::ostream& out) {
       WhatIfOptions o = *options;

@@ -1,0 +1,48 @@
+#include "tools/backend_options.h"
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+
+namespace zx::tools {
+
+models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
+                                              const models::DeviceProfile& device,
+                                              const std::map<std::string, std::string>& algorithms) {
+  models::NetworkBackendOptions o;
+  o.default_algorithms = {{"all_reduce", "hierarchical"},
+                          {"reduce_scatter", "hierarchical"},
+                          {"all_gather", "hierarchical"},
+                          {"all_to_all", "direct"},
+                          {"broadcast", "ring"},
+                          {"reduce", "ring"}};
+  for (const auto& [kind, name] : algorithms) o.default_algorithms[kind] = name;
+  // A reduction reads two operands and writes one.
+  o.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
+  const bool hopper = device.name.rfind("h1", 0) == 0 || device.name.rfind("h2", 0) == 0;
+  o.nccl_gpu = hopper ? models::nccl::GpuGeneration::kHopper : models::nccl::GpuGeneration::kAmpere;
+  o.nccl_intra_gbps = hopper ? models::nccl::kH100NvlinkGbps : models::nccl::kA100NvlinkGbps;
+  if (cluster.spec) o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
+  return o;
+}
+
+std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags) {
+  std::map<std::string, std::string> out;
+  for (const std::string& a : flags) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
+      throw InputError(Diagnostic{"--algo", "", fmt::format("expected KIND=ALGORITHM (all_to_all=direct), got '{}'", a)});
+    }
+    out[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  return out;
+}
+
+models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
+                                 const std::string& profile) {
+  if (!profile.empty()) return models::load_device_profile(profile);
+  if (!gpu.empty()) return models::builtin_device_profile(gpu);
+  return models::builtin_device_profile(cluster.spec && cluster.spec->preset == "hgx" ? "h100-sxm" : "a100-40gb");
+}
+
+}  // namespace zx::tools

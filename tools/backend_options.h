@@ -1,0 +1,37 @@
+// File: tools/backend_options.h
+//
+// The network backend's options from what a command knows: the cluster (for
+// NCCL's NIC bandwidth), the GPU (reduction bandwidth, NCCL's GPU
+// generation and NVLink figure) and the user's --algo choices. Shared by
+// whatif, run and collective so that they model communication the same way.
+
+#ifndef ZIONSIM_TOOLS_BACKEND_OPTIONS_H_
+#define ZIONSIM_TOOLS_BACKEND_OPTIONS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/compute/device_profile.h"
+#include "models/execution/network_backend.h"
+#include "topology/cluster_file.h"
+
+namespace zx::tools {
+
+/// Defaults: hierarchical all-reduce, reduce-scatter and all-gather, direct
+/// all-to-all, then `algorithms` (kind -> name) on top.
+models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
+                                              const models::DeviceProfile& device,
+                                              const std::map<std::string, std::string>& algorithms);
+
+/// Parses --algo KIND=NAME flags. Throws zx::InputError for a malformed one.
+std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);
+
+/// The GPU profile a command uses: --profile FILE, else --gpu NAME, else the
+/// cluster's own (H100 for hgx, A100 40GB otherwise).
+models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
+                                 const std::string& profile);
+
+}  // namespace zx::tools
+
+#endif  // ZIONSIM_TOOLS_BACKEND_OPTIONS_H_

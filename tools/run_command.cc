@@ -1,0 +1,179 @@
+// `zionsim run`: simulate a trace (the zionsim trace format) on a cluster:
+// iteration time, per-rank busy and idle time, exposed communication, the
+// critical path and the hottest links.
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "models/collectives/registry.h"
+#include "models/execution/executor.h"
+#include "models/execution/network_backend.h"
+#include "models/execution/timeline.h"
+#include "models/network/flow_network.h"
+#include "models/network/topology_links.h"
+#include "sim/simulator.h"
+#include "tools/backend_options.h"
+#include "tools/cli.h"
+#include "tools/cluster_options.h"
+#include "tools/commands.h"
+#include "topology/router.h"
+#include "workloads/trace.h"
+
+namespace zx::tools {
+namespace {
+
+struct Flags {
+  std::string trace;
+  std::string trace_format = "zionsim";
+  std::string gpu;
+  std::string profile;
+  std::string fidelity = "flow";
+  std::vector<std::string> algorithms;
+  std::string timeline;
+  std::string format = "table";
+  int critical_ops = 20;
+};
+
+double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
+
+int run(const topology::ClusterRequest& request, const Flags& f, std::ostream& out) {
+  if (f.trace_format != "zionsim") {
+    throw InputError(Diagnostic{"--trace-format", "",
+                                fmt::format("importing {} traces is not implemented yet; convert to the zionsim "
+                                            "trace format (docs/traces.md)", f.trace_format)});
+  }
+  const topology::LoadedCluster cluster = topology::load_cluster(request);
+  const models::DeviceProfile device = device_for(cluster, f.gpu, f.profile);
+  const models::OpGraph graph = workloads::load_trace(f.trace, &device);
+  if (graph.num_ranks > cluster.topology.num_gpus()) {
+    throw InputError(Diagnostic{f.trace, "/ranks",
+                                fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
+                                            graph.num_ranks, cluster.topology.num_gpus())});
+  }
+  sim::Simulator sim;
+  const topology::Router router(cluster.topology);
+  models::FlowNetwork network(sim, models::link_params(cluster.topology),
+                              f.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
+                                                         : models::NetworkFidelity::kFlow);
+  models::collectives::CollectiveRegistry registry;
+  models::collectives::register_builtin_collectives(registry);
+  models::NetworkBackend backend(sim, network, router, registry,
+                                 backend_options(cluster, device, parse_algorithm_flags(f.algorithms)));
+  const models::ExecutionResult r = models::execute(sim, graph, backend);
+  const double iteration = ms(r.makespan.since_start());
+
+  if (!f.timeline.empty()) {
+    std::ofstream file(f.timeline);
+    if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
+    models::write_chrome_trace(file, graph, r, 64);
+  }
+  const std::vector<std::uint32_t> hot = network.hottest_links(5);
+  const auto link_name = [&](std::uint32_t l) {
+    const topology::LinkInfo& info = cluster.topology.link(topology::LinkId{l});
+    return fmt::format("{}->{}", cluster.topology.node(info.src).name, cluster.topology.node(info.dst).name);
+  };
+  const int compute_stream = static_cast<int>(
+      std::find(graph.stream_names.begin(), graph.stream_names.end(), "compute") - graph.stream_names.begin());
+
+  if (f.format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["trace"] = f.trace;
+    j["cluster"] = cluster.source;
+    j["iteration_time_ms"] = iteration;
+    j["fingerprint"] = fmt::format("{:016x}", sim.fingerprint());
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < r.ranks.size(); ++k) {
+      const models::RankSummary& s = r.ranks[k];
+      ranks.push_back({{"rank", k},
+                       {"compute_ms", ms(s.compute)},
+                       {"idle_ms", iteration - ms(s.compute)},
+                       {"exposed_communication_ms", ms(s.exposed_communication)},
+                       {"overlapped_communication_ms", ms(s.overlapped_communication)}});
+    }
+    j["ranks"] = std::move(ranks);
+    nlohmann::ordered_json path = nlohmann::ordered_json::array();
+    for (std::uint32_t i : r.critical_path) {
+      path.push_back({{"op", i}, {"rank", graph.ops[i].rank}, {"name", graph.ops[i].name},
+                      {"start_ps", r.ops[i].start.count_ps()}, {"end_ps", r.ops[i].end.count_ps()}});
+    }
+    j["critical_path"] = std::move(path);
+    nlohmann::ordered_json links = nlohmann::ordered_json::array();
+    for (std::uint32_t l : hot) {
+      links.push_back({{"id", l}, {"name", link_name(l)}, {"bytes", network.link(l).bytes_carried.count()},
+                       {"busy_ps", network.link(l).busy_time.count_ps()}});
+    }
+    j["hottest_links"] = std::move(links);
+    out << j.dump(1) << '\n';
+    return kExitOk;
+  }
+  if (f.format == "csv") {
+    fmt::print(out, "rank,compute_ms,idle_ms,exposed_communication_ms,overlapped_communication_ms\n");
+    for (std::size_t k = 0; k < r.ranks.size(); ++k) {
+      const models::RankSummary& s = r.ranks[k];
+      fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{:.6f}\n", k, ms(s.compute), iteration - ms(s.compute),
+                 ms(s.exposed_communication), ms(s.overlapped_communication));
+    }
+    return kExitOk;
+  }
+  fmt::print(out, "trace {} ({} ranks, {} ops) on {}\n\n", f.trace, graph.num_ranks, graph.ops.size(), cluster.source);
+  fmt::print(out, "iteration time: {:.6f} ms\n\n", iteration);
+  fmt::print(out, "{:>6} {:>12} {:>12} {:>14} {:>14}\n", "rank", "compute ms", "idle ms", "exposed comm", "overlapped");
+  for (std::size_t k = 0; k < r.ranks.size(); ++k) {
+    const models::RankSummary& s = r.ranks[k];
+    (void)compute_stream;
+    fmt::print(out, "{:>6} {:>12.3f} {:>12.3f} {:>14.3f} {:>14.3f}\n", k, ms(s.compute), iteration - ms(s.compute),
+               ms(s.exposed_communication), ms(s.overlapped_communication));
+  }
+  fmt::print(out, "\ncritical path ({} ops{}):\n", r.critical_path.size(),
+             static_cast<int>(r.critical_path.size()) > f.critical_ops ? fmt::format(", last {}", f.critical_ops) : "");
+  const std::size_t first =
+      r.critical_path.size() > static_cast<std::size_t>(f.critical_ops) ? r.critical_path.size() - f.critical_ops : 0;
+  for (std::size_t k = first; k < r.critical_path.size(); ++k) {
+    const std::uint32_t i = r.critical_path[k];
+    const models::Op& op = graph.ops[i];
+    fmt::print(out, "  op {:>6}  rank {:>4}  {:<12} {:<28} {:>14} -> {:>14}\n", i, op.rank,
+               graph.stream_names[static_cast<std::size_t>(op.stream)],
+               op.name.empty() ? std::string(models::to_string(op.kind)) : op.name,
+               r.ops[i].start.since_start().to_string(), r.ops[i].end.since_start().to_string());
+  }
+  fmt::print(out, "\nhottest links:\n");
+  for (std::uint32_t l : hot) {
+    fmt::print(out, "  {:<40} {:>14}  busy {}\n", link_name(l), network.link(l).bytes_carried.to_string(),
+               network.link(l).busy_time.to_string());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandContext& context) {
+  CLI::App* cmd = app.add_subcommand("run", "Simulate a trace of a job (docs/traces.md) on a cluster");
+  auto request = add_cluster_options(*cmd);
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--trace", f->trace, "The trace file")->required()->option_text("FILE");
+  cmd->add_option("--trace-format", f->trace_format, "zionsim (kineto and chakra importers are not written yet)")
+      ->check(CLI::IsMember({"zionsim", "kineto", "chakra"}))
+      ->capture_default_str();
+  cmd->add_option("--gpu", f->gpu, "GPU profile that prices kernels in the trace");
+  cmd->add_option("--profile", f->profile, "A GPU profile file")->option_text("FILE");
+  cmd->add_option("--fidelity", f->fidelity, "flow or analytical")->check(CLI::IsMember({"flow", "analytical"}))->capture_default_str();
+  cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind: KIND=NAME")->take_all();
+  cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run")->option_text("FILE");
+  cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+  cmd->parse_complete_callback([request, f, action = context.action] {
+    *action = [request, f](std::ostream& out) { return run(*request, *f, out); };
+  });
+}
+
+}  // namespace zx::tools

@@ -1,0 +1,295 @@
+#include "workloads/trace.h"
+
+#include <map>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "models/compute/cost_models.h"
+
+namespace zx::workloads {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr int kSchemaVersion = 1;
+const std::vector<std::string> kOpKinds = {"collective", "compute", "delay", "recv", "send"};
+const std::vector<std::string> kCollectiveKinds = {"all_gather", "all_reduce", "all_to_all", "broadcast", "reduce",
+                                                   "reduce_scatter"};
+const std::vector<std::string> kTypes = {"bf16", "fp16", "fp32", "fp8"};
+
+models::OpKind op_kind(const std::string& s) {
+  if (s == "collective") return models::OpKind::kCollective;
+  if (s == "send") return models::OpKind::kSend;
+  if (s == "recv") return models::OpKind::kRecv;
+  if (s == "delay") return models::OpKind::kDelay;
+  return models::OpKind::kCompute;
+}
+
+// A compute op's kernel, priced by the cost models.
+sim::Duration kernel_time(json::ObjectReader& k, const models::DeviceProfile* device) {
+  std::string type;
+  k.require("type");
+  if (!k.read_enum("type", type, {"embedding_backward", "embedding_forward", "gemm"})) return sim::Duration::zero();
+  std::string dtype = "fp16";
+  k.read_enum("dtype", dtype, kTypes);
+  const models::DataType t = models::parse_data_type(dtype);
+  if (type == "gemm") {
+    std::int64_t m = 0, n = 0, kk = 0, batch = 1;
+    for (const char* key : {"m", "n", "k"}) k.require(key);
+    const json::IntRange dims{1, std::int64_t{1} << 32};
+    const bool ok = k.read_int("m", m, dims) & k.read_int("n", n, dims) & k.read_int("k", kk, dims);
+    k.read_int("batch", batch, dims);
+    k.finish();
+    if (!ok || device == nullptr) return sim::Duration::zero();
+    return models::gemm(*device, m, n, kk, t, batch).time;
+  }
+  models::EmbeddingShape s;
+  for (const char* key : {"batch", "tables", "pooling", "dim"}) k.require(key);
+  const json::IntRange dims{1, std::int64_t{1} << 40};
+  bool ok = k.read_int("batch", s.batch, dims) & k.read_int("tables", s.tables, dims) &
+            k.read_number("pooling", s.pooling, json::NumberRange{0.0, 1e9, true}) & k.read_int("dim", s.dim, dims);
+  k.finish();
+  s.weight_type = t;
+  s.output_type = t;
+  if (!ok || device == nullptr) return sim::Duration::zero();
+  return type == "embedding_forward" ? models::embedding_forward_fused(*device, s).time
+                                     : models::embedding_backward_fused(*device, s).time;
+}
+
+}  // namespace
+
+models::OpGraph parse_trace(std::string_view text, const std::string& source, const models::DeviceProfile* device) {
+  json::Document doc = json::Document::parse(text, source);
+  json::ObjectReader root = doc.root();
+  json::Diagnostics& diagnostics = doc.diagnostics();
+  doc.check_schema_version(root, {kSchemaVersion});
+  root.allow("description");
+  models::OpGraph g;
+  root.require("ranks");
+  root.read_int("ranks", g.num_ranks, json::IntRange{1, 1 << 24});
+  root.require("streams");
+  if (auto streams = root.array("streams")) {
+    for (std::size_t i = 0; i < streams->size(); ++i) {
+      std::string name;
+      if (streams->read_string(i, name)) {
+        if (std::find(g.stream_names.begin(), g.stream_names.end(), name) != g.stream_names.end()) {
+          diagnostics.error(streams->element_pointer(i), fmt::format("duplicate stream '{}'", name));
+        }
+        g.stream_names.push_back(name);
+      }
+    }
+  }
+  std::map<std::int64_t, std::size_t> collective_index;
+  if (auto list = root.array("collectives")) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      json::ObjectReader c = list->object(i);
+      models::CollectiveCall call;
+      std::int64_t id = static_cast<std::int64_t>(i);
+      c.read_int("id", id, json::IntRange{0, std::int64_t{1} << 53});
+      if (!collective_index.emplace(id, i).second) c.error("id", fmt::format("duplicate collective id {}", id));
+      c.require("kind");
+      c.read_enum("kind", call.kind, kCollectiveKinds);
+      c.require("ranks");
+      if (auto ranks = c.array("ranks")) {
+        for (std::size_t k = 0; k < ranks->size(); ++k) {
+          std::int64_t r = 0;
+          if (ranks->read_int(k, r, json::IntRange{0, g.num_ranks - 1})) call.ranks.push_back(static_cast<int>(r));
+        }
+      }
+      std::int64_t size = 0;
+      if (c.read_int("size_bytes", size, json::IntRange{0, std::int64_t{1} << 50})) call.bytes_per_rank = sim::Bytes(size);
+      if (const nlohmann::json* m = c.raw("all_to_all_v_bytes")) {
+        // An n x n matrix of non-negative byte counts, n = the group size.
+        const std::size_t n = call.ranks.size();
+        bool ok = m->is_array() && m->size() == n;
+        for (std::size_t r = 0; ok && r < n; ++r) {
+          const nlohmann::json& row = (*m)[r];
+          ok = row.is_array() && row.size() == n;
+          std::vector<std::int64_t> values;
+          for (std::size_t k = 0; ok && k < n; ++k) {
+            ok = row[k].is_number_integer() && row[k].get<std::int64_t>() >= 0;
+            if (ok) values.push_back(row[k].get<std::int64_t>());
+          }
+          if (ok) call.all_to_all_v_bytes.push_back(std::move(values));
+        }
+        if (!ok) {
+          c.error("all_to_all_v_bytes", fmt::format("expected a {} x {} matrix of non-negative integers "
+                                                    "(the group's size), got {}", n, n, json::describe(*m)));
+          call.all_to_all_v_bytes.clear();
+        }
+      }
+      c.read_enum("dtype", call.dtype, kTypes);
+      c.read_string("algorithm", call.algorithm);
+      c.read_int("root", call.root, json::IntRange{0, 1 << 24});
+      c.finish();
+      g.collectives.push_back(std::move(call));
+    }
+  }
+  std::map<std::int64_t, std::size_t> transfer_index;
+  if (auto list = root.array("transfers")) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      json::ObjectReader t = list->object(i);
+      models::TransferCall call;
+      std::int64_t id = static_cast<std::int64_t>(i);
+      t.read_int("id", id, json::IntRange{0, std::int64_t{1} << 53});
+      if (!transfer_index.emplace(id, i).second) t.error("id", fmt::format("duplicate transfer id {}", id));
+      for (const char* key : {"src", "dst", "size_bytes"}) t.require(key);
+      t.read_int("src", call.src, json::IntRange{0, g.num_ranks - 1});
+      t.read_int("dst", call.dst, json::IntRange{0, g.num_ranks - 1});
+      std::int64_t size = 0;
+      if (t.read_int("size_bytes", size, json::IntRange{0, std::int64_t{1} << 50})) call.size = sim::Bytes(size);
+      t.finish();
+      g.transfers.push_back(call);
+    }
+  }
+  std::map<std::int64_t, std::uint32_t> op_index;
+  std::vector<std::vector<std::int64_t>> raw_deps;
+  std::vector<std::string> op_pointer;
+  root.require("ops");
+  if (auto list = root.array("ops")) {
+    g.ops.reserve(list->size());
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      json::ObjectReader o = list->object(i);
+      models::Op op;
+      std::int64_t id = static_cast<std::int64_t>(i);
+      o.read_int("id", id, json::IntRange{0, std::int64_t{1} << 53});
+      if (!op_index.emplace(id, static_cast<std::uint32_t>(i)).second) {
+        o.error("id", fmt::format("duplicate op id {}", id));
+      }
+      o.require("rank");
+      o.read_int("rank", op.rank, json::IntRange{0, std::max(0, g.num_ranks - 1)});
+      std::string stream;
+      o.require("stream");
+      if (o.read_enum("stream", stream, g.stream_names)) op.stream = g.stream(stream);
+      std::string kind = "compute";
+      o.require("kind");
+      o.read_enum("kind", kind, kOpKinds);
+      op.kind = op_kind(kind);
+      o.read_string("name", op.name);
+      o.read_string("category", op.category);
+      std::int64_t ps = 0;
+      double ns = 0;
+      const bool has_ps = o.read_int("duration_ps", ps, json::IntRange{0, std::int64_t{1} << 62});
+      const bool has_ns = o.read_number("duration_ns", ns, json::NumberRange{0.0, 1e15});
+      if (has_ps) op.duration = sim::Duration::ps(ps);
+      if (has_ns) op.duration = sim::Duration::from_ns_ceil(ns);
+      if (auto k = o.object("kernel")) {
+        if (device == nullptr) {
+          o.error("kernel", "a kernel needs a GPU profile to be priced (--gpu or --profile)");
+        } else {
+          op.duration = kernel_time(*k, device);
+        }
+      }
+      if (has_ps && has_ns) o.error("", "give the duration once: duration_ps or duration_ns");
+      std::int64_t ref = -1;
+      if (op.kind == models::OpKind::kCollective && o.require("collective") && o.read_int("collective", ref)) {
+        auto it = collective_index.find(ref);
+        if (it == collective_index.end()) {
+          o.error("collective", fmt::format("collective {} does not exist", ref));
+        } else {
+          op.collective = static_cast<std::int64_t>(it->second);
+        }
+      }
+      if ((op.kind == models::OpKind::kSend || op.kind == models::OpKind::kRecv) && o.require("transfer") &&
+          o.read_int("transfer", ref)) {
+        auto it = transfer_index.find(ref);
+        if (it == transfer_index.end()) {
+          o.error("transfer", fmt::format("transfer {} does not exist", ref));
+        } else {
+          op.transfer = static_cast<std::int64_t>(it->second);
+        }
+      }
+      std::vector<std::int64_t> deps;
+      if (auto d = o.array("deps")) {
+        for (std::size_t k = 0; k < d->size(); ++k) {
+          std::int64_t dep = 0;
+          if (d->read_int(k, dep)) deps.push_back(dep);
+        }
+      }
+      o.allow("collective");
+      o.allow("transfer");
+      o.finish();
+      raw_deps.push_back(std::move(deps));
+      op_pointer.push_back(list->element_pointer(i));
+      g.ops.push_back(std::move(op));
+    }
+  }
+  root.finish();
+  doc.throw_if_errors();
+  // Dependencies by id.
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    for (std::size_t k = 0; k < raw_deps[i].size(); ++k) {
+      auto it = op_index.find(raw_deps[i][k]);
+      if (it == op_index.end()) {
+        diagnostics.error(fmt::format("{}/deps/{}", op_pointer[i], k),
+                          fmt::format("op {} does not exist", raw_deps[i][k]));
+      } else {
+        g.ops[i].deps.push_back(it->second);
+      }
+    }
+  }
+  doc.throw_if_errors();
+  // The graph as a whole: cycles, collective membership, send/recv pairs.
+  for (const models::OpGraphProblem& p : models::validate(g)) {
+    std::string message = p.message;
+    // Name ops by their ids in the file, not by array positions.
+    diagnostics.error(p.op >= 0 ? op_pointer[static_cast<std::size_t>(p.op)] : "", message);
+  }
+  doc.throw_if_errors();
+  return g;
+}
+
+models::OpGraph load_trace(const std::string& path, const models::DeviceProfile* device) {
+  json::Document doc = json::Document::load_file(path);
+  return parse_trace(doc.value().dump(), path, device);
+}
+
+void write_trace(std::ostream& out, const models::OpGraph& g) {
+  out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n  \"ranks\": " << g.num_ranks << ",\n";
+  out << "  \"streams\": " << ordered_json(g.stream_names).dump() << ",\n";
+  out << "  \"collectives\": [";
+  for (std::size_t i = 0; i < g.collectives.size(); ++i) {
+    const models::CollectiveCall& c = g.collectives[i];
+    ordered_json j;
+    j["id"] = i;
+    j["kind"] = c.kind;
+    j["ranks"] = c.ranks;
+    j["size_bytes"] = c.bytes_per_rank.count();
+    if (!c.all_to_all_v_bytes.empty()) j["all_to_all_v_bytes"] = c.all_to_all_v_bytes;
+    j["dtype"] = c.dtype;
+    if (!c.algorithm.empty()) j["algorithm"] = c.algorithm;
+    if (c.root != 0) j["root"] = c.root;
+    out << (i == 0 ? "\n    " : ",\n    ") << j.dump();
+  }
+  out << "\n  ],\n  \"transfers\": [";
+  for (std::size_t i = 0; i < g.transfers.size(); ++i) {
+    const models::TransferCall& t = g.transfers[i];
+    ordered_json j = {{"id", i}, {"src", t.src}, {"dst", t.dst}, {"size_bytes", t.size.count()}};
+    out << (i == 0 ? "\n    " : ",\n    ") << j.dump();
+  }
+  out << "\n  ],\n  \"ops\": [";
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const models::Op& op = g.ops[i];
+    ordered_json j;
+    j["id"] = i;
+    j["rank"] = op.rank;
+    j["stream"] = g.stream_names[static_cast<std::size_t>(op.stream)];
+    j["kind"] = models::to_string(op.kind);
+    if (!op.name.empty()) j["name"] = op.name;
+    if (!op.category.empty()) j["category"] = op.category;
+    if (op.kind == models::OpKind::kCompute || op.kind == models::OpKind::kDelay) {
+      j["duration_ps"] = op.duration.count_ps();
+    }
+    if (op.kind == models::OpKind::kCollective) j["collective"] = op.collective;
+    if (op.kind == models::OpKind::kSend || op.kind == models::OpKind::kRecv) j["transfer"] = op.transfer;
+    if (!op.deps.empty()) j["deps"] = op.deps;
+    out << (i == 0 ? "\n    " : ",\n    ") << j.dump();
+  }
+  out << "\n  ]\n}\n";
+}
+
+}  // namespace zx::workloads

@@ -1,0 +1,138 @@
+// Tests of the trace format: a hand-made trace simulates to its hand-computed
+// times and critical path; a generated DLRM iteration round-trips (same text,
+// same picosecond); kernels are priced by the cost models; every bad trace of
+// the corpus gives its exact errors.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "models/compute/device_profile.h"
+#include "models/dlrm/model.h"
+#include "models/dlrm/sharding.h"
+#include "models/execution/executor.h"
+#include "workloads/dlrm_iteration.h"
+#include "workloads/trace.h"
+
+namespace zx::workloads {
+namespace {
+
+// Collectives take 1 ns per KiB of bytes_per_rank.
+class FixedBackend : public models::CommunicationBackend {
+ public:
+  explicit FixedBackend(sim::Simulator& s) : sim_(s) {}
+  void start_collective(const models::OpGraph& g, std::int64_t i, sim::EventCallback done) override {
+    sim_.schedule_after(sim::Duration::ns(g.collectives[static_cast<std::size_t>(i)].bytes_per_rank.count() / 1024),
+                        std::move(done));
+  }
+  void start_transfer(const models::OpGraph&, std::int64_t, sim::EventCallback done) override {
+    sim_.schedule_after(sim::Duration::zero(), std::move(done));
+  }
+
+ private:
+  sim::Simulator& sim_;
+};
+
+std::string runfile(const std::string& relative) {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/" + std::getenv("TEST_WORKSPACE") + "/" + relative;
+}
+
+// The example: rank 1's backward.0 ends at 150 ns, so the all-reduce (4 MiB:
+// 4096 ns here) runs 150-4246 ns; both optimizers wait for it and end at
+// 4296 ns. The critical path: rank 1's backward.0, the all-reduce, an optimizer.
+TEST(TraceTest, HandMadeTraceMatchesHandComputation) {
+  const models::OpGraph g = load_trace(runfile("workloads/testdata/two_ranks.trace.json"));
+  ASSERT_EQ(g.ops.size(), 8u);
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const models::ExecutionResult r = models::execute(sim, g, backend);
+  EXPECT_EQ(r.makespan, sim::TimePoint::zero() + sim::Duration::ns(4296));
+  ASSERT_GE(r.critical_path.size(), 3u);
+  EXPECT_EQ(g.ops[r.critical_path[0]].name, "backward.0");
+  EXPECT_EQ(g.ops[r.critical_path[0]].rank, 1);
+  EXPECT_EQ(g.ops[r.critical_path.back()].name, "optimizer");
+  // Rank 0 waited 50 ns for its peer and then 4096 ns for the all-reduce,
+  // 300 ns of which its compute hid.
+  EXPECT_EQ(r.ranks[0].overlapped_communication, sim::Duration::ns(300));
+}
+
+// A generated DLRM iteration written and read back is the same graph: the
+// same text when written again, the same makespan to the picosecond.
+TEST(TraceTest, GeneratedIterationRoundTrips) {
+  const models::DeviceProfile device = models::builtin_device_profile("a100-40gb");
+  const models::DlrmModel m = models::load_model("dlrm-dcnv2");
+  const models::ShardingPlan plan = models::plan_sharding(m, 8, 8, device, {});
+  IterationOptions o;
+  o.a2a_forward_dtype = "fp16";
+  const models::OpGraph g = build_dlrm_iteration(m, plan, 8, 8, device, o);
+  std::ostringstream first;
+  write_trace(first, g);
+  const models::OpGraph back = parse_trace(first.str(), "emitted.json");
+  std::ostringstream second;
+  write_trace(second, back);
+  EXPECT_EQ(first.str(), second.str());
+  sim::Simulator a;
+  sim::Simulator b;
+  FixedBackend ba(a);
+  FixedBackend bb(b);
+  EXPECT_EQ(models::execute(a, g, ba).makespan, models::execute(b, back, bb).makespan);
+  EXPECT_EQ(a.fingerprint(), b.fingerprint());
+}
+
+// Kernels are priced by the cost models of the given GPU.
+TEST(TraceTest, KernelsArePriced) {
+  const models::DeviceProfile device = models::builtin_device_profile("a100-40gb");
+  const std::string text = R"({"schema_version": 1, "ranks": 1, "streams": ["s"], "ops": [
+      {"id": 0, "rank": 0, "stream": "s", "kind": "compute", "kernel": {"type": "gemm", "m": 512, "n": 1024, "k": 1024, "dtype": "bf16"}},
+      {"id": 1, "rank": 0, "stream": "s", "kind": "compute", "kernel": {"type": "embedding_forward", "batch": 512, "tables": 8, "pooling": 20, "dim": 128}}]})";
+  const models::OpGraph g = parse_trace(text, "k.json", &device);
+  EXPECT_EQ(g.ops[0].duration, models::gemm(device, 512, 1024, 1024, models::DataType::kBf16).time);
+  EXPECT_GT(g.ops[1].duration, sim::Duration::zero());
+  EXPECT_THROW(parse_trace(text, "k.json"), InputError);  // no profile to price with
+}
+
+std::string errors_of(const std::string& text) {
+  try {
+    parse_trace(text, "t.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TraceTest, BadTracesGiveExactErrors) {
+  const std::string head = R"({"schema_version": 1, "ranks": 2, "streams": ["s", "c"], )";
+  // A cycle through deps.
+  EXPECT_EQ(errors_of(head + R"("ops": [
+      {"id": 5, "rank": 0, "stream": "s", "kind": "compute", "duration_ns": 1, "deps": [6]},
+      {"id": 6, "rank": 0, "stream": "c", "kind": "compute", "duration_ns": 1, "deps": [5]}]})"),
+            "t.json: /ops/0: dependency cycle through ops 0 -> 1");
+  // A missing dependency and a wrong type.
+  EXPECT_EQ(errors_of(head + R"("ops": [
+      {"id": 5, "rank": 0, "stream": "s", "kind": "compute", "duration_ns": "ten", "deps": [9]}]})"),
+            "t.json: /ops/0/duration_ns: expected a number in [0, 1000000000000000], got the string \"ten\"");
+  EXPECT_EQ(errors_of(head + R"("ops": [
+      {"id": 5, "rank": 0, "stream": "s", "kind": "compute", "duration_ns": 1, "deps": [9]}]})"),
+            "t.json: /ops/0/deps/0: op 9 does not exist");
+  // An unmatched send.
+  EXPECT_EQ(errors_of(head + R"("transfers": [{"id": 0, "src": 0, "dst": 1, "size_bytes": 8}], "ops": [
+      {"id": 1, "rank": 0, "stream": "c", "kind": "send", "transfer": 0}]})"),
+            "t.json: transfer 0 (0 -> 1): 1 sends and 0 receives, expected one of each");
+  // A collective whose group is not what its members issue.
+  EXPECT_EQ(errors_of(head + R"("collectives": [{"id": 3, "kind": "all_reduce", "ranks": [0, 1], "size_bytes": 8}], "ops": [
+      {"id": 1, "rank": 0, "stream": "c", "kind": "collective", "collective": 3}]})"),
+            "t.json: collective 0 (all_reduce): member rank 1 issues it 0 times, expected once");
+  // Unknown keys, streams and kinds.
+  EXPECT_EQ(errors_of(head + R"("ops": [
+      {"id": 1, "rank": 2, "stream": "x", "kind": "kernel", "duraton_ns": 1}]})"),
+            "t.json: /ops/0/rank: expected an integer in [0, 1], got 2\n"
+            "t.json: /ops/0/stream: unknown value 'x'; valid: c, s\n"
+            "t.json: /ops/0/kind: unknown value 'kernel'; valid: collective, compute, delay, recv, send\n"
+            "t.json: /ops/0: unknown key 'duraton_ns' (did you mean 'duration_ns'?)");
+}
+
+}  // namespace
+}  // namespace zx::workloads
