@@ -413,7 +413,7 @@ void validate_schedule(const Schedule& s) {
     diagnostics.push_back(Diagnostic{
         .source = s.source,
         .location = location,
-        .message = fmt::format("schedule '{}' fails its check as a {} on {} ranks: {}", s.name,
+        .message = fmt::format("schedule '{}' ({} on {} ranks) fails its check: {}", s.name,
                                to_string(s.kind), s.group_size, error)});
   }
   throw InputError(std::move(diagnostics));

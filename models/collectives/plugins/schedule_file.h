@@ -83,7 +83,10 @@ Schedule load_schedule_file(const std::string& path);
 /// Lowers the schedule for one sample request in which every chunk is at
 /// least one byte, and proves the plan with the plan checker. Throws
 /// zx::InputError with one line per problem, e.g.
-///   a.json: schedule 'x' fails its check on 4 ranks: rank 2 ends with chunk 3 = {}, expected {0,1,2,3}
+///   a.json: schedule 'x' (all_reduce on 4 ranks) fails its check: rank 3 ends with chunk 0 =
+///   {3}, expected {0,1,2,3}
+/// (the sets are the ranks whose contributions the value holds). Problems the
+/// checker places at a step carry the step's JSON pointer.
 void validate_schedule(const Schedule& schedule);
 
 /// The request validate_schedule() checks with: group 0..n-1, fp8, the root
