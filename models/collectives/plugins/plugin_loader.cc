@@ -8,12 +8,11 @@
 #include "models/collectives/plugins/plugin_loader.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <exception>
 #include <filesystem>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "base/error.h"
 #include "models/collectives/plugins/plugin_api.h"
@@ -68,10 +67,10 @@ std::vector<std::string> load_collective_plugin(const std::string& path,
   const auto version_fn = reinterpret_cast<PluginApiVersionFn>(
       find_symbol(library.get(), ZIONSIM_COLLECTIVE_PLUGIN_VERSION_SYMBOL));
   if (version_fn == nullptr) {
-    fail(fmt::format(
-        "plug-in {} does not export {}(); is it a zionsim collective plug-in? (see "
-        "models/collectives/plugins/plugin_api.h)",
-        path, ZIONSIM_COLLECTIVE_PLUGIN_VERSION_SYMBOL));
+    fail(
+        fmt::format("plug-in {} does not export {}(); is it a zionsim collective plug-in? (see "
+                    "models/collectives/plugins/plugin_api.h)",
+                    path, ZIONSIM_COLLECTIVE_PLUGIN_VERSION_SYMBOL));
   }
   const int version = version_fn();
   if (version != ZIONSIM_COLLECTIVE_PLUGIN_API_VERSION) {
@@ -83,9 +82,10 @@ std::vector<std::string> load_collective_plugin(const std::string& path,
   const auto register_fn = reinterpret_cast<PluginRegisterFn>(
       find_symbol(library.get(), ZIONSIM_COLLECTIVE_PLUGIN_REGISTER_SYMBOL));
   if (register_fn == nullptr) {
-    fail(fmt::format("plug-in {} does not export {}() (see "
-                     "models/collectives/plugins/plugin_api.h)",
-                     path, ZIONSIM_COLLECTIVE_PLUGIN_REGISTER_SYMBOL));
+    fail(
+        fmt::format("plug-in {} does not export {}() (see "
+                    "models/collectives/plugins/plugin_api.h)",
+                    path, ZIONSIM_COLLECTIVE_PLUGIN_REGISTER_SYMBOL));
   }
 
   CollectiveRegistry staged;
@@ -107,8 +107,8 @@ std::vector<std::string> load_collective_plugin(const std::string& path,
           path, name));
     }
   }
-  registry.merge(std::move(staged), fmt::format(" [plug-in {}]",
-                                                std::filesystem::path(path).filename().string()));
+  registry.merge(std::move(staged),
+                 fmt::format(" [plug-in {}]", std::filesystem::path(path).filename().string()));
   library.release();
   return names;
 }

@@ -46,8 +46,8 @@ std::string load_error(const std::string& path, CollectiveRegistry& registry) {
 }
 
 CollectiveRequest all_reduce(int n, std::int64_t bytes, DataType dtype = DataType::kFp32) {
-  CollectiveRequest r{.kind = CollectiveKind::kAllReduce, .bytes_per_rank = sim::Bytes(bytes),
-                      .dtype = dtype};
+  CollectiveRequest r{
+      .kind = CollectiveKind::kAllReduce, .bytes_per_rank = sim::Bytes(bytes), .dtype = dtype};
   for (int i = 0; i < n; ++i) r.ranks.push_back(i);
   return r;
 }
@@ -55,8 +55,7 @@ CollectiveRequest all_reduce(int n, std::int64_t bytes, DataType dtype = DataTyp
 TEST(PluginLoaderTest, ExamplePluginLoadsAndIsListed) {
   CollectiveRegistry registry = builtins();
   const std::string path = runfile("libbidirectional_ring.so");
-  EXPECT_EQ(load_collective_plugin(path, registry),
-            std::vector<std::string>{"bidirectional_ring"});
+  EXPECT_EQ(load_collective_plugin(path, registry), std::vector<std::string>{"bidirectional_ring"});
   EXPECT_TRUE(registry.contains("bidirectional_ring"));
   bool listed = false;
   for (const auto& [name, description] : registry.describe()) {
@@ -83,7 +82,8 @@ TEST(PluginLoaderTest, ExamplePluginLowersPlansTheCheckerProves) {
         const CollectivePlan plan = algorithm->lower(req, TopologyView::packed(n, 8));
         const testing::PlanReport report = testing::check_plan(plan, req);
         EXPECT_TRUE(report.ok()) << "n=" << n << " bytes=" << bytes << " options=" << options
-                                 << "\n" << report.summary();
+                                 << "\n"
+                                 << report.summary();
       }
     }
   }

@@ -5,13 +5,13 @@
 
 #include "models/collectives/plugins/schedule_file.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <regex>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "base/error.h"
 #include "base/json_reader.h"
@@ -186,10 +186,10 @@ void read_steps(json::ObjectReader& root, Schedule& s, bool kind_ok, bool n_ok,
         std::int64_t a = 0;
         if (!after->read_int(j, a, {.min = 0})) continue;
         if (a >= static_cast<std::int64_t>(i)) {
-          diagnostics.error(after->element_pointer(j),
-                            i == 0 ? fmt::format("the first step cannot follow a step, got {}", a)
-                                   : fmt::format("expected an earlier step in [0, {}], got {}",
-                                                 i - 1, a));
+          diagnostics.error(
+              after->element_pointer(j),
+              i == 0 ? fmt::format("the first step cannot follow a step, got {}", a)
+                     : fmt::format("expected an earlier step in [0, {}], got {}", i - 1, a));
           continue;
         }
         step.after.push_back(static_cast<std::uint32_t>(a));
@@ -205,8 +205,8 @@ void read_steps(json::ObjectReader& root, Schedule& s, bool kind_ok, bool n_ok,
         const bool src_ok = t.require("src") && t.read_int("src", x.src, ranks);
         const bool dst_ok = t.require("dst") && t.read_int("dst", x.dst, ranks);
         if (src_ok && dst_ok && x.src == x.dst) {
-          t.error("", fmt::format("src and dst are both rank {}: a transfer joins two ranks",
-                                  x.src));
+          t.error("",
+                  fmt::format("src and dst are both rank {}: a transfer joins two ranks", x.src));
         }
         std::string op;
         if (t.require("op") && t.read_enum("op", op, {"copy", "reduce"})) {
@@ -217,8 +217,8 @@ void read_steps(json::ObjectReader& root, Schedule& s, bool kind_ok, bool n_ok,
         }
         if (t.require("chunks")) {
           if (const nlohmann::json* list = t.raw("chunks")) {
-            x.chunks = read_chunk_list(*list, t.pointer() + "/chunks", s.chunks.size(),
-                                       diagnostics);
+            x.chunks =
+                read_chunk_list(*list, t.pointer() + "/chunks", s.chunks.size(), diagnostics);
           }
         }
         t.finish();
@@ -260,10 +260,14 @@ std::vector<sim::Bytes> chunk_sizes(const Schedule& s, const CollectiveRequest& 
   std::map<std::int64_t, std::vector<std::size_t>> parts;  // part key -> chunk indices
   const auto key = [&](const ScheduleChunk& c) -> std::int64_t {
     switch (s.kind) {
-      case CollectiveKind::kReduceScatter: return *c.destination;
-      case CollectiveKind::kAllGather: return *c.origin;
-      case CollectiveKind::kAllToAll: return std::int64_t{*c.origin} * n + *c.destination;
-      default: return 0;
+      case CollectiveKind::kReduceScatter:
+        return *c.destination;
+      case CollectiveKind::kAllGather:
+        return *c.origin;
+      case CollectiveKind::kAllToAll:
+        return std::int64_t{*c.origin} * n + *c.destination;
+      default:
+        return 0;
     }
   };
   for (std::size_t i = 0; i < s.chunks.size(); ++i) parts[key(s.chunks[i])].push_back(i);
@@ -287,9 +291,8 @@ std::vector<sim::Bytes> chunk_sizes(const Schedule& s, const CollectiveRequest& 
 }
 
 [[noreturn]] void throw_for(const Schedule& s, std::string message) {
-  throw InputError(Diagnostic{
-      .message = fmt::format("collective algorithm '{}' (schedule {}): {}", s.name, s.source,
-                             message)});
+  throw InputError(Diagnostic{.message = fmt::format("collective algorithm '{}' (schedule {}): {}",
+                                                     s.name, s.source, message)});
 }
 
 Schedule read_schedule(json::Document& doc) {
@@ -304,7 +307,8 @@ Schedule read_schedule(json::Document& doc) {
   }
   root.read_string("description", s.description);
   std::string kind;
-  const bool kind_ok = root.require("collective") && root.read_enum("collective", kind, kind_names());
+  const bool kind_ok =
+      root.require("collective") && root.read_enum("collective", kind, kind_names());
   if (kind_ok) s.kind = *parse_collective_kind(kind);
   const bool n_ok = root.require("group_size") &&
                     root.read_int("group_size", s.group_size, {.min = 1, .max = kMaxGroupSize});
@@ -349,8 +353,8 @@ CollectivePlan ScheduleAlgorithm::lower(const CollectiveRequest& request,
   CollectivePlan plan{.kind = s.kind, .group_size = n};
   const std::vector<sim::Bytes> sizes = chunk_sizes(s, request);
   for (std::size_t c = 0; c < s.chunks.size(); ++c) {
-    plan.chunks.push_back(
-        Chunk{.size = sizes[c], .origin = s.chunks[c].origin, .destination = s.chunks[c].destination});
+    plan.chunks.push_back(Chunk{
+        .size = sizes[c], .origin = s.chunks[c].origin, .destination = s.chunks[c].destination});
   }
   // Steps keep their indices (even if empty at this size), so `after` and
   // error messages refer to the file's steps.
@@ -383,7 +387,8 @@ CollectiveRequest sample_request(const Schedule& s) {
     std::int64_t key = 0;
     if (s.kind == CollectiveKind::kReduceScatter) key = *c.destination;
     if (s.kind == CollectiveKind::kAllGather) key = *c.origin;
-    if (s.kind == CollectiveKind::kAllToAll) key = std::int64_t{*c.origin} * s.group_size + *c.destination;
+    if (s.kind == CollectiveKind::kAllToAll)
+      key = std::int64_t{*c.origin} * s.group_size + *c.destination;
     part_weight[key] += c.weight;
   }
   std::int64_t largest = 0;
@@ -410,11 +415,11 @@ void validate_schedule(const Schedule& s) {
       location = "/steps/" + m[1].str();
       if (m[2].matched) location += "/transfers/" + m[2].str();
     }
-    diagnostics.push_back(Diagnostic{
-        .source = s.source,
-        .location = location,
-        .message = fmt::format("schedule '{}' ({} on {} ranks) fails its check: {}", s.name,
-                               to_string(s.kind), s.group_size, error)});
+    diagnostics.push_back(
+        Diagnostic{.source = s.source,
+                   .location = location,
+                   .message = fmt::format("schedule '{}' ({} on {} ranks) fails its check: {}",
+                                          s.name, to_string(s.kind), s.group_size, error)});
   }
   throw InputError(std::move(diagnostics));
 }
@@ -429,8 +434,9 @@ std::string register_schedule_file(const std::string& path, CollectiveRegistry& 
         .message = fmt::format("collective algorithm '{}' is already registered", schedule->name)});
   }
   CollectiveRegistry staged;
-  staged.add(schedule->name, schedule->description,
-             [schedule](json::ObjectReader&) { return std::make_unique<ScheduleAlgorithm>(schedule); });
+  staged.add(schedule->name, schedule->description, [schedule](json::ObjectReader&) {
+    return std::make_unique<ScheduleAlgorithm>(schedule);
+  });
   registry.merge(std::move(staged),
                  fmt::format(" [schedule {}]", std::filesystem::path(path).filename().string()));
   return schedule->name;

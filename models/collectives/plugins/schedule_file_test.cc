@@ -61,9 +61,9 @@ std::string register_error(const std::string& name) {
 
 TEST(ScheduleFileTest, AllReduceExampleRegistersAndLowersCheckedPlans) {
   CollectiveRegistry registry = builtins();
-  EXPECT_EQ(register_schedule_file(runfile("allreduce_4ranks_halving_doubling.schedule.json"),
-                                   registry),
-            "hd4_all_reduce");
+  EXPECT_EQ(
+      register_schedule_file(runfile("allreduce_4ranks_halving_doubling.schedule.json"), registry),
+      "hd4_all_reduce");
   bool listed = false;
   for (const auto& [name, description] : registry.describe()) {
     if (name != "hd4_all_reduce") continue;
@@ -171,7 +171,8 @@ TEST(ScheduleFileTest, MissingFile) {
 
 TEST(ScheduleFileTest, SyntaxError) {
   EXPECT_EQ(register_error("bad/syntax_error.schedule.json"),
-            "testdata/bad/syntax_error.schedule.json: line 7, column 10: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'");
+            "testdata/bad/syntax_error.schedule.json: line 7, column 10: invalid JSON: syntax "
+            "error while parsing object - unexpected string literal; expected '}'");
 }
 
 TEST(ScheduleFileTest, UnknownKeys) {
@@ -179,45 +180,65 @@ TEST(ScheduleFileTest, UnknownKeys) {
             "testdata/bad/unknown_key.schedule.json: missing required key 'steps'\n"
             "testdata/bad/unknown_key.schedule.json: unknown key 'step' (did you mean 'steps'?)");
   EXPECT_EQ(register_error("bad/unknown_transfer_key.schedule.json"),
-            "testdata/bad/unknown_transfer_key.schedule.json: /steps/1/transfers/2: unknown key 'bytes'; valid: chunks, dst, op, src");
+            "testdata/bad/unknown_transfer_key.schedule.json: /steps/1/transfers/2: unknown key "
+            "'bytes'; valid: chunks, dst, op, src");
 }
 
 TEST(ScheduleFileTest, DanglingAfter) {
   EXPECT_EQ(register_error("bad/dangling_after.schedule.json"),
-            "testdata/bad/dangling_after.schedule.json: /steps/0/after/0: the first step cannot follow a step, got 0\n"
-            "testdata/bad/dangling_after.schedule.json: /steps/1/after/1: expected an earlier step in [0, 0], got 3");
+            "testdata/bad/dangling_after.schedule.json: /steps/0/after/0: the first step cannot "
+            "follow a step, got 0\n"
+            "testdata/bad/dangling_after.schedule.json: /steps/1/after/1: expected an earlier step "
+            "in [0, 0], got 3");
 }
 
 TEST(ScheduleFileTest, ChunkOutOfBounds) {
   EXPECT_EQ(register_error("bad/chunk_out_of_bounds.schedule.json"),
-            "testdata/bad/chunk_out_of_bounds.schedule.json: /steps/0/transfers/0/chunks/0: chunk range [2, 6) is out of bounds: the schedule has 4 chunks\n"
-            "testdata/bad/chunk_out_of_bounds.schedule.json: /steps/1/transfers/3/chunks/0: expected a chunk index in [0, 3], got 4");
+            "testdata/bad/chunk_out_of_bounds.schedule.json: /steps/0/transfers/0/chunks/0: chunk "
+            "range [2, 6) is out of bounds: the schedule has 4 chunks\n"
+            "testdata/bad/chunk_out_of_bounds.schedule.json: /steps/1/transfers/3/chunks/0: "
+            "expected a chunk index in [0, 3], got 4");
 }
 
 TEST(ScheduleFileTest, FieldsThatDoNotFitTheKind) {
   EXPECT_EQ(register_error("bad/bad_fields.schedule.json"),
-            "testdata/bad/bad_fields.schedule.json: /chunks/1/origin: all_reduce chunks start at every rank; remove 'origin'\n"
-            "testdata/bad/bad_fields.schedule.json: /chunks/2/weight: expected an integer in [1, 1000000], got 0\n"
-            "testdata/bad/bad_fields.schedule.json: /steps/2/transfers/0/op: unknown value 'sum'; valid: copy, reduce\n"
-            "testdata/bad/bad_fields.schedule.json: /steps/2/transfers/1: src and dst are both rank 0: a transfer joins two ranks");
+            "testdata/bad/bad_fields.schedule.json: /chunks/1/origin: all_reduce chunks start at "
+            "every rank; remove 'origin'\n"
+            "testdata/bad/bad_fields.schedule.json: /chunks/2/weight: expected an integer in [1, "
+            "1000000], got 0\n"
+            "testdata/bad/bad_fields.schedule.json: /steps/2/transfers/0/op: unknown value 'sum'; "
+            "valid: copy, reduce\n"
+            "testdata/bad/bad_fields.schedule.json: /steps/2/transfers/1: src and dst are both "
+            "rank 0: a transfer joins two ranks");
   EXPECT_EQ(register_error("bad/alltoall_missing_pair.schedule.json"),
-            "testdata/bad/alltoall_missing_pair.schedule.json: /chunks: no chunk goes from rank 1 to rank 2: every (origin, destination) pair of an all_to_all, a rank to itself included, needs at least one chunk\n"
-            "testdata/bad/alltoall_missing_pair.schedule.json: /steps/0/transfers/0/op: all_to_all reduces nothing: expected 'copy'");
+            "testdata/bad/alltoall_missing_pair.schedule.json: /chunks: no chunk goes from rank 1 "
+            "to rank 2: every (origin, destination) pair of an all_to_all, a rank to itself "
+            "included, needs at least one chunk\n"
+            "testdata/bad/alltoall_missing_pair.schedule.json: /steps/0/transfers/0/op: all_to_all "
+            "reduces nothing: expected 'copy'");
 }
 
 TEST(ScheduleFileTest, RankLeftWithoutItsData) {
   EXPECT_EQ(register_error("bad/rank_missing_chunk.schedule.json"),
-            "testdata/bad/rank_missing_chunk.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 ranks) fails its check: rank 3 ends with chunk 0 = {3}, expected {0,1,2,3}\n"
-            "testdata/bad/rank_missing_chunk.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 ranks) fails its check: rank 3 ends with chunk 1 = {3}, expected {0,1,2,3}");
+            "testdata/bad/rank_missing_chunk.schedule.json: schedule 'hd4_all_reduce' (all_reduce "
+            "on 4 ranks) fails its check: rank 3 ends with chunk 0 = {3}, expected {0,1,2,3}\n"
+            "testdata/bad/rank_missing_chunk.schedule.json: schedule 'hd4_all_reduce' (all_reduce "
+            "on 4 ranks) fails its check: rank 3 ends with chunk 1 = {3}, expected {0,1,2,3}");
 }
 
 TEST(ScheduleFileTest, ContributionCountedTwice) {
   EXPECT_EQ(register_error("bad/counted_twice.schedule.json"),
-            "testdata/bad/counted_twice.schedule.json: /steps/1: schedule 'hd4_all_reduce' (all_reduce on 4 ranks) fails its check: step 1: rank 0 reduces chunk 0 holding {0,2} with {2}: a contribution counted twice\n"
-            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 ranks) fails its check: rank 0 ends with chunk 0 = {0,2}, expected {0,1,2,3}\n"
-            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 ranks) fails its check: rank 1 ends with chunk 0 = {0,2}, expected {0,1,2,3}\n"
-            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 ranks) fails its check: rank 2 ends with chunk 0 = {0,2}, expected {0,1,2,3}\n"
-            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 ranks) fails its check: rank 3 ends with chunk 0 = {0,2}, expected {0,1,2,3}");
+            "testdata/bad/counted_twice.schedule.json: /steps/1: schedule 'hd4_all_reduce' "
+            "(all_reduce on 4 ranks) fails its check: step 1: rank 0 reduces chunk 0 holding {0,2} "
+            "with {2}: a contribution counted twice\n"
+            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 "
+            "ranks) fails its check: rank 0 ends with chunk 0 = {0,2}, expected {0,1,2,3}\n"
+            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 "
+            "ranks) fails its check: rank 1 ends with chunk 0 = {0,2}, expected {0,1,2,3}\n"
+            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 "
+            "ranks) fails its check: rank 2 ends with chunk 0 = {0,2}, expected {0,1,2,3}\n"
+            "testdata/bad/counted_twice.schedule.json: schedule 'hd4_all_reduce' (all_reduce on 4 "
+            "ranks) fails its check: rank 3 ends with chunk 0 = {0,2}, expected {0,1,2,3}");
 }
 
 }  // namespace

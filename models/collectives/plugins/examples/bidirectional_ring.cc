@@ -97,7 +97,8 @@ class BidirectionalRingAlgorithm : public CollectiveAlgorithm {
                 .op = reducing ? TransferOp::kReduce : TransferOp::kCopy,
                 .chunks = {ChunkRange{c, c + 1}},
             });
-            if (reducing) step.local_work.push_back(LocalWork{.rank = at(p + d), .reduce_bytes = size});
+            if (reducing)
+              step.local_work.push_back(LocalWork{.rank = at(p + d), .reduce_bytes = size});
           }
           std::sort(step.local_work.begin(), step.local_work.end(),
                     [](const LocalWork& a, const LocalWork& b) { return a.rank < b.rank; });
@@ -118,7 +119,8 @@ extern "C" int zionsim_collective_plugin_api_version(void) {
   return ZIONSIM_COLLECTIVE_PLUGIN_API_VERSION;
 }
 
-extern "C" void zionsim_register_collectives(zx::models::collectives::CollectiveRegistry* registry) {
+extern "C" void zionsim_register_collectives(
+    zx::models::collectives::CollectiveRegistry* registry) {
   using zx::models::collectives::examples::BidirectionalRingAlgorithm;
   registry->add("bidirectional_ring",
                 "all-reduce: two half-buffer rings in opposite directions, using both directions "

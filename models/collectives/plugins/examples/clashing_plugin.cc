@@ -13,7 +13,8 @@ extern "C" int zionsim_collective_plugin_api_version(void) {
   return ZIONSIM_COLLECTIVE_PLUGIN_API_VERSION;
 }
 
-extern "C" void zionsim_register_collectives(zx::models::collectives::CollectiveRegistry* registry) {
+extern "C" void zionsim_register_collectives(
+    zx::models::collectives::CollectiveRegistry* registry) {
   using zx::models::collectives::RingAlgorithm;
   const auto factory = [](zx::json::ObjectReader&) { return std::make_unique<RingAlgorithm>(); };
   registry->add("another_ring", "a fresh name", factory);

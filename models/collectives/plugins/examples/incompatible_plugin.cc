@@ -11,6 +11,7 @@ extern "C" int zionsim_collective_plugin_api_version(void) {
   return ZIONSIM_COLLECTIVE_PLUGIN_API_VERSION + 1;
 }
 
-extern "C" void zionsim_register_collectives(zx::models::collectives::CollectiveRegistry* registry) {
+extern "C" void zionsim_register_collectives(
+    zx::models::collectives::CollectiveRegistry* registry) {
   registry->add("from_the_future", "must never be registered", nullptr);
 }
