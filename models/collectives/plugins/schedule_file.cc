@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <utility>
 
 #include "base/error.h"
@@ -295,6 +294,29 @@ std::vector<sim::Bytes> chunk_sizes(const Schedule& s, const CollectiveRequest& 
                                                      s.name, s.source, message)});
 }
 
+// The JSON pointer of a checker message that starts "step S: " or "step S
+// transfer T: " ("/steps/S", "/steps/S/transfers/T"), else empty. (Not
+// std::regex: GCC 12 reports false -Wmaybe-uninitialized inside it at -O1.)
+std::string checker_location(std::string_view error) {
+  const auto number = [&](std::string_view prefix) -> std::optional<std::string> {
+    if (!error.starts_with(prefix)) return std::nullopt;
+    error.remove_prefix(prefix.size());
+    std::size_t digits = 0;
+    while (digits < error.size() && error[digits] >= '0' && error[digits] <= '9') ++digits;
+    if (digits == 0) return std::nullopt;
+    std::string out(error.substr(0, digits));
+    error.remove_prefix(digits);
+    return out;
+  };
+  const std::optional<std::string> step = number("step ");
+  if (!step) return "";
+  std::string location = "/steps/" + *step;
+  if (const std::optional<std::string> transfer = number(" transfer ")) {
+    location += "/transfers/" + *transfer;
+  }
+  return error.starts_with(":") ? location : "";
+}
+
 Schedule read_schedule(json::Document& doc) {
   Schedule s;
   s.source = doc.diagnostics().source();
@@ -406,18 +428,11 @@ void validate_schedule(const Schedule& s) {
   const testing::PlanReport report = testing::check_plan(plan, request);
   if (report.ok()) return;
   // The checker names steps and transfers by index, which are the file's.
-  static const std::regex kStep(R"(^step (\d+)(?: transfer (\d+))?: )");
   std::vector<Diagnostic> diagnostics;
   for (const std::string& error : report.errors) {
-    std::smatch m;
-    std::string location;
-    if (std::regex_search(error, m, kStep)) {
-      location = "/steps/" + m[1].str();
-      if (m[2].matched) location += "/transfers/" + m[2].str();
-    }
     diagnostics.push_back(
         Diagnostic{.source = s.source,
-                   .location = location,
+                   .location = checker_location(error),
                    .message = fmt::format("schedule '{}' ({} on {} ranks) fails its check: {}",
                                           s.name, to_string(s.kind), s.group_size, error)});
   }
