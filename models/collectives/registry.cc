@@ -23,6 +23,17 @@ void CollectiveRegistry::add(std::string name, std::string description, Factory 
   entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory)});
 }
 
+void CollectiveRegistry::merge(CollectiveRegistry&& other, std::string_view description_suffix) {
+  for (auto& [name, entry] : other.entries_) {
+    ZX_CHECK(!entries_.contains(name), "collective algorithm '" + name + "' registered twice");
+  }
+  for (auto& [name, entry] : other.entries_) {
+    entries_.emplace(name, Entry{entry.description + std::string(description_suffix),
+                                 std::move(entry.factory)});
+  }
+  other.entries_.clear();
+}
+
 std::vector<std::string> CollectiveRegistry::names() const {
   std::vector<std::string> out;
   for (const auto& [name, entry] : entries_) out.push_back(name);

@@ -35,6 +35,13 @@ class CollectiveRegistry {
   /// Adds an algorithm. A duplicate name is a programming error (InvariantError).
   void add(std::string name, std::string description, Factory factory);
 
+  /// Moves every algorithm of `other` here, appending `description_suffix` to
+  /// each description. A name taken here is a programming error: callers that
+  /// take names from users (plug-ins, schedule files) check contains() first
+  /// and report an InputError. The plug-in loader stages a plug-in's
+  /// registrations in a fresh registry and merges them only once all checks pass.
+  void merge(CollectiveRegistry&& other, std::string_view description_suffix = {});
+
   /// The algorithm `name` with options from `options_json` (a JSON object;
   /// empty text means {}). Throws zx::InputError for an unknown name, e.g.
   ///   unknown collective algorithm 'rign' (did you mean 'ring'?); valid: direct, ...

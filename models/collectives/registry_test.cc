@@ -1,7 +1,8 @@
 // Tests of the collective registry: the built-ins are all present with
 // descriptions, sorted; an unknown name is an input error that suggests the
 // closest name and lists the valid ones; bad or unknown options are input
-// errors naming the JSON pointer; adding a name twice is a programming error.
+// errors naming the JSON pointer; adding a name twice is a programming error;
+// merge() moves another registry's algorithms in with a description suffix.
 // And a sweep: every built-in lowers every kind it supports, with its options
 // at their defaults and with chunking, into a plan the checker proves right
 // (n = 16, two ZionEX servers).
@@ -12,6 +13,7 @@
 
 #include "base/check.h"
 #include "base/error.h"
+#include "models/collectives/ring.h"
 #include "models/collectives/testing/plan_checker.h"
 
 namespace zx::models::collectives {
@@ -73,6 +75,27 @@ TEST(RegistryTest, DuplicateNameIsAProgrammingError) {
   CollectiveRegistry registry = builtins();
   EXPECT_THROW(registry.add("ring", "again", [](json::ObjectReader&) { return nullptr; }),
                InvariantError);
+}
+
+TEST(RegistryTest, MergeMovesAlgorithmsWithADescriptionSuffix) {
+  CollectiveRegistry registry = builtins();
+  CollectiveRegistry extra;
+  extra.add("mine", "my algorithm",
+            [](json::ObjectReader&) { return std::make_unique<RingAlgorithm>(); });
+  registry.merge(std::move(extra), " [plug-in libmine.so]");
+  EXPECT_TRUE(registry.contains("mine"));
+  EXPECT_EQ(registry.names().size(), builtins().names().size() + 1);
+  for (const auto& [name, description] : registry.describe()) {
+    if (name == "mine") {
+      EXPECT_EQ(description, "my algorithm [plug-in libmine.so]");
+    }
+  }
+  EXPECT_EQ(registry.create("mine")->name(), "ring");
+  // A clash is a programming error: the loaders check contains() first.
+  CollectiveRegistry clash;
+  clash.add("ring", "again",
+            [](json::ObjectReader&) { return std::make_unique<RingAlgorithm>(); });
+  EXPECT_THROW(registry.merge(std::move(clash)), InvariantError);
 }
 
 TEST(RegistryTest, EveryBuiltinLowersEveryKindItSupports) {

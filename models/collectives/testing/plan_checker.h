@@ -1,8 +1,11 @@
 // File: models/collectives/testing/plan_checker.h
 //
-// A symbolic checker for collective plans (STYLE.md 10.12), for tests. It
-// proves, without simulating time, that a plan does what its collective
-// defines:
+// A symbolic checker for collective plans (STYLE.md 10.12). It proves,
+// without simulating time, that a plan does what its collective defines.
+// Every algorithm's tests use it, and so does zionsim at run time: a user's
+// schedule file (plugins/schedule_file.h) is checked with it before it may
+// run, which is why this is a normal library despite living in testing/.
+// The checks:
 //
 //   1. Structure: steps follow only earlier steps; transfers join distinct
 //      group members; chunk ranges are in bounds; each transfer's size is the
