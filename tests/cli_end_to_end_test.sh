@@ -58,6 +58,16 @@ if [[ -z $w || "$(echo "$w" | tr -d ' ,')" != "$r" ]]; then
 fi
 rm -f "$trace"
 
+# Plug-ins and schedule files join the registry from the command line: they
+# appear in `list` and run in `collective`.
+plugin="${TEST_SRCDIR}/${TEST_WORKSPACE}/models/collectives/plugins/libbidirectional_ring.so"
+schedule="${TEST_SRCDIR}/${TEST_WORKSPACE}/models/collectives/plugins/testdata/allreduce_4ranks_halving_doubling.schedule.json"
+expect 0 out "bidirectional_ring .*\[plug-in libbidirectional_ring.so\]" -- list collectives --plugin "$plugin"
+expect 0 out "hd4_all_reduce" -- list collectives --schedule "$schedule"
+expect 0 out "bidirectional_ring" -- collective --ranks 4 --plugin "$plugin" --schedule "$schedule" \
+  --algo bidirectional_ring --algo hd4_all_reduce -b 1M -e 1M
+expect 2 err "plug-in nope.so: no such file" -- list --plugin nope.so
+
 # Errors go to stderr only.
 "$zionsim" frobnicate >"$out" 2>/dev/null
 if [[ -s $out ]]; then

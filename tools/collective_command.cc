@@ -23,6 +23,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
@@ -99,7 +100,8 @@ struct Row {
   double busbw;
 };
 
-int run(const topology::ClusterRequest& request, const Flags& f, std::ostream& out) {
+int run(const topology::ClusterRequest& request, const AlgorithmSources& sources, const Flags& f,
+        std::ostream& out) {
   const auto kind = coll::parse_collective_kind(f.op);
   if (!kind) throw InputError(Diagnostic{"--op", "", fmt::format("unknown collective '{}'", f.op)});
   const auto dtype = coll::parse_data_type(f.dtype);
@@ -117,7 +119,7 @@ int run(const topology::ClusterRequest& request, const Flags& f, std::ostream& o
   std::vector<std::string> algorithms = f.algorithms;
   if (algorithms.empty()) algorithms.push_back(*kind == coll::CollectiveKind::kAllToAll ? "direct" : "ring");
   coll::CollectiveRegistry registry;
-  coll::register_builtin_collectives(registry);
+  fill_registry(sources, registry);
   const models::DeviceProfile device = device_for(cluster, f.gpu, "");
   models::NetworkBackendOptions options = backend_options(cluster, device, {});
   for (const std::string& o : f.options) {
@@ -225,6 +227,7 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "collective", "Time collectives over a size sweep, algorithms side by side (the nccl-tests table)");
   auto request = add_cluster_options(*cmd);
+  auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
   cmd->add_option("--op", f->op, "The collective")
       ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "reduce"}))
@@ -246,8 +249,8 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
   cmd->add_option("--fidelity", f->fidelity, "flow or analytical")->check(CLI::IsMember({"flow", "analytical"}))->capture_default_str();
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
-  cmd->parse_complete_callback([request, f, action = context.action] {
-    *action = [request, f](std::ostream& out) { return run(*request, *f, out); };
+  cmd->parse_complete_callback([request, sources, f, action = context.action] {
+    *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
   });
 }
 

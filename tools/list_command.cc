@@ -12,6 +12,7 @@
 
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/algorithm_sources.h"
 #include "tools/registries.h"
 
 namespace zx::tools {
@@ -20,15 +21,16 @@ void add_list_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "list", "List what zionsim knows by name: cluster presets, collective algorithms, GPU profiles, models");
   auto what = std::make_shared<std::string>();
+  auto sources = add_algorithm_options(*cmd);
   std::vector<std::string> categories;
   for (const RegistryListing& listing : all_registries()) categories.push_back(listing.category);
   cmd->add_option("what", *what, "Only this registry")
       ->check(CLI::IsMember(categories))
       ->option_text("{" + fmt::format("{}", fmt::join(categories, ",")) + "}");
-  cmd->parse_complete_callback([what, action = context.action] {
-    *action = [what](std::ostream& out) {
+  cmd->parse_complete_callback([what, sources, action = context.action] {
+    *action = [what, sources](std::ostream& out) {
       bool first = true;
-      for (const RegistryListing& listing : all_registries()) {
+      for (const RegistryListing& listing : all_registries(sources.get())) {
         if (!what->empty() && listing.category != *what) continue;
         if (!first) out << '\n';
         first = false;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/collectives/registry.h"
+#include "tools/algorithm_sources.h"
 #include "models/nccl/nccl_model.h"
 
 #include "models/compute/device_profile.h"
@@ -15,9 +16,9 @@ namespace zx::tools {
 
 namespace {
 
-std::vector<std::pair<std::string, std::string>> collective_algorithms() {
+std::vector<std::pair<std::string, std::string>> collective_algorithms(const AlgorithmSources* sources) {
   models::collectives::CollectiveRegistry registry;
-  models::collectives::register_builtin_collectives(registry);
+  fill_registry(sources != nullptr ? *sources : AlgorithmSources{}, registry);
   std::vector<std::pair<std::string, std::string>> out = registry.describe();
   // Analytical algorithms the network backend runs on NCCL's cost model.
   for (const models::nccl::NcclVersionInfo& v : models::nccl::nccl_versions()) {
@@ -29,10 +30,10 @@ std::vector<std::pair<std::string, std::string>> collective_algorithms() {
 
 }  // namespace
 
-std::vector<RegistryListing> all_registries() {
+std::vector<RegistryListing> all_registries(const AlgorithmSources* sources) {
   std::vector<RegistryListing> listings = {
       {"clusters", topology::preset_descriptions()},
-      {"collectives", collective_algorithms()},
+      {"collectives", collective_algorithms(sources)},
       {"gpus", models::device_profile_descriptions()},
       {"models", models::model_zoo_descriptions()},
   };

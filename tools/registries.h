@@ -20,8 +20,11 @@ struct RegistryListing {
   std::vector<std::pair<std::string, std::string>> entries;
 };
 
-/// Every registry, in a fixed order.
-std::vector<RegistryListing> all_registries();
+struct AlgorithmSources;
+
+/// Every registry, in a fixed order; collective algorithms include those of
+/// `sources` (plug-ins and schedule files) when given.
+std::vector<RegistryListing> all_registries(const AlgorithmSources* sources = nullptr);
 
 }  // namespace zx::tools
 

@@ -22,6 +22,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
@@ -46,7 +47,8 @@ struct Flags {
 
 double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
 
-int run(const topology::ClusterRequest& request, const Flags& f, std::ostream& out) {
+int run(const topology::ClusterRequest& request, const AlgorithmSources& sources, const Flags& f,
+        std::ostream& out) {
   if (f.trace_format != "zionsim") {
     throw InputError(Diagnostic{"--trace-format", "",
                                 fmt::format("importing {} traces is not implemented yet; convert to the zionsim "
@@ -66,7 +68,7 @@ int run(const topology::ClusterRequest& request, const Flags& f, std::ostream& o
                               f.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
                                                          : models::NetworkFidelity::kFlow);
   models::collectives::CollectiveRegistry registry;
-  models::collectives::register_builtin_collectives(registry);
+  fill_registry(sources, registry);
   models::NetworkBackend backend(sim, network, router, registry,
                                  backend_options(cluster, device, parse_algorithm_flags(f.algorithms)));
   const models::ExecutionResult r = models::execute(sim, graph, backend);
@@ -160,6 +162,7 @@ int run(const topology::ClusterRequest& request, const Flags& f, std::ostream& o
 void add_run_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand("run", "Simulate a trace of a job (docs/traces.md) on a cluster");
   auto request = add_cluster_options(*cmd);
+  auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
   cmd->add_option("--trace", f->trace, "The trace file")->required()->option_text("FILE");
   cmd->add_option("--trace-format", f->trace_format, "zionsim (kineto and chakra importers are not written yet)")
@@ -171,8 +174,8 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind: KIND=NAME")->take_all();
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run")->option_text("FILE");
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
-  cmd->parse_complete_callback([request, f, action = context.action] {
-    *action = [request, f](std::ostream& out) { return run(*request, *f, out); };
+  cmd->parse_complete_callback([request, sources, f, action = context.action] {
+    *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
   });
 }
 

@@ -18,6 +18,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
@@ -88,7 +89,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
                               o.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
                                                          : models::NetworkFidelity::kFlow);
   models::collectives::CollectiveRegistry registry;
-  models::collectives::register_builtin_collectives(registry);
+  fill_registry({o.plugins, o.schedules}, registry);
   models::NetworkBackend backend(sim, network, router, registry, backend_options(cluster, device, o.algorithms));
   models::ExecutionResult result = models::execute(sim, graph, backend);
 

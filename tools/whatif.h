@@ -42,6 +42,9 @@ struct WhatIfOptions {
                                                    {"reduce_scatter", "hierarchical"},
                                                    {"all_gather", "hierarchical"},
                                                    {"all_to_all", "direct"}};
+  /// Extra collective algorithms: plug-in libraries and schedule files.
+  std::vector<std::string> plugins;
+  std::vector<std::string> schedules;
   bool fused_embeddings = true;
   bool pipeline_input = true;
   int threads = 0;  ///< 0: all cores

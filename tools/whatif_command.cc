@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/timeline.h"
+#include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
@@ -199,6 +200,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       "whatif", "Simulate DLRM training over cluster sizes: iteration time, throughput, scaling, breakdown");
   auto request = add_cluster_options(*cmd, /*with_nodes=*/false);
   auto options = std::make_shared<WhatIfOptions>();
+  auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
   cmd->add_option("--nodes", f->nodes, "Cluster sizes in servers, comma-separated")->capture_default_str()->option_text("N,N,...");
   cmd->add_option("--model", options->model, "A zoo model (zionsim list models) or a .json model file")
@@ -242,10 +244,12 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--emit-trace", f->emit_trace,
                   "Write the largest size's iteration as a zionsim trace (zionsim run --trace reads it)")
       ->option_text("FILE");
-  cmd->parse_complete_callback([request, options, f, action = context.action] {
-    *action = [request, options, f](std::ostream& out) {
+  cmd->parse_complete_callback([request, sources, options, f, action = context.action] {
+    *action = [request, sources, options, f](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;
+      o.plugins = sources->plugins;
+      o.schedules = sources->schedules;
       return run(o, *f, out);
     };
   });
