@@ -298,7 +298,14 @@ void FlowNetwork::flush_levels() {
     return flow.state != State::kActive || flow.level_version != e.version;
   };
   const std::size_t added = level_heap_.size() - level_heap_sorted_;
-  if (level_heap_.size() > 1024 && level_heap_.size() > 2 * in_flight_) {
+  // Compact when stale entries dominate the heap, or when walks have met
+  // more stale entries than a sixteenth of it since the latest compaction
+  // (finished flows sit at the top, where every walk passes): either way the
+  // O(n) rebuild is paid for by as many stale entries, visited or dropped.
+  const bool dominated = level_heap_.size() > 2 * in_flight_;
+  const bool walked = 16 * level_heap_stale_seen_ > level_heap_.size();
+  if (level_heap_.size() > 1024 && (dominated || walked)) {
+    level_heap_stale_seen_ = 0;
     std::erase_if(level_heap_, stale);
     std::make_heap(level_heap_.begin(), level_heap_.end());
   } else if (added > level_heap_sorted_ / 4) {
@@ -399,6 +406,8 @@ bool FlowNetwork::resolve_incremental() {
     const Flow& flow = flows_[e.flow];
     if (flow.state == State::kActive && flow.level_version == e.version) {
       component_flows_.push_back(e.flow);
+    } else {
+      ++level_heap_stale_seen_;
     }
     if (2 * i + 1 < level_heap_.size()) dfs_stack_.push_back(2 * i + 1);
     if (2 * i + 2 < level_heap_.size()) dfs_stack_.push_back(2 * i + 2);

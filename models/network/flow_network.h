@@ -236,6 +236,7 @@ class FlowNetwork {
   bool integer_weights_ = true;        // every flow's weight is an integer
   std::vector<LevelEntry> level_heap_;  // max-heap by level, lazily invalidated
   std::size_t level_heap_sorted_ = 0;   // prefix of level_heap_ that is a heap
+  std::size_t level_heap_stale_seen_ = 0;  // stale entries walked since the latest compaction
   std::vector<std::uint32_t> fixed_flows_;
   std::vector<std::uint32_t> problem_flows_;  // the sub-problem's flows, increasing id
   std::vector<std::uint32_t> dfs_stack_;
