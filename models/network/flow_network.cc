@@ -299,11 +299,11 @@ void FlowNetwork::flush_levels() {
   };
   const std::size_t added = level_heap_.size() - level_heap_sorted_;
   // Compact when stale entries dominate the heap, or when walks have met
-  // more stale entries than a sixteenth of it since the latest compaction
+  // more stale entries than half its size since the latest compaction
   // (finished flows sit at the top, where every walk passes): either way the
-  // O(n) rebuild is paid for by as many stale entries, visited or dropped.
+  // O(n) rebuild costs about what the stale entries already cost.
   const bool dominated = level_heap_.size() > 2 * in_flight_;
-  const bool walked = 16 * level_heap_stale_seen_ > level_heap_.size();
+  const bool walked = 2 * level_heap_stale_seen_ > level_heap_.size();
   if (level_heap_.size() > 1024 && (dominated || walked)) {
     level_heap_stale_seen_ = 0;
     std::erase_if(level_heap_, stale);
