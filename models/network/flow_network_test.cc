@@ -398,9 +398,12 @@ RandomCase leave_heavy_case(std::mt19937_64& rng) {
     const std::size_t hops = 1 + rng() % std::min<std::size_t>(4, links);
     while (flow.route.size() < hops) {
       const auto l = static_cast<std::uint32_t>(rng() % links);
-      if (std::find(flow.route.begin(), flow.route.end(), l) == flow.route.end()) flow.route.push_back(l);
+      if (std::find(flow.route.begin(), flow.route.end(), l) == flow.route.end()) {
+        flow.route.push_back(l);
+      }
     }
-    flow.size = 1'000 + static_cast<std::int64_t>(rng() % 3'000'000) * static_cast<std::int64_t>(1 + rng() % 3);
+    flow.size = 1'000 + static_cast<std::int64_t>(rng() % 3'000'000) *
+                            static_cast<std::int64_t>(1 + rng() % 3);
     flow.start_ps = rng() % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40) * 25'000;
     flow.weight = rng() % 3 == 0 ? 2.0 : 1.0;
     c.flows.push_back(flow);
@@ -456,7 +459,8 @@ TEST(FlowNetworkTest, IncrementalResolveCoversOnlyFlowsAtOrAboveTheLeavers) {
     ids.push_back(net.start_flow(flow.route, Bytes(flow.size), {}, {.weight = flow.weight}));
   }
   sim.run();
-  EXPECT_EQ(net.resolves() - net.incremental_resolves(), 1u) << "one component re-solve, for the joins";
+  EXPECT_EQ(net.resolves() - net.incremental_resolves(), 1u)
+      << "one component re-solve, for the joins";
   EXPECT_EQ(net.incremental_resolves(), kFast - 1);
   EXPECT_EQ(net.incremental_resolved_flows(), 45u);
   EXPECT_LT(net.resolved_flows(), kSlow + kFast + 50);

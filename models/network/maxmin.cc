@@ -199,7 +199,8 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     });
     for (std::uint32_t f : fixed_order_) {
       const double level = fixed_level[f];
-      const bool at_cap = !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / weight_of(f);
+      const bool at_cap =
+          !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / weight_of(f);
       freeze(f, level, at_cap ? p.cap[f] : level * weight_of(f));
     }
     for (std::uint32_t l : dirty_) dirty_flag_[l] = 0;

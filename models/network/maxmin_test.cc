@@ -343,11 +343,11 @@ TEST(MaxMinTest, SolveWithFixedMatchesFromScratchAfterRemovals) {
     for (std::size_t i = 0; i < kept.size(); ++i) {
       if (std::isnan(fixed[i])) {
         ASSERT_EQ(replay[i], scratch[i]) << "trial " << trial << " flow " << kept[i];
-        ASSERT_EQ(solver.levels()[i], scratch_levels[i]) << "trial " << trial << " flow " << kept[i];
+        ASSERT_EQ(solver.levels()[i], scratch_levels[i]) << "trial " << trial << " flow " << i;
       } else {
         ++fixed_seen;
         ASSERT_EQ(old_rates[kept[i]], scratch[i]) << "trial " << trial << " fixed flow " << kept[i];
-        ASSERT_EQ(old_levels[kept[i]], scratch_levels[i]) << "trial " << trial << " flow " << kept[i];
+        ASSERT_EQ(old_levels[kept[i]], scratch_levels[i]) << "trial " << trial << " flow " << i;
       }
     }
   }
