@@ -87,6 +87,9 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
       }
     }
   }
+  // Integer weights (to 2^20, so that sums of up to 2^32 flows stay exact)
+  // allow the exact incremental re-solve; see flow_network.h.
+  integer_weights_ &= options.weight == std::trunc(options.weight) && options.weight <= 0x1p20;
   if (flows_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     throw std::length_error("network model: too many flows");
   }
@@ -113,6 +116,7 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
 }
 
 void FlowNetwork::join(std::uint32_t f) {
+  joined_since_resolve_ = true;
   Flow& flow = flows_[f];
   flow.state = State::kActive;
   flow.last_update = sim_.now();
@@ -213,6 +217,7 @@ void FlowNetwork::finish_due() {
   for (std::uint32_t f : finished) {
     Flow& flow = flows_[f];
     flow.state = State::kDone;
+    left_min_level_ = std::min(left_min_level_, flow.level);
     flow.rate = 0.0;
     flow.remaining = 0.0;
     --in_flight_;
@@ -241,11 +246,80 @@ void FlowNetwork::finish_due() {
 
 void FlowNetwork::resolve() {
   resolve_scheduled_ = false;
-  if (++stamp_ == 0) {  // wrapped: clear every mark once
+  const bool removal_only = !joined_since_resolve_ && integer_weights_;
+  if (!removal_only || !resolve_incremental()) resolve_component();
+  joined_since_resolve_ = false;
+  left_min_level_ = std::numeric_limits<double>::infinity();
+  seeds_.clear();
+  flush_levels();
+  reschedule_completion_event();
+}
+
+void FlowNetwork::next_stamp(std::uint32_t count) {
+  // Takes `count` fresh marks (stamp_ - count + 1 .. stamp_); clears every
+  // mark once before the counter would wrap.
+  if (stamp_ > std::numeric_limits<std::uint32_t>::max() - 1 - count) {
     for (Link& link : links_) link.stamp = 0;
     std::fill(flow_stamp_.begin(), flow_stamp_.end(), 0);
-    stamp_ = 1;
+    stamp_ = 0;
   }
+  stamp_ += count;
+}
+
+// Canonical order (increasing ids) so that the rates do not depend on how a
+// set was discovered. For a set that covers most of its id range a scan of
+// the range (by the current stamp) is cheaper than sorting.
+void FlowNetwork::canonical(std::vector<std::uint32_t>& ids, bool of_links) {
+  if (ids.empty()) return;
+  const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+  const std::uint32_t first = *lo;
+  const std::uint32_t last = *hi;
+  if (static_cast<std::uint64_t>(last - first) < 16 * static_cast<std::uint64_t>(ids.size())) {
+    ids.clear();
+    for (std::uint32_t id = first; id <= last; ++id) {
+      if ((of_links ? links_[id].stamp : flow_stamp_[id]) == stamp_) ids.push_back(id);
+    }
+  } else {
+    std::sort(ids.begin(), ids.end());
+  }
+}
+
+void FlowNetwork::set_level(std::uint32_t f, double level) {
+  Flow& flow = flows_[f];
+  if (level == flow.level) return;
+  flow.level = level;
+  ++flow.level_version;
+  level_heap_.push_back({level, f, flow.level_version});
+}
+
+void FlowNetwork::flush_levels() {
+  const auto stale = [this](const LevelEntry& e) {
+    const Flow& flow = flows_[e.flow];
+    return flow.state != State::kActive || flow.level_version != e.version;
+  };
+  const std::size_t added = level_heap_.size() - level_heap_sorted_;
+  // Compact when stale entries dominate the heap, or when walks have met
+  // more stale entries than half its size since the latest compaction
+  // (finished flows sit at the top, where every walk passes): either way the
+  // O(n) rebuild costs about what the stale entries already cost.
+  const bool dominated = level_heap_.size() > 2 * in_flight_;
+  const bool walked = 2 * level_heap_stale_seen_ > level_heap_.size();
+  if (level_heap_.size() > 1024 && (dominated || walked)) {
+    level_heap_stale_seen_ = 0;
+    std::erase_if(level_heap_, stale);
+    std::make_heap(level_heap_.begin(), level_heap_.end());
+  } else if (added > level_heap_sorted_ / 4) {
+    std::make_heap(level_heap_.begin(), level_heap_.end());
+  } else {
+    for (std::size_t i = level_heap_sorted_; i < level_heap_.size(); ++i) {
+      std::push_heap(level_heap_.begin(), level_heap_.begin() + static_cast<std::ptrdiff_t>(i + 1));
+    }
+  }
+  level_heap_sorted_ = level_heap_.size();
+}
+
+void FlowNetwork::resolve_component() {
+  next_stamp(1);
   // The connected component of the seed links: flows on them, the links of
   // those flows, and so on.
   component_links_.clear();
@@ -272,25 +346,8 @@ void FlowNetwork::resolve() {
     }
   }
   if (component_flows_.empty()) return;
-
-  // Canonical order (increasing ids) so that the rates do not depend on how
-  // the component was discovered. For a component that covers most of its
-  // id range a scan of the range is cheaper than sorting.
-  const auto canonical = [this](std::vector<std::uint32_t>& ids, auto stamp_of) {
-    const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
-    const std::uint32_t first = *lo;
-    const std::uint32_t last = *hi;
-    if (static_cast<std::uint64_t>(last - first) < 16 * static_cast<std::uint64_t>(ids.size())) {
-      ids.clear();
-      for (std::uint32_t id = first; id <= last; ++id) {
-        if (stamp_of(id) == stamp_) ids.push_back(id);
-      }
-    } else {
-      std::sort(ids.begin(), ids.end());
-    }
-  };
-  canonical(component_links_, [this](std::uint32_t l) { return links_[l].stamp; });
-  canonical(component_flows_, [this](std::uint32_t f) { return flow_stamp_[f]; });
+  canonical(component_links_, /*of_links=*/true);
+  canonical(component_flows_, /*of_links=*/false);
 
   problem_.capacity.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
@@ -320,13 +377,124 @@ void FlowNetwork::resolve() {
     for (std::uint32_t f : component_flows_) problem_.cap.push_back(flows_[f].cap);
   }
   const std::vector<double>& rates = solver_.solve(problem_);
+  const std::vector<double>& levels = solver_.levels();
   ++resolves_;
   resolved_flows_ += component_flows_.size();
   for (std::size_t i = 0; i < component_flows_.size(); ++i) {
     const std::uint32_t f = component_flows_[i];
     if (rates[i] != flows_[f].rate) set_rate(f, rates[i]);
+    set_level(f, levels[i]);
   }
-  reschedule_completion_event();
+}
+
+bool FlowNetwork::resolve_incremental() {
+  const double lambda = left_min_level_;
+  // Leavers that no solve covered (zero-size flows) change no one's rate.
+  if (!(lambda < std::numeric_limits<double>::infinity())) return true;
+
+  // U: the transferring flows at or above λ, from the level max-heap (a
+  // pruned walk of its tree visits only entries at or above λ and their
+  // children).
+  component_flows_.clear();
+  dfs_stack_.clear();
+  if (!level_heap_.empty()) dfs_stack_.push_back(0);
+  while (!dfs_stack_.empty()) {
+    const std::size_t i = dfs_stack_.back();
+    dfs_stack_.pop_back();
+    const LevelEntry& e = level_heap_[i];
+    if (e.level < lambda) continue;
+    const Flow& flow = flows_[e.flow];
+    if (flow.state == State::kActive && flow.level_version == e.version) {
+      component_flows_.push_back(e.flow);
+    } else {
+      ++level_heap_stale_seen_;
+    }
+    if (2 * i + 1 < level_heap_.size()) dfs_stack_.push_back(2 * i + 1);
+    if (2 * i + 2 < level_heap_.size()) dfs_stack_.push_back(2 * i + 2);
+  }
+  if (component_flows_.empty()) return true;
+
+  // U's links, and D: the other flows on them, fixed at their levels (all
+  // below λ). Two marks: stamp_ - 1 for U (flows and links), stamp_ for D.
+  next_stamp(2);
+  const std::uint32_t u_mark = stamp_ - 1;
+  const std::uint32_t d_mark = stamp_;
+  component_links_.clear();
+  for (std::uint32_t f : component_flows_) {
+    flow_stamp_[f] = u_mark;
+    const Flow& flow = flows_[f];
+    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+      Link& link = links_[route_links_[pos]];
+      if (link.stamp == u_mark) continue;
+      link.stamp = u_mark;
+      component_links_.push_back(route_links_[pos]);
+    }
+  }
+  std::sort(component_flows_.begin(), component_flows_.end());
+  std::sort(component_links_.begin(), component_links_.end());
+  fixed_flows_.clear();
+  for (std::uint32_t l : component_links_) {
+    for (const Incidence& inc : links_[l].active) {
+      const std::uint32_t mark = flow_stamp_[inc.flow];
+      if (mark == u_mark || mark == d_mark) continue;
+      flow_stamp_[inc.flow] = d_mark;
+      // Every flow on a link was covered by a solve, below λ; anything else
+      // (which no join-free instant should produce) takes the safe path.
+      if (!(flows_[inc.flow].level < lambda)) return false;
+      fixed_flows_.push_back(inc.flow);
+    }
+  }
+  std::sort(fixed_flows_.begin(), fixed_flows_.end());
+  problem_flows_.resize(component_flows_.size() + fixed_flows_.size());
+  std::merge(component_flows_.begin(), component_flows_.end(), fixed_flows_.begin(),
+             fixed_flows_.end(), problem_flows_.begin());
+
+  // The sub-problem: U's links in increasing id, its flows in increasing id;
+  // a fixed flow lists only its links among U's (the others do not matter).
+  problem_.capacity.clear();
+  for (std::size_t i = 0; i < component_links_.size(); ++i) {
+    const std::uint32_t l = component_links_[i];
+    link_to_compact_[l] = static_cast<std::uint32_t>(i);
+    problem_.capacity.push_back(links_[l].params.capacity_bytes_per_s);
+  }
+  problem_.link_offsets.assign(1, 0);
+  problem_.links.clear();
+  problem_.weight.clear();
+  problem_.cap.clear();
+  fixed_level_.clear();
+  bool weighted = false;
+  bool capped = false;
+  for (std::uint32_t f : problem_flows_) {
+    const Flow& flow = flows_[f];
+    weighted |= flow.weight != 1.0;
+    capped |= std::isfinite(flow.cap);
+    const bool free = flow_stamp_[f] == u_mark;
+    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+      const std::uint32_t l = route_links_[pos];
+      if (free || links_[l].stamp == u_mark) problem_.links.push_back(link_to_compact_[l]);
+    }
+    problem_.link_offsets.push_back(static_cast<std::uint32_t>(problem_.links.size()));
+    fixed_level_.push_back(free ? MaxMinSolver::kFree : flow.level);
+  }
+  if (weighted) {
+    for (std::uint32_t f : problem_flows_) problem_.weight.push_back(flows_[f].weight);
+  }
+  if (capped) {
+    for (std::uint32_t f : problem_flows_) problem_.cap.push_back(flows_[f].cap);
+  }
+  const std::vector<double>& rates = solver_.solve_with_fixed(problem_, fixed_level_);
+  const std::vector<double>& levels = solver_.levels();
+  ++resolves_;
+  ++incremental_resolves_;
+  resolved_flows_ += component_flows_.size();
+  incremental_resolved_flows_ += component_flows_.size();
+  for (std::size_t i = 0; i < problem_flows_.size(); ++i) {
+    const std::uint32_t f = problem_flows_[i];
+    if (flow_stamp_[f] != u_mark) continue;
+    if (rates[i] != flows_[f].rate) set_rate(f, rates[i]);
+    set_level(f, levels[i]);
+  }
+  return true;
 }
 
 LinkRecord FlowNetwork::link(std::uint32_t index) const {

@@ -17,9 +17,20 @@
 //
 // Mechanics. Flows that join or leave at one instant are handled by one
 // re-solve, which runs as an engine event at that instant after the events
-// already due then. A re-solve covers only the connected component (flows
-// linked through shared links) of the links whose flow set changed; other
-// flows keep their rates, bit for bit (the solver's component exactness). A
+// already due then. When a flow joined, a re-solve covers the connected
+// component (flows linked through shared links) of the links whose flow set
+// changed; other flows keep their rates, bit for bit (the solver's component
+// exactness). When flows only left, it covers only the flows whose level
+// (rate / weight) was at least the smallest level λ of the leavers, network
+// wide: every flow below λ keeps its rate exactly, and the solver re-fills
+// the others from λ, replaying the fixed flows' freezes so that the rates are
+// the bits a from-scratch solve gives (MaxMinSolver::solve_with_fixed). In an
+// ECMP-hashed fabric's tail, where flows finish at hundreds of distinct
+// levels, that is a handful of flows per instant instead of the whole fabric.
+// Active flows are kept in a max-heap by level (lazily invalidated) from
+// which the flows at or above λ are enumerated in time proportional to their
+// number. With a non-integer weight anywhere the exact replay is not
+// available and every re-solve is a component re-solve. A
 // flow's progress is integrated only when its rate changes: remaining bytes
 // (a double inside the model) drop by rate x elapsed time, and its finish time
 // becomes now + remaining / rate rounded up to the picosecond, in one place
@@ -120,9 +131,14 @@ class FlowNetwork {
   /// largest first, ties by link index; at most k.
   std::vector<std::uint32_t> hottest_links(std::size_t k) const;
 
-  /// How many re-solves ran, and the flows they covered in total.
+  /// How many re-solves ran, and the flows they covered in total (for an
+  /// incremental re-solve, the flows whose rates it recomputed).
   std::uint64_t resolves() const { return resolves_; }
   std::uint64_t resolved_flows() const { return resolved_flows_; }
+  /// How many of the re-solves were incremental (flows only left), and the
+  /// flows they recomputed; the rest were component re-solves.
+  std::uint64_t incremental_resolves() const { return incremental_resolves_; }
+  std::uint64_t incremental_resolved_flows() const { return incremental_resolved_flows_; }
 
  private:
   enum class State : std::uint8_t { kLatent, kActive, kDone };
@@ -132,6 +148,9 @@ class FlowNetwork {
     double weight;
     double cap;
     double rate = 0.0;
+    // Normalised level at the latest solve that covered the flow (+inf before).
+    double level = std::numeric_limits<double>::infinity();
+    std::uint32_t level_version = 0;  // bumped with level; tells stale LevelEntry apart
     double remaining;  // bytes still to send at last_update
     sim::TimePoint last_update;
     sim::TimePoint finish_estimate;
@@ -160,7 +179,24 @@ class FlowNetwork {
     }
   };
 
+  struct LevelEntry {
+    double level;
+    std::uint32_t flow;
+    std::uint32_t version;
+    bool operator<(const LevelEntry& o) const {
+      return level != o.level ? level < o.level : flow < o.flow;
+    }
+  };
+
   void join(std::uint32_t f);
+  void resolve_component();
+  // Returns false (having changed nothing) when the instant cannot be handled
+  // incrementally after all; the caller then re-solves components.
+  bool resolve_incremental();
+  void set_level(std::uint32_t f, double level);
+  void flush_levels();
+  void next_stamp(std::uint32_t count);
+  void canonical(std::vector<std::uint32_t>& ids, bool of_links);
   void finish_due();
   void request_resolve();
   void resolve();
@@ -191,6 +227,20 @@ class FlowNetwork {
   MaxMinSolver solver_;
   std::uint64_t resolves_ = 0;
   std::uint64_t resolved_flows_ = 0;
+  std::uint64_t incremental_resolves_ = 0;
+  std::uint64_t incremental_resolved_flows_ = 0;
+
+  // Incremental re-solve state.
+  bool joined_since_resolve_ = false;  // a flow joined since the latest re-solve
+  double left_min_level_ = std::numeric_limits<double>::infinity();  // λ of the leavers
+  bool integer_weights_ = true;        // every flow's weight is an integer
+  std::vector<LevelEntry> level_heap_;  // max-heap by level, lazily invalidated
+  std::size_t level_heap_sorted_ = 0;   // prefix of level_heap_ that is a heap
+  std::size_t level_heap_stale_seen_ = 0;  // stale entries walked since the latest compaction
+  std::vector<std::uint32_t> fixed_flows_;
+  std::vector<std::uint32_t> problem_flows_;  // the sub-problem's flows, increasing id
+  std::vector<std::uint32_t> dfs_stack_;
+  std::vector<double> fixed_level_;
 
   bool completion_scheduled_ = false;
   sim::EventId completion_event_{};

@@ -4,40 +4,42 @@
 // all-to-all between every GPU pair, and a long run of staggered random flows.
 //
 //   bazel run --config=opt //models/network:flow_network_benchmark --
-//     --benchmark_filter='AllToAll/(16|32|64)|Staggered'
-// (AllToAll/128 and /512 are registered but run for over ten minutes, see below.)
+//     --benchmark_filter='AllToAll/(16|32|64|128)/|Staggered'
+// (AllToAll/512, 16 M flows, is registered but needs far more than 1 GB; not run.)
 //
 // Figures on the 2-core development VM, opt build, shared with another build
-// (noisy: CPU time quoted, median of 2-3 runs). Peak RSS is the whole process.
-//   AllToAll/16   128 GPUs, 16,256 flows:   route 3-15 ms, sim 12-145 ms, 2 re-solves, 15 MiB
-//   AllToAll/32   256 GPUs, 65,280 flows:   route 15-23 ms, sim 2.1 s, 464 re-solves
-//                 (7.05 M flows re-solved in total), 46 MiB
-//   AllToAll/64   512 GPUs, 261,632 flows:  route 77 ms, sim 18 s, 241 re-solves
-//                 (42.6 M flows re-solved), 167 MiB
-//   AllToAll/128  1,024 GPUs, 1,047,552 flows: did not finish in 600 s (target: 2 s;
-//                 measured before the equal-shares fix, not re-run since). /512 not run.
-//   Staggered/1000    1,947 re-solves, mean component 353 flows, 0.8-1.0 s: ~2,000 re-solves/s
-//   Staggered/10000  19,829 re-solves, mean component 1,159 flows, 26 s CPU: ~700 re-solves/s
+// (noisy: sim_s is wall time of the simulation only, the lower of 2 runs;
+// CPU time for Staggered). Peak RSS is the whole process.
+//   AllToAll/16   128 GPUs, 16,256 flows:   sim 16 ms, 2 re-solves, 15 MiB
+//   AllToAll/32   256 GPUs, 65,280 flows:   route 14 ms, sim 94 ms, 4 re-solves
+//                 (128,768 flows re-solved in total), 48 MiB   [before: 1.9 s, 464 re-solves]
+//   AllToAll/64   512 GPUs, 261,632 flows:  route 54 ms, sim 0.50 s, 4 re-solves
+//                 (519,680 flows), 181 MiB                    [before: 18 s, 241 re-solves]
+//   AllToAll/128  1,024 GPUs, 1,047,552 flows: route 0.34 s, sim 3.0 s, 4 re-solves
+//                 (2.09 M flows), 710 MiB   [before: over 600 s; target 2 s: not met yet]
+//   Staggered/1000    1,988 re-solves, mean 244 flows each, 0.65 s CPU   [before: 0.8-1.0 s]
+//   Staggered/10000  19,898 re-solves, mean 772 flows each, 19.8 s CPU   [before: 26 s]
+// Makespan and event counts are unchanged by the incremental re-solve (32 nodes:
+// 10,611.6 us, 66,211 events, before and after).
 //
-// What dominates (callgrind, AllToAll/32): FlowNetwork::resolve 97% of all
-// instructions, of which the max-min solver 69% (freezing flows 21%, its
-// lazy heap 10%) and building the component's problem most of the rest;
-// routing is under 1% and engine events negligible. The time goes into the
-// tail of the all-to-all, not into noise: with the solver's equal-shares fix
-// (maxmin.h) every flow of a symmetric phase gets the same rate to the bit
-// (before it, AllToAll/32 had 32 distinct rates in its main phase, all equal
-// to 1e-15), and the main phase ends in 2 instants (NVLink flows, then the
-// in-rack flows, which started ~1 us earlier than cross-rack ones). Then only
-// cross-rack flows remain, the rack-to-spine uplinks are loaded exactly to
-// capacity on average (non-blocking Clos), and ECMP hash imbalance makes a
-// few hundred uplinks and NICs distinct bottlenecks with distinct rates: the
-// flows finish at hundreds of distinct picoseconds (464 at 32 nodes), and
-// every such instant re-solves the whole remaining fabric component (tens of
-// thousands of flows at 32 nodes, up to ~900,000 at 128). That is the model's
-// semantics (max-min sharing of an ECMP-hashed fabric), so meeting the 2 s
-// target at 128 nodes needs a cheaper re-solve, not fewer: about 1,200
-// instructions per flow per re-solve today (~0.4 s per re-solve of 1 M
-// flows), times hundreds to thousands of tail instants.
+// What dominated before (callgrind, AllToAll/32): FlowNetwork::resolve at 97%
+// of all instructions, re-solving the whole remaining fabric component (tens
+// of thousands of flows at 32 nodes, ~900,000 at 128) at each of hundreds of
+// distinct completion instants in the all-to-all's tail, where ECMP hash
+// imbalance makes a few hundred uplinks and NICs distinct bottlenecks. The
+// incremental re-solve (flow_network.h) re-fills only the flows at or above
+// the leavers' smallest level; in this tail the leavers are almost always the
+// fastest flows, so nobody else gains and nothing is re-solved at all: of the
+// 464 instants at 32 nodes, 2 re-solve anything. What remains is linear in the
+// flows (callgrind, AllToAll/64, opt): completions (finish_due, its heap) 10%,
+// the solver 17% (two solves of the whole fabric: the joins' component and
+// the one incremental re-solve that covers the cross-rack flows), building
+// problems 13%, start_flow and the per-flow join events 11%, the level heap
+// 5%, routing the rest. Reaching 2 s at 128 nodes needs those per-flow
+// constants (about 3 us per flow) cut further: batching the joins of one
+// instant into one event, a completion structure cheaper than a binary heap of
+// a million entries, and incremental re-solves that skip flows of components
+// no leaver touched.
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>

@@ -201,8 +201,14 @@ RandomCase random_case(std::mt19937_64& rng, bool disjoint) {
   return c;
 }
 
+struct ModelCounters {
+  std::uint64_t resolves = 0;
+  std::uint64_t incremental_resolves = 0;
+};
+
 std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
-                                 std::vector<std::string>* violations = nullptr) {
+                                 std::vector<std::string>* violations = nullptr,
+                                 ModelCounters* counters = nullptr) {
   sim::Simulator sim;
   FlowNetwork net(sim, c.links, fidelity);
   std::vector<FlowId> ids(c.flows.size());
@@ -240,6 +246,10 @@ std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
     }
   }
   sim.run();
+  if (counters != nullptr) {
+    counters->resolves += net.resolves();
+    counters->incremental_resolves += net.incremental_resolves();
+  }
   std::vector<TimePoint> finish;
   for (std::size_t f = 0; f < c.flows.size(); ++f) {
     finish.push_back(net.flow(ids[f]).finish);
@@ -363,6 +373,117 @@ TEST(FlowNetworkTest, RandomisedDifferentialAgainstReference) {
       ASSERT_EQ(model[f].count_ps(), reference[f].count_ps()) << "trial " << trial << " flow " << f;
     }
     ASSERT_TRUE(violations.empty()) << "trial " << trial << ": " << violations.front();
+  }
+}
+
+// Cases for the incremental re-solve: flows of widely different sizes (so
+// they finish at many distinct instants, most with no join), starts spread
+// over many instants, weights 1 and 2, up to 60 flows on up to 12 links, and
+// a few symmetric groups (equal routes and sizes) that finish together.
+RandomCase leave_heavy_case(std::mt19937_64& rng) {
+  RandomCase c;
+  const std::size_t links = 2 + rng() % 11;
+  for (std::size_t l = 0; l < links; ++l) {
+    c.links.push_back({(1.0 + static_cast<double>(rng() % 8)) * kGBps,
+                       Duration::ps(static_cast<std::int64_t>(rng() % 2) * 1'000)});
+  }
+  const std::size_t flows = 5 + rng() % 56;
+  for (std::size_t f = 0; f < flows; ++f) {
+    RandomCase::Flow flow;
+    if (f > 0 && rng() % 5 == 0) {  // a copy of the previous flow: a symmetric group
+      flow = c.flows.back();
+      c.flows.push_back(flow);
+      continue;
+    }
+    const std::size_t hops = 1 + rng() % std::min<std::size_t>(4, links);
+    while (flow.route.size() < hops) {
+      const auto l = static_cast<std::uint32_t>(rng() % links);
+      if (std::find(flow.route.begin(), flow.route.end(), l) == flow.route.end()) {
+        flow.route.push_back(l);
+      }
+    }
+    flow.size = 1'000 + static_cast<std::int64_t>(rng() % 3'000'000) *
+                            static_cast<std::int64_t>(1 + rng() % 3);
+    flow.start_ps = rng() % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40) * 25'000;
+    flow.weight = rng() % 3 == 0 ? 2.0 : 1.0;
+    c.flows.push_back(flow);
+  }
+  return c;
+}
+
+// The incremental path against the from-scratch reference, to the picosecond,
+// on cases built to take it often.
+TEST(FlowNetworkTest, RandomisedDifferentialLeaveHeavy) {
+  std::mt19937_64 rng(777);
+  ModelCounters counters;
+  for (int trial = 0; trial < 300; ++trial) {
+    const RandomCase c = leave_heavy_case(rng);
+    std::vector<std::string> violations;
+    const std::vector<TimePoint> model =
+        run_model(c, NetworkFidelity::kFlow, trial < 40 ? &violations : nullptr, &counters);
+    const std::vector<TimePoint> reference = run_reference(c);
+    ASSERT_EQ(model.size(), reference.size());
+    for (std::size_t f = 0; f < model.size(); ++f) {
+      ASSERT_EQ(model[f].count_ps(), reference[f].count_ps()) << "trial " << trial << " flow " << f;
+    }
+    ASSERT_TRUE(violations.empty()) << "trial " << trial << ": " << violations.front();
+  }
+  // Most re-solves took the incremental path.
+  EXPECT_GT(counters.incremental_resolves, 1'000u);
+  EXPECT_GT(2 * counters.incremental_resolves, counters.resolves);
+}
+
+// A case built for the incremental path: 200 slow flows, each held at 1 GB/s
+// by its own link, share a 300 GB/s link with 10 fast flows, which split the
+// other 100 GB/s (10 GB/s each) and finish one by one (sizes 1..10 MB). At
+// each fast finish only the fast flows still running (level 10 GB/s, at or
+// above the leaver's) are re-solved: 9 + 8 + ... + 1 = 45 flows in 9
+// re-solves, where a component re-solve would cover all ~200 each time. The
+// slow flows keep 1 GB/s throughout and finish together.
+TEST(FlowNetworkTest, IncrementalResolveCoversOnlyFlowsAtOrAboveTheLeavers) {
+  RandomCase c;
+  c.links.push_back({300 * kGBps, Duration::zero()});
+  constexpr std::uint32_t kSlow = 200;
+  constexpr std::uint32_t kFast = 10;
+  for (std::uint32_t i = 0; i < kSlow; ++i) {
+    c.links.push_back({1 * kGBps, Duration::zero()});
+    c.flows.push_back({.route = {0, 1 + i}, .size = 50'000'000, .start_ps = 0, .weight = 1.0});
+  }
+  for (std::uint32_t i = 0; i < kFast; ++i) {
+    c.flows.push_back({.route = {0}, .size = 1'000'000 * (i + 1), .start_ps = 0, .weight = 1.0});
+  }
+  sim::Simulator sim;
+  FlowNetwork net(sim, c.links);
+  std::vector<FlowId> ids;
+  for (const auto& flow : c.flows) {
+    ids.push_back(net.start_flow(flow.route, Bytes(flow.size), {}, {.weight = flow.weight}));
+  }
+  sim.run();
+  EXPECT_EQ(net.resolves() - net.incremental_resolves(), 1u)
+      << "one component re-solve, for the joins";
+  EXPECT_EQ(net.incremental_resolves(), kFast - 1);
+  EXPECT_EQ(net.incremental_resolved_flows(), 45u);
+  EXPECT_LT(net.resolved_flows(), kSlow + kFast + 50);
+  for (std::uint32_t i = 0; i < kSlow; ++i) {
+    EXPECT_EQ(net.flow(ids[i]).finish, TimePoint::zero() + Duration::ms(50));
+  }
+  const std::vector<TimePoint> reference = run_reference(c);
+  for (std::size_t f = 0; f < c.flows.size(); ++f) {
+    EXPECT_EQ(net.flow(ids[f]).finish, reference[f]) << "flow " << f;
+  }
+}
+
+// Non-integer weights have no exact replay: every re-solve is a component
+// re-solve, and the results still match the reference.
+TEST(FlowNetworkTest, NonIntegerWeightsTakeTheComponentPath) {
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < 50; ++trial) {
+    RandomCase c = leave_heavy_case(rng);
+    c.flows.front().weight = 1.5;
+    ModelCounters counters;
+    const std::vector<TimePoint> model = run_model(c, NetworkFidelity::kFlow, nullptr, &counters);
+    EXPECT_EQ(counters.incremental_resolves, 0u);
+    ASSERT_EQ(model, run_reference(c)) << "trial " << trial;
   }
 }
 

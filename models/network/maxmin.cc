@@ -73,11 +73,52 @@ void validate(const MaxMinProblem& p) {
 
 const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
   validate(p);
+  return run(p, {});
+}
+
+const std::vector<double>& MaxMinSolver::solve_with_fixed(const MaxMinProblem& p,
+                                                          std::span<const double> fixed_level) {
+  validate(p);
+  if (fixed_level.size() != p.num_flows()) {
+    throw std::invalid_argument("max-min problem: fixed_level has the wrong size");
+  }
+  bool any_fixed = false;
+  for (double x : fixed_level) {
+    if (std::isnan(x)) continue;
+    any_fixed = true;
+    if (!(x >= 0.0) || !std::isfinite(x)) {
+      throw std::invalid_argument(fmt::format("max-min problem: fixed level {}, expected >= 0", x));
+    }
+  }
+  if (any_fixed) {
+    // The replay sums the weights of one level's flows in another order than
+    // a from-scratch solve; only integer sums are exact in any order.
+    double total = 0.0;
+    for (double w : p.weight) {
+      if (w != std::trunc(w)) {
+        throw std::invalid_argument(
+            fmt::format("max-min problem: weight {} with fixed flows, expected an integer", w));
+      }
+      total += w;
+    }
+    if (total >= 0x1p53) {
+      throw std::invalid_argument("max-min problem: weights with fixed flows sum to 2^53 or more");
+    }
+  }
+  return run(p, any_fixed ? fixed_level : std::span<const double>());
+}
+
+const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
+                                             std::span<const double> fixed_level) {
   const std::size_t num_flows = p.num_flows();
   const std::size_t num_links = p.num_links();
   const auto weight_of = [&p](std::size_t f) { return p.weight.empty() ? 1.0 : p.weight[f]; };
+  const auto is_fixed = [&fixed_level](std::size_t f) {
+    return !fixed_level.empty() && !std::isnan(fixed_level[f]);
+  };
 
   rates_.assign(num_flows, std::numeric_limits<double>::infinity());
+  levels_.assign(num_flows, std::numeric_limits<double>::infinity());
   frozen_.assign(num_flows, 0);
   base_.assign(p.capacity.begin(), p.capacity.end());
   level_.assign(num_links, 0.0);
@@ -110,18 +151,6 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
     return std::max(0.0, base_[l] - level_[l] * level_weight_[l]) / weight_sum_[l];
   };
 
-  heap_.clear();
-  const std::greater<> later;
-  for (std::size_t l = 0; l < num_links; ++l) {
-    if (unfrozen_count_[l] > 0) heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
-  }
-  for (std::size_t f = 0; f < p.cap.size(); ++f) {
-    if (std::isfinite(p.cap[f])) {
-      heap_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
-    }
-  }
-  std::make_heap(heap_.begin(), heap_.end(), later);
-
   // Freezes flow f at normalised level `level` (rate `rate`) and takes it off
   // every link it crosses. Links touched are queued once per step in dirty_.
   dirty_flag_.assign(num_links, 0);
@@ -129,6 +158,7 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
   const auto freeze = [&](std::size_t f, double level, double rate) {
     frozen_[f] = 1;
     rates_[f] = rate;
+    levels_[f] = level;
     const double w = weight_of(f);
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
       const std::uint32_t l = p.links[i];
@@ -152,6 +182,43 @@ const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
       if (!frozen_[f]) freeze(f, level, level * weight_of(f));
     }
   };
+  // Replay of the fixed flows: the freezes a from-scratch solve performs below
+  // the free flows' levels, in ascending level (ties in flow order), through
+  // the same freeze() and so the same grouping and folding per link. Steps of
+  // a from-scratch solve come in non-decreasing level (end_step snaps every
+  // link that would fall back to the current level), so on each link the
+  // groups are the same, in the same order; within a group only the order of
+  // integer additions differs, which is exact.
+  if (!fixed_level.empty()) {
+    fixed_order_.clear();
+    for (std::size_t f = 0; f < num_flows; ++f) {
+      if (is_fixed(f)) fixed_order_.push_back(static_cast<std::uint32_t>(f));
+    }
+    std::sort(fixed_order_.begin(), fixed_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return fixed_level[a] != fixed_level[b] ? fixed_level[a] < fixed_level[b] : a < b;
+    });
+    for (std::uint32_t f : fixed_order_) {
+      const double level = fixed_level[f];
+      const bool at_cap =
+          !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / weight_of(f);
+      freeze(f, level, at_cap ? p.cap[f] : level * weight_of(f));
+    }
+    for (std::uint32_t l : dirty_) dirty_flag_[l] = 0;
+    dirty_.clear();
+  }
+
+  heap_.clear();
+  const std::greater<> later;
+  for (std::size_t l = 0; l < num_links; ++l) {
+    if (unfrozen_count_[l] > 0) heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
+  }
+  for (std::size_t f = 0; f < p.cap.size(); ++f) {
+    if (std::isfinite(p.cap[f]) && !frozen_[f]) {
+      heap_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
+    }
+  }
+  std::make_heap(heap_.begin(), heap_.end(), later);
+
   // Ends a step at normalised level `level`. Progressive filling never lowers
   // a link's share, so a touched link whose share is now at most the level
   // (within kLevelTolerance, rounding noise) is saturated at this same level:

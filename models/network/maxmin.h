@@ -40,6 +40,22 @@
 // is a numerical precision, five orders below what a test can observe, not a
 // modelling choice. Every decision still involves only one component's links
 // and flows, so component exactness holds.
+//
+// Re-solving from a known level (solve_with_fixed). When flows only leave a
+// problem, every remaining flow whose level (rate / weight) was below the
+// smallest level λ of the leavers keeps its rate exactly, and the others get
+// the max-min solution of themselves alone on the capacity the fixed flows
+// leave (progressive filling of the new problem repeats the old one below λ).
+// The caller passes every flow either free or fixed at its level; the solver
+// rebuilds each link's state by replaying the fixed flows' freezes as a
+// from-scratch solve performs them (ascending level, one group per link per
+// level, folded with one multiplication) and then fills the free flows as
+// solve() does, so the free flows get the bits a from-scratch solve of the
+// whole problem would give them. The replay groups the flows of one level on
+// a link in flow order, where a from-scratch solve adds them in the order the
+// steps freeze them; the sums agree exactly only when every weight is an
+// integer (and the total is below 2^53), which solve_with_fixed requires.
+// With other weights callers re-solve from scratch.
 
 #ifndef ZIONSIM_MODELS_NETWORK_MAXMIN_H_
 #define ZIONSIM_MODELS_NETWORK_MAXMIN_H_
@@ -76,7 +92,31 @@ class MaxMinSolver {
   /// out of range, non-positive capacity, weight or cap).
   const std::vector<double>& solve(const MaxMinProblem& problem);
 
+  /// Marks a flow as free in solve_with_fixed's `fixed_level`.
+  static constexpr double kFree = std::numeric_limits<double>::quiet_NaN();
+
+  /// Solves with some flows fixed: fixed_level[f] is kFree (NaN) or the
+  /// normalised level (rate / weight, or cap / weight for a flow held at its
+  /// cap) at which flow f froze in a from-scratch solve, every such level
+  /// below the level of every free flow. Returns the rates of the free flows
+  /// as a from-scratch solve of the same problem would (bit for bit); a fixed
+  /// flow's entry is its rate at its level (its cap when the level is
+  /// cap / weight, else level x weight). A fixed flow need only list the
+  /// links it shares with free flows. Throws std::invalid_argument as
+  /// solve() does, for a fixed_level of the wrong size or a negative or
+  /// non-finite fixed level, and for weights that are not all integers summing
+  /// below 2^53 when any flow is fixed (see the header comment).
+  const std::vector<double>& solve_with_fixed(const MaxMinProblem& problem,
+                                              std::span<const double> fixed_level);
+
+  /// The normalised level of every flow in the latest solve: rate / weight
+  /// as the solver froze it (cap / weight for a flow held at its cap; +inf
+  /// for a flow with no link and no cap).
+  const std::vector<double>& levels() const { return levels_; }
+
  private:
+  const std::vector<double>& run(const MaxMinProblem& problem, std::span<const double> fixed_level);
+
   struct HeapEntry {
     double share;
     std::uint32_t id;  // link index, or num_links + flow index for a cap
@@ -90,6 +130,8 @@ class MaxMinSolver {
   static constexpr double kLevelTolerance = 1e-10;
 
   std::vector<double> rates_;
+  std::vector<double> levels_;
+  std::vector<std::uint32_t> fixed_order_;
   std::vector<double> base_;          // capacity less the folded frozen groups
   std::vector<double> level_;         // level of the link's latest frozen group
   std::vector<double> level_weight_;  // weight frozen at level_

@@ -300,5 +300,82 @@ TEST(MaxMinTest, ComponentSolveIsBitIdentical) {
   }
 }
 
+// Re-solving from a level (solve_with_fixed). Take a random problem with
+// weights 1 and 2 (some flows capped), solve it, remove a few flows, and fix
+// every remaining flow whose level is below the smallest removed level λ at
+// its level: the fixed flows' rates are those of a from-scratch solve of the
+// smaller problem (the claim the network model relies on), and the free flows
+// get exactly the from-scratch rates and levels.
+TEST(MaxMinTest, SolveWithFixedMatchesFromScratchAfterRemovals) {
+  std::mt19937_64 rng(515);
+  MaxMinSolver solver;
+  int fixed_seen = 0;
+  for (int trial = 0; trial < 800; ++trial) {
+    MaxMinProblem p = random_problem(rng, false, trial % 3 == 0);
+    p.weight.clear();
+    for (std::size_t f = 0; f < p.num_flows(); ++f) p.weight.push_back(rng() % 3 == 0 ? 2.0 : 1.0);
+    const std::vector<double> old_rates = solver.solve(p);
+    const std::vector<double> old_levels = solver.levels();
+    // Remove 1-3 flows; symmetric systems make many equal levels.
+    std::vector<bool> removed(p.num_flows(), false);
+    const std::size_t count = 1 + rng() % 3;
+    for (std::size_t i = 0; i < count; ++i) removed[rng() % p.num_flows()] = true;
+    double lambda = kInf;
+    for (std::size_t f = 0; f < p.num_flows(); ++f) {
+      if (removed[f]) lambda = std::min(lambda, old_levels[f]);
+    }
+    MaxMinProblem q;
+    q.capacity = p.capacity;
+    std::vector<std::size_t> kept;
+    std::vector<double> fixed;
+    for (std::size_t f = 0; f < p.num_flows(); ++f) {
+      if (removed[f]) continue;
+      kept.push_back(f);
+      std::vector<std::uint32_t> route(p.links.begin() + p.link_offsets[f],
+                                       p.links.begin() + p.link_offsets[f + 1]);
+      q.add_flow(route, p.weight[f], p.cap.empty() ? kInf : p.cap[f]);
+      fixed.push_back(old_levels[f] < lambda ? old_levels[f] : MaxMinSolver::kFree);
+    }
+    if (q.weight.empty() && q.num_flows() > 0) q.weight.assign(q.num_flows(), 1.0);
+    const std::vector<double> scratch = solver.solve(q);
+    const std::vector<double> scratch_levels = solver.levels();
+    const std::vector<double> replay = solver.solve_with_fixed(q, fixed);
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      if (std::isnan(fixed[i])) {
+        ASSERT_EQ(replay[i], scratch[i]) << "trial " << trial << " flow " << kept[i];
+        ASSERT_EQ(solver.levels()[i], scratch_levels[i]) << "trial " << trial << " flow " << i;
+      } else {
+        ++fixed_seen;
+        ASSERT_EQ(old_rates[kept[i]], scratch[i]) << "trial " << trial << " fixed flow " << kept[i];
+        ASSERT_EQ(old_levels[kept[i]], scratch_levels[i]) << "trial " << trial << " flow " << i;
+      }
+    }
+  }
+  EXPECT_GT(fixed_seen, 1000);
+}
+
+TEST(MaxMinTest, SolveWithFixedRejectsWhatItCannotReplay) {
+  MaxMinSolver solver;
+  MaxMinProblem p;
+  p.capacity = {10.0};
+  p.add_flow(std::vector<std::uint32_t>{0}, 1.5);
+  p.add_flow(std::vector<std::uint32_t>{0}, 1.0);
+  const std::vector<double> one_fixed{1.0, MaxMinSolver::kFree};
+  EXPECT_THROW(solver.solve_with_fixed(p, one_fixed), std::invalid_argument);  // weight 1.5
+  const std::vector<double> wrong_size{1.0};
+  EXPECT_THROW(solver.solve_with_fixed(p, wrong_size), std::invalid_argument);
+  p.weight = {2.0, 1.0};
+  const std::vector<double> negative{-1.0, MaxMinSolver::kFree};
+  EXPECT_THROW(solver.solve_with_fixed(p, negative), std::invalid_argument);
+  // All free: the same as solve(), whatever the weights.
+  p.weight = {1.5, 1.0};
+  const std::vector<double> all_free(2, MaxMinSolver::kFree);
+  EXPECT_EQ(solver.solve_with_fixed(p, all_free), (std::vector<double>{6.0, 4.0}));
+  // One fixed at 2 (rate 4 at weight 2): the other gets the remaining 6.
+  p.weight = {2.0, 1.0};
+  const std::vector<double> fixed{2.0, MaxMinSolver::kFree};
+  EXPECT_EQ(solver.solve_with_fixed(p, fixed), (std::vector<double>{4.0, 6.0}));
+}
+
 }  // namespace
 }  // namespace zx::models
