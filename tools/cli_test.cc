@@ -45,7 +45,7 @@ TEST(CliTest, SubcommandHelp) {
   const Result r = run({"list", "--help"});
   EXPECT_EQ(r.status, kExitOk);
   EXPECT_TRUE(contains(r.out, "Only this registry")) << r.out;
-  EXPECT_TRUE(contains(r.out, "clusters,collectives,gpus,models")) << r.out;
+  EXPECT_TRUE(contains(r.out, "clusters,collectives,gpus,models,algorithms")) << r.out;
   const Result v = run({"version", "--help"});
   EXPECT_EQ(v.status, kExitOk);
   EXPECT_TRUE(contains(v.out, "Print the version")) << v.out;

@@ -24,6 +24,7 @@ void add_list_command(CLI::App& app, CommandContext& context) {
   auto sources = add_algorithm_options(*cmd);
   std::vector<std::string> categories;
   for (const RegistryListing& listing : all_registries()) categories.push_back(listing.category);
+  categories.push_back("algorithms");  // issue texts and habit: an alias of collectives
   cmd->add_option("what", *what, "Only this registry")
       ->check(CLI::IsMember(categories))
       ->option_text("{" + fmt::format("{}", fmt::join(categories, ",")) + "}");
@@ -31,7 +32,8 @@ void add_list_command(CLI::App& app, CommandContext& context) {
     *action = [what, sources](std::ostream& out) {
       bool first = true;
       for (const RegistryListing& listing : all_registries(sources.get())) {
-        if (!what->empty() && listing.category != *what) continue;
+        const std::string wanted = *what == "algorithms" ? "collectives" : *what;
+        if (!wanted.empty() && listing.category != wanted) continue;
         if (!first) out << '\n';
         first = false;
         fmt::print(out, "{}:\n", listing.category);
