@@ -163,36 +163,35 @@ void FlowNetwork::set_rate(std::uint32_t f, double rate) {
   flow.rate = rate;
   flow.last_update = now;
   flow.finish_estimate = now + transfer_time(flow.remaining, rate);
-  ++flow.version;
   push_completion(f);
 }
 
 void FlowNetwork::push_completion(std::uint32_t f) {
+  completions_.push(static_cast<std::uint64_t>(flows_[f].finish_estimate.count_ps()), f);
+}
+
+bool FlowNetwork::completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const {
+  // A flow keeps one valid entry: the one at its current finish estimate.
+  // Older entries (its rate changed since) and entries of finished flows are
+  // stale; a duplicate at the same time is harmless (finished once).
   const Flow& flow = flows_[f];
-  completions_.push_back({flow.finish_estimate.count_ps(), f, flow.version});
-  std::push_heap(completions_.begin(), completions_.end(), std::greater<>());
+  return flow.state != State::kActive || static_cast<std::uint64_t>(flow.finish_estimate.count_ps()) != time_ps;
 }
 
 void FlowNetwork::reschedule_completion_event() {
-  const auto stale = [this](const Completion& c) {
-    const Flow& flow = flows_[c.flow];
-    return flow.state != State::kActive || flow.version != c.version;
-  };
-  // Drop stale entries wholesale when they dominate, then from the top.
+  // Drop stale entries wholesale when they dominate, then from the front.
   if (completions_.size() > 1024 && completions_.size() > 4 * in_flight_) {
-    std::erase_if(completions_, stale);
-    std::make_heap(completions_.begin(), completions_.end(), std::greater<>());
+    completions_.remove_if([this](const sim::RadixEventQueue::Entry& e) { return completion_is_stale(e.key, e.slot); });
   }
-  while (!completions_.empty() && stale(completions_.front())) {
-    std::pop_heap(completions_.begin(), completions_.end(), std::greater<>());
-    completions_.pop_back();
+  while (!completions_.empty() && completion_is_stale(completions_.front().key, completions_.front().slot)) {
+    completions_.pop();
   }
   if (completions_.empty()) {
     if (completion_scheduled_) sim_.cancel(completion_event_);
     completion_scheduled_ = false;
     return;
   }
-  const std::int64_t next = completions_.front().time_ps;
+  const auto next = static_cast<std::int64_t>(completions_.front().key);
   if (completion_scheduled_ && completion_time_ps_ == next) return;
   if (completion_scheduled_) sim_.cancel(completion_event_);
   completion_scheduled_ = true;
@@ -206,17 +205,19 @@ void FlowNetwork::finish_due() {
   const sim::TimePoint now = sim_.now();
   std::vector<std::uint32_t> finished;
   while (!completions_.empty()) {
-    const Completion top = completions_.front();
-    const Flow& flow = flows_[top.flow];
-    const bool valid = flow.state == State::kActive && flow.version == top.version;
-    if (valid && top.time_ps != now.count_ps()) break;
-    std::pop_heap(completions_.begin(), completions_.end(), std::greater<>());
-    completions_.pop_back();
-    if (valid) finished.push_back(top.flow);
+    const sim::RadixEventQueue::Entry top = completions_.front();
+    const bool stale = completion_is_stale(top.key, top.slot);
+    if (!stale && top.key != static_cast<std::uint64_t>(now.count_ps())) break;
+    completions_.pop();
+    if (!stale && flows_[top.slot].state == State::kActive) {
+      finished.push_back(top.slot);
+      flows_[top.slot].state = State::kDone;  // a duplicate entry is now stale
+    }
   }
+  // Finish in flow-id order: the queue keeps push order among equal times.
+  std::sort(finished.begin(), finished.end());
   for (std::uint32_t f : finished) {
     Flow& flow = flows_[f];
-    flow.state = State::kDone;
     left_min_level_ = std::min(left_min_level_, flow.level);
     flow.rate = 0.0;
     flow.remaining = 0.0;

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "models/network/maxmin.h"
+#include "sim/event_queue.h"
 #include "sim/simulator.h"
 #include "sim/time.h"
 #include "sim/units.h"
@@ -154,7 +155,6 @@ class FlowNetwork {
     double remaining;  // bytes still to send at last_update
     sim::TimePoint last_update;
     sim::TimePoint finish_estimate;
-    std::uint32_t version = 0;
     State state = State::kLatent;
     sim::EventCallback on_done;
   };
@@ -170,15 +170,6 @@ class FlowNetwork {
     sim::Bytes bytes_carried;
     std::uint32_t stamp = 0;  // component search marks
   };
-  struct Completion {
-    std::int64_t time_ps;
-    std::uint32_t flow;
-    std::uint32_t version;
-    bool operator>(const Completion& o) const {
-      return time_ps != o.time_ps ? time_ps > o.time_ps : flow > o.flow;
-    }
-  };
-
   struct LevelEntry {
     double level;
     std::uint32_t flow;
@@ -202,6 +193,7 @@ class FlowNetwork {
   void resolve();
   void set_rate(std::uint32_t f, double rate);
   void push_completion(std::uint32_t f);
+  bool completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const;
   void reschedule_completion_event();
   void add_seed(std::uint32_t link);
 
@@ -212,7 +204,9 @@ class FlowNetwork {
   std::vector<FlowRecord> records_;
   std::vector<std::uint32_t> route_links_;
   std::vector<std::uint32_t> incidence_slot_;  // per route entry: index in the link's active list
-  std::vector<Completion> completions_;        // min-heap, lazily invalidated
+  // Finish estimates by time: a stable monotone radix heap (the engine's
+  // queue; finish times never precede now), lazily invalidated.
+  sim::RadixEventQueue completions_;
   std::size_t in_flight_ = 0;
 
   // Re-solve state.
