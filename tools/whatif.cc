@@ -61,8 +61,10 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
   }
   point.global_batch = batch * point.gpus;
 
-  models::ShardingOptions sharding;
-  sharding.scheme = o.sharding;
+  const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
+  models::ShardingOptions sharding =
+      sharding_file ? models::load_sharding_file(o.sharding, model, point.gpus, gpn) : models::ShardingOptions{};
+  if (!sharding_file) sharding.scheme = o.sharding;
   sharding.batch_per_gpu = batch;
   const models::ShardingPlan plan = models::plan_sharding(model, point.gpus, gpn, device, sharding);
   point.load_imbalance = plan.load_imbalance();

@@ -209,8 +209,17 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd->add_option("--global-batch", f->global_batch, "Samples per iteration over all GPUs (instead of --batch-per-gpu)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  cmd->add_option("--sharding", options->sharding, "Embedding sharding scheme")
-      ->check(CLI::IsMember(models::sharding_scheme_names()))
+  cmd->add_option("--sharding", options->sharding,
+                  "Embedding sharding: a scheme (auto, table_wise, row_wise, column_wise, table_row_wise, "
+                  "data_parallel) or a sharding file (docs/sharding_files.md)")
+      ->check([](const std::string& v) -> std::string {
+        const auto names = models::sharding_scheme_names();
+        if (v.find('/') != std::string::npos || v.ends_with(".json")) return "";
+        if (std::find(names.begin(), names.end(), v) != names.end()) return "";
+        return fmt::format("unknown sharding scheme '{}'; valid: {}, or a .json sharding file", v,
+                           fmt::join(names, ", "));
+      })
+      ->option_text("SCHEME|FILE")
       ->capture_default_str();
   cmd->add_option("--a2a-precision", f->a2a_precision,
                   "Element type of the pooled-embedding all-to-all (quantized communication)")

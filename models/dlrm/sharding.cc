@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -170,6 +171,16 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
       candidates.push_back(c);
     }
   }
+  // Sharding-file choices win over the scheme.
+  std::vector<const TableOverride*> override_of(candidates.size(), nullptr);
+  for (const TableOverride& o : options.overrides) {
+    if (o.table < 0 || o.table >= static_cast<std::int64_t>(candidates.size())) {
+      throw InputError(Diagnostic{"sharding", "", fmt::format("table {} does not exist ({} tables)", o.table,
+                                                              candidates.size())});
+    }
+    candidates[static_cast<std::size_t>(o.table)].kind = o.kind;
+    override_of[static_cast<std::size_t>(o.table)] = &o;
+  }
 
   // HBM demand; move the largest tables to host memory until the rest fits.
   const auto hbm_demand = [&](const Candidate& c) {
@@ -280,11 +291,25 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
   });
   for (const Piece& p : pieces) {
     TablePlacement& t = plan.tables[p.placement];
+    const TableOverride* fixed = override_of[static_cast<std::size_t>(t.table)];
+    if (fixed != nullptr && fixed->rank >= 0 && t.kind == ShardingKind::kTableWise) {
+      const GpuLoad& g = plan.gpus[static_cast<std::size_t>(fixed->rank)];
+      if (g.hbm_bytes + p.bytes > plan.hbm_budget_bytes) {
+        plan.fits = false;
+        plan.reason = fmt::format("table {} ({}) does not fit on GPU {}, where the sharding file puts it: "
+                                  "it holds {} of {}", t.table, format_bytes(p.bytes), fixed->rank,
+                                  format_bytes(g.hbm_bytes), format_bytes(plan.hbm_budget_bytes));
+        return plan;
+      }
+      place(p.placement, fixed->rank, p.rows, p.dim, p.share, p.bytes, p.seconds);
+      continue;
+    }
     if (t.kind == ShardingKind::kTableRowWise) {
       // The least-loaded node with room for a 1/gpus_per_node share on each GPU.
       int best_node = -1;
       double best_load = 0;
       for (int n = 0; n < num_nodes; ++n) {
+        if (fixed != nullptr && fixed->node >= 0 && n != fixed->node) continue;
         double load = 0;
         bool room = true;
         for (int i = 0; i < gpus_per_node; ++i) {
@@ -327,6 +352,74 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     place(p.placement, best, p.rows, p.dim, p.share, p.bytes, p.seconds);
   }
   return plan;
+}
+
+ShardingOptions parse_sharding_file(std::string_view text, const std::string& source, const DlrmModel& model,
+                                    int num_gpus, int gpus_per_node) {
+  json::Document doc = json::Document::parse(text, source);
+  json::ObjectReader root = doc.root();
+  doc.check_schema_version(root, {1});
+  root.allow("description");
+  ShardingOptions options;
+  root.read_enum("default", options.scheme, sharding_scheme_names());
+  std::vector<std::string> kinds;
+  for (const SchemeName& s : kSchemes) kinds.emplace_back(s.name);
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> groups;  // name -> [first, end)
+  std::int64_t first = 0;
+  std::vector<std::string> group_names;
+  for (const TableGroup& g : model.tables) {
+    groups[g.name] = {first, first + g.count};
+    group_names.push_back(g.name);
+    first += g.count;
+  }
+  const std::int64_t tables = first;
+  if (auto list = root.array("tables")) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      json::ObjectReader t = list->object(i);
+      std::int64_t table = -1;
+      std::string group;
+      const bool by_table = t.read_int("table", table, json::IntRange{0, std::max<std::int64_t>(0, tables - 1)});
+      const bool by_group = t.read_enum("group", group, group_names);
+      if (by_table == by_group && !t.has("table") && !t.has("group")) t.error("", "give 'table' or 'group'");
+      if (t.has("table") && t.has("group")) t.error("", "give 'table' or 'group', not both");
+      std::string kind;
+      t.require("kind");
+      const bool kind_ok = t.read_enum("kind", kind, kinds);
+      TableOverride o;
+      for (const SchemeName& s : kSchemes) {
+        if (kind == s.name) o.kind = s.kind;
+      }
+      t.read_int("rank", o.rank, json::IntRange{0, num_gpus - 1});
+      t.read_int("node", o.node, json::IntRange{0, num_gpus / gpus_per_node - 1});
+      if (o.rank >= 0 && kind_ok && o.kind != ShardingKind::kTableWise) {
+        t.error("rank", "a rank places table-wise tables only");
+      }
+      if (o.node >= 0 && kind_ok && o.kind != ShardingKind::kTableRowWise) {
+        t.error("node", "a node places table-row-wise tables only");
+      }
+      t.finish();
+      if (!kind_ok) continue;
+      if (by_table) {
+        o.table = table;
+        options.overrides.push_back(o);
+      } else if (by_group) {
+        const auto [begin, end] = groups[group];
+        for (std::int64_t k = begin; k < end; ++k) {
+          o.table = k;
+          options.overrides.push_back(o);
+        }
+      }
+    }
+  }
+  root.finish();
+  doc.throw_if_errors();
+  return options;
+}
+
+ShardingOptions load_sharding_file(const std::string& path, const DlrmModel& model, int num_gpus,
+                                   int gpus_per_node) {
+  json::Document doc = json::Document::load_file(path);
+  return parse_sharding_file(doc.value().dump(), path, model, num_gpus, gpus_per_node);
 }
 
 }  // namespace zx::models

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <string_view>
 #include <vector>
 
 #include "models/compute/device_profile.h"
@@ -57,9 +58,20 @@ struct TablePlacement {
   bool host_memory = false;
 };
 
+/// A user's choice for one table (from a sharding file): its kind, and for
+/// table-wise tables the GPU, for table-row-wise tables the node.
+struct TableOverride {
+  std::int64_t table = 0;  ///< index among the model's expanded tables
+  ShardingKind kind = ShardingKind::kTableWise;
+  int rank = -1;  ///< table-wise: the GPU; -1 lets the planner choose
+  int node = -1;  ///< table-row-wise: the node; -1 lets the planner choose
+};
+
 struct ShardingOptions {
   /// "auto", or one kind for every table.
   std::string scheme = "auto";
+  /// Per-table choices that take precedence over `scheme` (sharding files).
+  std::vector<TableOverride> overrides;
   std::int64_t batch_per_gpu = 512;
   /// Fraction of HBM kept for dense weights, activations and workspace.
   double hbm_reserve_fraction = 0.25;
@@ -101,6 +113,19 @@ struct ShardingPlan {
 
 /// Valid scheme names: auto, table_wise, row_wise, column_wise, table_row_wise, data_parallel.
 std::vector<std::string> sharding_scheme_names();
+
+/// Reads a sharding file (docs/sharding_files.md) for `model` on `num_gpus`
+/// GPUs in servers of `gpus_per_node`:
+///   {"schema_version": 1, "default": "auto",
+///    "tables": [{"table": 0, "kind": "row_wise"},
+///               {"group": "cat_20", "kind": "column_wise"},
+///               {"table": 7, "kind": "table_wise", "rank": 3}]}
+/// "group" applies to every table of a named table group. Throws
+/// zx::InputError with every problem at its JSON pointer.
+ShardingOptions load_sharding_file(const std::string& path, const DlrmModel& model, int num_gpus,
+                                   int gpus_per_node);
+ShardingOptions parse_sharding_file(std::string_view text, const std::string& source, const DlrmModel& model,
+                                    int num_gpus, int gpus_per_node);
 
 /// Plans the embedding tables of `model` over `num_gpus` GPUs in servers of
 /// `gpus_per_node`. Throws zx::InputError for an unknown scheme or bad

@@ -163,6 +163,41 @@ TEST(ShardingTest, MoreGpusLowerTheMaxLoad) {
   }
 }
 
+// A sharding file: a group row-wise, one table pinned to a GPU, the rest by
+// the planner; bad entries are reported at their pointers.
+TEST(ShardingTest, ShardingFiles) {
+  const DlrmModel m = load_model("dlrm-dcnv2");
+  ShardingOptions o = parse_sharding_file(R"({"schema_version": 1, "default": "auto", "tables": [
+      {"group": "cat_20", "kind": "row_wise"},
+      {"table": 0, "kind": "table_wise", "rank": 5},
+      {"table": 9, "kind": "column_wise"}]})",
+                                          "s.json", m, 16, 8);
+  EXPECT_EQ(o.overrides.size(), 3u);
+  const ShardingPlan plan = plan_sharding(m, 16, 8, a100(), o);
+  expect_consistent(m, plan, 16);
+  EXPECT_EQ(plan.tables[20].kind, ShardingKind::kRowWise);
+  EXPECT_EQ(plan.tables[0].kind, ShardingKind::kTableWise);
+  EXPECT_EQ(plan.tables[0].shards[0].rank, 5);
+  EXPECT_EQ(plan.tables[9].kind, ShardingKind::kColumnWise);
+  try {
+    parse_sharding_file(R"({"schema_version": 1, "tables": [
+        {"table": 26, "kind": "row_wise"},
+        {"group": "cat_99", "kind": "rowwise"},
+        {"table": 1, "kind": "row_wise", "rank": 3}]})",
+                        "s.json", m, 16, 8);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.json: /tables/0/table: expected an integer in [0, 25], got 26\n"
+              "s.json: /tables/1/group: unknown value 'cat_99' (did you mean 'cat_19'?); valid: cat_0, cat_1, "
+              "cat_10, cat_11, cat_12, cat_13, cat_14, cat_15, cat_16, cat_17, cat_18, cat_19, cat_2, cat_20, "
+              "cat_21, cat_22, cat_23, cat_24, cat_25, cat_3, cat_4, cat_5, cat_6, cat_7, cat_8, cat_9\n"
+              "s.json: /tables/1/kind: unknown value 'rowwise' (did you mean 'row_wise'?); valid: column_wise, "
+              "data_parallel, row_wise, table_row_wise, table_wise\n"
+              "s.json: /tables/2/rank: a rank places table-wise tables only");
+  }
+}
+
 TEST(ShardingTest, RejectsUnknownSchemes) {
   ShardingOptions o;
   o.scheme = "rowwise";
