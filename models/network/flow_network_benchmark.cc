@@ -17,6 +17,8 @@
 //                 (519,680 flows), 181 MiB                    [before: 18 s, 241 re-solves]
 //   AllToAll/128  1,024 GPUs, 1,047,552 flows: route 0.34 s, sim 3.0 s, 4 re-solves
 //                 (2.09 M flows), 710 MiB   [before: over 600 s; target 2 s: not met yet]
+//                 With finish estimates in the engine's radix heap (sim::RadixEventQueue)
+//                 instead of a binary heap: sim 2.87 s, route 0.38 s, 767 MiB (load 2.6).
 //   Staggered/1000    1,988 re-solves, mean 244 flows each, 0.65 s CPU   [before: 0.8-1.0 s]
 //   Staggered/10000  19,898 re-solves, mean 772 flows each, 19.8 s CPU   [before: 26 s]
 // Makespan and event counts are unchanged by the incremental re-solve (32 nodes:
