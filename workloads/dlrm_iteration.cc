@@ -127,6 +127,8 @@ Duration Builder::embedding_time(int rank, bool backward) const {
         case models::ShardingKind::kColumnWise:
           break;
       }
+      // A row-wise shard of a table with fewer rows than GPUs can be empty.
+      if (key.pooling <= 0 || s.rows == 0) continue;
       ++shapes[key];
     }
   }

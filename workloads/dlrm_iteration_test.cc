@@ -97,6 +97,51 @@ TEST(DlrmIterationTest, RowWiseUsesReduceScatterAndPrecisionsApply) {
   EXPECT_TRUE(found_ag);
 }
 
+// Table-row-wise tables reduce-scatter inside their node (one collective per
+// node that owns such tables, over that node's 8 GPUs) and all-gather
+// backward; column-wise tables send their column shards like table-wise ones;
+// data-parallel tables add their whole gradient to the all-reduce.
+TEST(DlrmIterationTest, EverySchemeHasItsCollectives) {
+  const models::DlrmModel m = models::load_model("dlrm-dcnv2");
+  for (const char* scheme : {"table_row_wise", "column_wise", "data_parallel"}) {
+    models::ShardingOptions so;
+    so.scheme = scheme;
+    const models::ShardingPlan plan = models::plan_sharding(m, 16, 8, a100(), so);
+    ASSERT_TRUE(plan.fits) << plan.reason;
+    const models::OpGraph g = build_dlrm_iteration(m, plan, 16, 8, a100(), {});
+    EXPECT_TRUE(models::validate(g).empty()) << scheme;
+    std::int64_t all_reduce = 0;
+    int node_reduce_scatters = 0;
+    std::int64_t pooled = 0;
+    for (const models::CollectiveCall& c : g.collectives) {
+      if (c.kind == "all_reduce") all_reduce += c.bytes_per_rank.count();
+      if (c.kind == "reduce_scatter" && c.ranks.size() == 8) ++node_reduce_scatters;
+      if (c.kind == "all_to_all" && &c == &g.collectives[1]) pooled = matrix_total(c.all_to_all_v_bytes);
+    }
+    const std::string s = scheme;
+    if (s == "table_row_wise") {
+      EXPECT_GE(node_reduce_scatters, 1);
+      EXPECT_LE(node_reduce_scatters, 2);
+    }
+    if (s == "column_wise") {
+      // Every table's 128 columns reach every GPU: 16 x 512 x 26 x 128 x 4 bytes.
+      EXPECT_EQ(pooled, 16LL * 512 * 26 * 128 * 4);
+    }
+    if (s == "data_parallel") {
+      // Tables kept in HBM are replicated; their gradients join the all-reduce.
+      std::int64_t replicated = 0;
+      for (const models::TablePlacement& t : plan.tables) {
+        if (t.kind == models::ShardingKind::kDataParallel) {
+          const models::TableGroup& grp = m.tables[static_cast<std::size_t>(t.group)];
+          replicated += grp.rows * grp.dim * 4;
+        }
+      }
+      EXPECT_GT(replicated, 0);
+      EXPECT_GE(all_reduce, replicated);
+    }
+  }
+}
+
 // With instant communication the iteration runs to completion, every rank's
 // compute stream is busy for the same time (balanced tables), and the
 // embedding backward comes after the forward.
