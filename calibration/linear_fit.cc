@@ -22,8 +22,12 @@ namespace {
   throw InputError(Diagnostic{"calibration", what, std::move(message)});
 }
 
-LinearFit fit(std::span<const double> x, std::span<const double> y, const std::string& what,
-              std::size_t min_points, Weighting weighting, bool with_intercept) {
+LinearFit fit(std::span<const double> x, std::span<const double> y, std::span<const double> weights,
+              const std::string& what, std::size_t min_points, Weighting weighting,
+              bool with_intercept) {
+  if (!weights.empty() && weights.size() != x.size()) {
+    fail(what, fmt::format("{} x values but {} weights", x.size(), weights.size()));
+  }
   if (x.size() != y.size()) fail(what, fmt::format("{} x values but {} y values", x.size(), y.size()));
   const std::size_t n = x.size();
   const std::size_t need = std::max<std::size_t>(min_points, with_intercept ? 2 : 1);
@@ -35,8 +39,11 @@ LinearFit fit(std::span<const double> x, std::span<const double> y, const std::s
     if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
       fail(what, fmt::format("expected finite values, got x = {}, y = {} at point {}", x[i], y[i], i));
     }
-    if (weighting == Weighting::kRelative && !(y[i] > 0)) {
+    if (weights.empty() && weighting == Weighting::kRelative && !(y[i] > 0)) {
       fail(what, fmt::format("expected positive y for a relative fit, got {} at point {}", y[i], i));
+    }
+    if (!weights.empty() && !(weights[i] > 0 && std::isfinite(weights[i]))) {
+      fail(what, fmt::format("expected positive finite weights, got {} at point {}", weights[i], i));
     }
     distinct.insert(x[i]);
   }
@@ -52,7 +59,9 @@ LinearFit fit(std::span<const double> x, std::span<const double> y, const std::s
   Eigen::MatrixXd a(rows, cols);
   Eigen::VectorXd b(rows);
   for (Eigen::Index i = 0; i < rows; ++i) {
-    const double w = weighting == Weighting::kRelative ? 1.0 / y[i] : 1.0;
+    const double w = !weights.empty()                     ? weights[i]
+                     : weighting == Weighting::kRelative ? 1.0 / y[i]
+                                                         : 1.0;
     a(i, 0) = w * x[i];
     if (with_intercept) a(i, 1) = w;
     b(i) = w * y[i];
@@ -90,12 +99,21 @@ LinearFit fit(std::span<const double> x, std::span<const double> y, const std::s
 
 LinearFit fit_linear(std::span<const double> x, std::span<const double> y, const std::string& what,
                      std::size_t min_points, Weighting weighting) {
-  return fit(x, y, what, min_points, weighting, /*with_intercept=*/true);
+  return fit(x, y, {}, what, min_points, weighting, /*with_intercept=*/true);
+}
+
+LinearFit fit_linear_weighted(std::span<const double> x, std::span<const double> y,
+                              std::span<const double> weights, const std::string& what,
+                              std::size_t min_points) {
+  if (weights.size() != x.size()) {
+    fail(what, fmt::format("{} x values but {} weights", x.size(), weights.size()));
+  }
+  return fit(x, y, weights, what, min_points, Weighting::kAbsolute, /*with_intercept=*/true);
 }
 
 LinearFit fit_proportional(std::span<const double> x, std::span<const double> y, const std::string& what,
                            std::size_t min_points, Weighting weighting) {
-  return fit(x, y, what, min_points, weighting, /*with_intercept=*/false);
+  return fit(x, y, {}, what, min_points, weighting, /*with_intercept=*/false);
 }
 
 }  // namespace zx::calibration

@@ -44,6 +44,13 @@ struct LinearFit {
 LinearFit fit_linear(std::span<const double> x, std::span<const double> y, const std::string& what,
                      std::size_t min_points = 3, Weighting weighting = Weighting::kRelative);
 
+/// As fit_linear with explicit positive row weights (minimising
+/// sum (w_i (y_i - f(x_i)))^2): for fits whose y is a part of a measured time
+/// but whose error should be relative to the whole time.
+LinearFit fit_linear_weighted(std::span<const double> x, std::span<const double> y,
+                              std::span<const double> weights, const std::string& what,
+                              std::size_t min_points = 3);
+
 /// As fit_linear with the intercept fixed at 0: y = slope * x.
 LinearFit fit_proportional(std::span<const double> x, std::span<const double> y, const std::string& what,
                            std::size_t min_points = 3, Weighting weighting = Weighting::kRelative);
