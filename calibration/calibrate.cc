@@ -38,11 +38,14 @@ using models::DeviceProfile;
 using Points = std::vector<const Measurement*>;
 using Predictor = std::function<double(const Measurement&)>;
 
-// Sorted by key (then source), so the split and the fit ignore input order.
+// Sorted by key, then by time for repeated keys (the same shape measured
+// twice), so the split and the fit ignore the order of files and lines.
 Points sorted(Points points) {
   std::sort(points.begin(), points.end(), [](const Measurement* a, const Measurement* b) {
     const std::string ka = a->key(), kb = b->key();
-    return ka != kb ? ka < kb : a->source < b->source;
+    if (ka != kb) return ka < kb;
+    if (a->median_ns != b->median_ns) return a->median_ns < b->median_ns;
+    return a->source < b->source;
   });
   return points;
 }

@@ -105,11 +105,11 @@ void read_measurement(json::ObjectReader& root, const nlohmann::json& value, con
   const json::NumberRange non_negative{0.0, kInfinity};
   if (auto t = root.object("time_ns")) {
     t->require("median");
-    t->read_number("median", m.median_ns, positive);
-    if (t->read_number("p10", m.p10_ns, positive) && m.p10_ns > m.median_ns) {
+    const bool median = t->read_number("median", m.median_ns, positive);
+    if (t->read_number("p10", m.p10_ns, positive) && median && m.p10_ns > m.median_ns) {
       t->error("p10", fmt::format("expected p10 <= median ({}), got {}", m.median_ns, m.p10_ns));
     }
-    if (t->read_number("p90", m.p90_ns, positive) && m.p90_ns < m.median_ns) {
+    if (t->read_number("p90", m.p90_ns, positive) && median && m.p90_ns < m.median_ns) {
       t->error("p90", fmt::format("expected p90 >= median ({}), got {}", m.median_ns, m.p90_ns));
     }
     t->allow("min");
