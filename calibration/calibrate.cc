@@ -66,7 +66,8 @@ Split split(const Points& points, int every) {
 }
 
 // Fills the quality fields of `report` from predictions on fit and held-out points.
-void evaluate(FamilyReport& report, const Points& fit, const Points& held_out, const Predictor& predict) {
+void evaluate(FamilyReport& report, const Points& fit, const Points& held_out,
+              const Predictor& predict) {
   report.fit_points = fit.size();
   double mean = 0;
   for (const Measurement* m : fit) mean += m->median_ns;
@@ -94,7 +95,8 @@ void evaluate(FamilyReport& report, const Points& fit, const Points& held_out, c
   if (!held_out.empty()) report.holdout_mape = sum_abs / static_cast<double>(held_out.size());
 }
 
-std::vector<double> column(const Points& points, const std::function<double(const Measurement&)>& f) {
+std::vector<double> column(const Points& points,
+                           const std::function<double(const Measurement&)>& f) {
   std::vector<double> out;
   out.reserve(points.size());
   for (const Measurement* m : points) out.push_back(f(*m));
@@ -112,7 +114,8 @@ struct TbeTraffic {
 TbeTraffic tbe_traffic(const Measurement& m) {
   const double lookups = m.number("tables") * m.number("batch") * m.number("pooling");
   const auto dim = static_cast<std::int64_t>(m.number("dim"));
-  const double row = static_cast<double>(sector_round(dim * storage_bytes(m.label("weight_dtype"))));
+  const double row =
+      static_cast<double>(sector_round(dim * storage_bytes(m.label("weight_dtype"))));
   const double pooled = m.number("batch") * m.number("tables") * static_cast<double>(dim) *
                         storage_bytes(m.label("output_dtype"));
   const double index_bytes = m.number("index_bytes");
@@ -153,16 +156,19 @@ struct Fitter {
   void fit_launch() {
     const Points points = select(set, [](const Measurement& m) { return m.kernel == "launch"; });
     const Split s = split(points, options.holdout_every);
-    const LinearFit f = fit_linear(column(s.fit, [](const Measurement& m) { return m.number("kernels"); }),
-                                   column(s.fit, [](const Measurement& m) { return m.median_ns; }), "launch",
-                                   options.min_points);
-    if (!(f.slope > 0)) refuse("launch", fmt::format("expected a positive time per launch, fitted {} ns", f.slope));
+    const LinearFit f =
+        fit_linear(column(s.fit, [](const Measurement& m) { return m.number("kernels"); }),
+                   column(s.fit, [](const Measurement& m) { return m.median_ns; }), "launch",
+                   options.min_points);
+    if (!(f.slope > 0))
+      refuse("launch", fmt::format("expected a positive time per launch, fitted {} ns", f.slope));
     launch_ns = f.slope;
     FamilyReport r;
     r.family = "launch";
-    r.parameters = fmt::format("kernel_launch = {:.1f} ns per kernel (event overhead {:.1f} ns)", f.slope,
-                               f.intercept);
-    evaluate(r, s.fit, s.held_out, [f](const Measurement& m) { return f.predict(m.number("kernels")); });
+    r.parameters = fmt::format("kernel_launch = {:.1f} ns per kernel (event overhead {:.1f} ns)",
+                               f.slope, f.intercept);
+    evaluate(r, s.fit, s.held_out,
+             [f](const Measurement& m) { return f.predict(m.number("kernels")); });
     add(std::move(r));
   }
 
@@ -176,12 +182,16 @@ struct Fitter {
     r.family = family;
     try {
       const Split s = split(points, options.holdout_every);
-      const LinearFit f = fit_linear(column(s.fit, [](const Measurement& m) { return m.number("size_bytes"); }),
-                                     column(s.fit, [](const Measurement& m) { return m.median_ns; }), family,
-                                     options.min_points);
-      if (!(f.slope > 0)) refuse(family, fmt::format("expected a positive time per byte, fitted {}", f.slope));
-      r.parameters = fmt::format("bandwidth = {:.2f} GB/s, latency = {:.0f} ns", 1.0 / f.slope, f.intercept);
-      evaluate(r, s.fit, s.held_out, [f](const Measurement& m) { return f.predict(m.number("size_bytes")); });
+      const LinearFit f =
+          fit_linear(column(s.fit, [](const Measurement& m) { return m.number("size_bytes"); }),
+                     column(s.fit, [](const Measurement& m) { return m.median_ns; }), family,
+                     options.min_points);
+      if (!(f.slope > 0))
+        refuse(family, fmt::format("expected a positive time per byte, fitted {}", f.slope));
+      r.parameters =
+          fmt::format("bandwidth = {:.2f} GB/s, latency = {:.0f} ns", 1.0 / f.slope, f.intercept);
+      evaluate(r, s.fit, s.held_out,
+               [f](const Measurement& m) { return f.predict(m.number("size_bytes")); });
       add(std::move(r));
       return 1.0 / f.slope;
     } catch (const InputError& e) {
@@ -200,20 +210,22 @@ struct Fitter {
     const LinearFit f = fit_linear(column(s.fit, [](const Measurement& m) { return m.bytes; }),
                                    column(s.fit, [](const Measurement& m) { return m.median_ns; }),
                                    "streaming (convert, reduce_add)", options.min_points);
-    if (!(f.slope > 0)) refuse("streaming", fmt::format("expected a positive time per byte, fitted {}", f.slope));
+    if (!(f.slope > 0))
+      refuse("streaming", fmt::format("expected a positive time per byte, fitted {}", f.slope));
     stream_bytes_per_ns = 1.0 / f.slope;
     stream_intercept_ns = f.intercept;
     const double efficiency = stream_bytes_per_ns / hbm_bytes_per_ns;
     if (!(efficiency > 0 && efficiency <= 1)) {
-      refuse("streaming", fmt::format("expected hbm_efficiency in (0, 1], fitted {:.3f} ({:.0f} GB/s of a "
-                                      "{:.0f} GB/s peak in profile '{}')",
-                                      efficiency, stream_bytes_per_ns, hbm_bytes_per_ns, options.base_profile));
+      refuse("streaming",
+             fmt::format("expected hbm_efficiency in (0, 1], fitted {:.3f} ({:.0f} GB/s of a "
+                         "{:.0f} GB/s peak in profile '{}')",
+                         efficiency, stream_bytes_per_ns, hbm_bytes_per_ns, options.base_profile));
     }
     profile.hbm_efficiency = efficiency;
     FamilyReport r;
     r.family = "streaming";
-    r.parameters = fmt::format("hbm_efficiency = {:.4f} ({:.0f} GB/s), intercept {:.0f} ns", efficiency,
-                               stream_bytes_per_ns, f.intercept);
+    r.parameters = fmt::format("hbm_efficiency = {:.4f} ({:.0f} GB/s), intercept {:.0f} ns",
+                               efficiency, stream_bytes_per_ns, f.intercept);
     const Predictor predict = [f](const Measurement& m) { return f.predict(m.bytes); };
     evaluate(r, s.fit, s.held_out, predict);
     add(std::move(r));
@@ -242,18 +254,24 @@ struct Fitter {
     const Split s = split(points, options.holdout_every);
     // y = t - streamed / streaming bandwidth = c + gathered x (1 / gather bandwidth),
     // weighted by 1 / t so residuals are relative to the measured time.
-    const auto streamed_ns = [this](const Measurement& m) { return tbe_traffic(m).streamed / stream_bytes_per_ns; };
+    const auto streamed_ns = [this](const Measurement& m) {
+      return tbe_traffic(m).streamed / stream_bytes_per_ns;
+    };
     const LinearFit f = fit_linear_weighted(
         column(s.fit, [](const Measurement& m) { return tbe_traffic(m).gathered; }),
         column(s.fit, [&](const Measurement& m) { return m.median_ns - streamed_ns(m); }),
-        column(s.fit, [](const Measurement& m) { return 1.0 / m.median_ns; }), "embedding", options.min_points);
-    if (!(f.slope > 0)) refuse("embedding", fmt::format("expected a positive time per gathered byte, fitted {}", f.slope));
+        column(s.fit, [](const Measurement& m) { return 1.0 / m.median_ns; }), "embedding",
+        options.min_points);
+    if (!(f.slope > 0))
+      refuse("embedding",
+             fmt::format("expected a positive time per gathered byte, fitted {}", f.slope));
     const double efficiency = 1.0 / f.slope / hbm_bytes_per_ns;
     if (!(efficiency <= 1)) {
-      refuse("embedding", fmt::format("expected embedding_hbm_efficiency in (0, 1], fitted {:.3f}: the gathers "
-                                      "ran faster than peak HBM (rows cached in L2? use uniform indices and "
-                                      "tables larger than L2)",
-                                      efficiency));
+      refuse("embedding",
+             fmt::format("expected embedding_hbm_efficiency in (0, 1], fitted {:.3f}: the gathers "
+                         "ran faster than peak HBM (rows cached in L2? use uniform indices and "
+                         "tables larger than L2)",
+                         efficiency));
     }
     profile.embedding_hbm_efficiency = efficiency;
     const Predictor predict = [f, streamed_ns](const Measurement& m) {
@@ -262,8 +280,9 @@ struct Fitter {
     FamilyReport r;
     r.family = "embedding";
     r.excluded_points = excluded;
-    r.parameters = fmt::format("embedding_hbm_efficiency = {:.4f} ({:.0f} GB/s gathered), intercept {:.0f} ns",
-                               efficiency, 1.0 / f.slope, f.intercept);
+    r.parameters =
+        fmt::format("embedding_hbm_efficiency = {:.4f} ({:.0f} GB/s gathered), intercept {:.0f} ns",
+                    efficiency, 1.0 / f.slope, f.intercept);
     evaluate(r, s.fit, s.held_out, predict);
     add(std::move(r));
     // The implied efficiency of each point: its gather time with the fitted
@@ -271,16 +290,18 @@ struct Fitter {
     for (const Measurement* m : points) {
       const TbeTraffic t = tbe_traffic(*m);
       const double gather_ns = m->median_ns - f.intercept - streamed_ns(*m);
-      const std::string key = fmt::format("{} {} D={} L={}", m->kernel, m->label("weight_dtype"), m->number("dim"),
-                                          m->number("pooling"));
-      result.embedding_efficiency_by_shape[key] = gather_ns > 0 ? t.gathered / gather_ns / hbm_bytes_per_ns : 0;
+      const std::string key = fmt::format("{} {} D={} L={}", m->kernel, m->label("weight_dtype"),
+                                          m->number("dim"), m->number("pooling"));
+      result.embedding_efficiency_by_shape[key] =
+          gather_ns > 0 ? t.gathered / gather_ns / hbm_bytes_per_ns : 0;
     }
   }
 
   double quantisation(const Measurement& m) const {
-    return gemm_quantisation(static_cast<std::int64_t>(m.number("m")), static_cast<std::int64_t>(m.number("n")),
-                             static_cast<std::int64_t>(m.number("batch")), profile.sm_count, profile.gemm_tile_m,
-                             profile.gemm_tile_n);
+    return gemm_quantisation(static_cast<std::int64_t>(m.number("m")),
+                             static_cast<std::int64_t>(m.number("n")),
+                             static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
+                             profile.gemm_tile_m, profile.gemm_tile_n);
   }
 
   void fit_gemm(const std::string& dtype, bool required) {
@@ -301,21 +322,30 @@ struct Fitter {
       const double peak_per_ns = profile.peak_flops(models::parse_data_type(dtype)) * 1e-9;
       const Split s = split(points, options.holdout_every);
       // Q / e = 1/ce + (k_half / ce) x (1/k), with e = flops / (t x peak).
-      const auto measured_efficiency = [&](const Measurement& m) { return m.flops / (m.median_ns * peak_per_ns); };
+      const auto measured_efficiency = [&](const Measurement& m) {
+        return m.flops / (m.median_ns * peak_per_ns);
+      };
       const LinearFit f = fit_linear(
           column(s.fit, [](const Measurement& m) { return 1.0 / m.number("k"); }),
-          column(s.fit, [&](const Measurement& m) { return quantisation(m) / measured_efficiency(m); }), family,
-          options.min_points);
-      if (!(f.intercept > 0)) refuse(family, fmt::format("expected a positive 1/compute_efficiency, fitted {}", f.intercept));
+          column(s.fit,
+                 [&](const Measurement& m) { return quantisation(m) / measured_efficiency(m); }),
+          family, options.min_points);
+      if (!(f.intercept > 0))
+        refuse(family,
+               fmt::format("expected a positive 1/compute_efficiency, fitted {}", f.intercept));
       const double ce = 1.0 / f.intercept;
       const double k_half = f.slope / f.intercept;
       if (!(ce <= 1)) {
-        refuse(family, fmt::format("expected compute_efficiency in (0, 1], fitted {:.3f} (is the base profile's "
-                                   "{} peak right for this GPU?)",
-                                   ce, dtype));
+        refuse(family,
+               fmt::format(
+                   "expected compute_efficiency in (0, 1], fitted {:.3f} (is the base profile's "
+                   "{} peak right for this GPU?)",
+                   ce, dtype));
       }
       if (!(k_half >= 0)) {
-        refuse(family, fmt::format("expected gemm_k_half >= 0, fitted {:.1f}: efficiency falls with K", k_half));
+        refuse(family,
+               fmt::format("expected gemm_k_half >= 0, fitted {:.1f}: efficiency falls with K",
+                           k_half));
       }
       result.gemm_by_dtype[dtype] = {ce, k_half};
       r.parameters = fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}", ce, k_half);
@@ -353,8 +383,9 @@ struct Fitter {
       evaluate(r, {}, v, [&, ce = ce, k_half = k_half](const Measurement& m) {
         const auto f = static_cast<std::int64_t>(m.number("features"));
         const double k = m.number("dim");
-        const double q = gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
-                                           profile.gemm_tile_m, profile.gemm_tile_n);
+        const double q =
+            gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
+                              profile.gemm_tile_m, profile.gemm_tile_n);
         const double compute = m.flops / (peak_per_ns * ce * q * k / (k + k_half));
         return std::max(compute, m.bytes / stream_bytes_per_ns) + launch_ns;
       });
@@ -374,8 +405,8 @@ std::string join_unique(const std::vector<std::string>& values) {
   return out.empty() ? "unknown" : out;
 }
 
-std::string render_report(const CalibrationResult& r, const MeasurementSet& set, const CalibrationOptions& o,
-                          const nlohmann::ordered_json& provenance) {
+std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
+                          const CalibrationOptions& o, const nlohmann::ordered_json& provenance) {
   std::ostringstream md;
   md << "# Calibration report: " << r.profile.name << "\n\n";
   md << "Generated by zionsim calibration (calibration/calibrate.h) from " << r.measurements
@@ -384,54 +415,63 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
   md << "## Provenance\n\n| | |\n|---|---|\n";
   for (const auto& [key, value] : provenance.items()) {
     if (value.is_object() || value.is_array()) continue;
-    md << "| " << key << " | " << (value.is_string() ? value.get<std::string>() : value.dump()) << " |\n";
+    md << "| " << key << " | " << (value.is_string() ? value.get<std::string>() : value.dump())
+       << " |\n";
   }
   md << "\n## Fitted profile parameters\n\n| parameter | value |\n|---|---|\n";
-  md << fmt::format("| compute_efficiency ({}) | {:.4f} |\n", o.gemm_dtype, r.profile.compute_efficiency);
+  md << fmt::format("| compute_efficiency ({}) | {:.4f} |\n", o.gemm_dtype,
+                    r.profile.compute_efficiency);
   md << fmt::format("| gemm_k_half ({}) | {:.1f} |\n", o.gemm_dtype, r.profile.gemm_k_half);
   md << fmt::format("| hbm_efficiency | {:.4f} |\n", r.profile.hbm_efficiency);
   md << fmt::format("| embedding_hbm_efficiency | {:.4f} |\n", r.profile.embedding_hbm_efficiency);
-  md << fmt::format("| kernel_launch_ns | {:.1f} |\n", static_cast<double>(r.profile.kernel_launch.count_ps()) / 1e3);
+  md << fmt::format("| kernel_launch_ns | {:.1f} |\n",
+                    static_cast<double>(r.profile.kernel_launch.count_ps()) / 1e3);
   md << fmt::format("| host_to_device_gbyte_per_s | {:.2f} |\n",
                     static_cast<double>(r.profile.host_to_device_bandwidth.count()) / 1e9);
   md << "\nNot measured (from base profile '" << o.base_profile
      << "'): peak FLOP/s per dtype, HBM bandwidth and capacity, GEMM tiles.\n";
   md << "\n## Fits and hold-out errors\n\n";
   md << "Hold-out rule: within each fitted family, points sorted by kernel and parameters; every "
-     << o.holdout_every << "th point is held out of the fit and predicted. Validation families are "
+     << o.holdout_every
+     << "th point is held out of the fit and predicted. Validation families are "
         "never fitted: all their points are predicted from the other fits.\n\n";
-  md << "| family | parameters | fit points | excluded | R^2 | rms rel. residual | max rel. residual | "
+  md << "| family | parameters | fit points | excluded | R^2 | rms rel. residual | max rel. "
+        "residual | "
         "held out | hold-out MAPE | worst |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const FamilyReport& f : r.families) {
     if (!f.refused.empty()) {
       md << "| " << f.family << " | not fitted: " << f.refused << " | | | | | | | | |\n";
       continue;
     }
-    md << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", f.family, f.parameters,
-                      f.validation ? "-" : std::to_string(f.fit_points), f.excluded_points,
-                      f.validation ? "-" : fmt::format("{:.4f}", f.r_squared),
+    md << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", f.family,
+                      f.parameters, f.validation ? "-" : std::to_string(f.fit_points),
+                      f.excluded_points, f.validation ? "-" : fmt::format("{:.4f}", f.r_squared),
                       f.validation ? "-" : percent(f.rms_relative_residual),
                       f.validation ? "-" : percent(f.max_relative_residual), f.held_out.size(),
                       f.held_out.empty() ? "-" : percent(f.holdout_mape),
                       f.held_out.empty() ? "-" : percent(f.holdout_worst));
   }
   if (!r.gemm_by_dtype.empty()) {
-    md << "\n## GEMM efficiency by dtype\n\n| dtype | compute_efficiency | gemm_k_half |\n|---|---|---|\n";
-    for (const auto& [dtype, p] : r.gemm_by_dtype) md << fmt::format("| {} | {:.4f} | {:.1f} |\n", dtype, p.first, p.second);
+    md << "\n## GEMM efficiency by dtype\n\n| dtype | compute_efficiency | gemm_k_half "
+          "|\n|---|---|---|\n";
+    for (const auto& [dtype, p] : r.gemm_by_dtype)
+      md << fmt::format("| {} | {:.4f} | {:.1f} |\n", dtype, p.first, p.second);
   }
   if (!r.embedding_efficiency_by_shape.empty()) {
     md << "\n## Embedding gather efficiency by kernel, dtype, D and L\n\n"
-          "Each point's gather time (measured time less the fitted intercept and its streamed bytes at the "
+          "Each point's gather time (measured time less the fitted intercept and its streamed "
+          "bytes at the "
           "fitted streaming bandwidth) as a fraction of peak HBM bandwidth.\n\n"
           "| kernel, weights, D, L | implied efficiency |\n|---|---|\n";
-    for (const auto& [key, e] : r.embedding_efficiency_by_shape) md << fmt::format("| {} | {:.3f} |\n", key, e);
+    for (const auto& [key, e] : r.embedding_efficiency_by_shape)
+      md << fmt::format("| {} | {:.3f} |\n", key, e);
   }
   md << "\n## Held-out points: predicted vs measured\n\n"
         "| family | point | measured ns | predicted ns | error |\n|---|---|---|---|---|\n";
   for (const FamilyReport& f : r.families) {
     for (const PointPrediction& p : f.held_out) {
-      md << fmt::format("| {} | {} ({}) | {:.0f} | {:.0f} | {} |\n", f.family, p.key, p.source, p.measured_ns,
-                        p.predicted_ns, percent(p.relative_error()));
+      md << fmt::format("| {} | {} ({}) | {:.0f} | {:.0f} | {} |\n", f.family, p.key, p.source,
+                        p.measured_ns, p.predicted_ns, percent(p.relative_error()));
     }
   }
   return md.str();
@@ -448,20 +488,23 @@ const FamilyReport* CalibrationResult::family(std::string_view name) const {
 
 CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions& options) {
   if (options.holdout_every == 1 || options.holdout_every < 0) {
-    throw InputError(Diagnostic{"calibration", "options",
-                                fmt::format("expected holdout_every 0 (none) or >= 2, got {}", options.holdout_every)});
+    throw InputError(Diagnostic{
+        "calibration", "options",
+        fmt::format("expected holdout_every 0 (none) or >= 2, got {}", options.holdout_every)});
   }
   Fitter f{set, options, models::builtin_device_profile(options.base_profile), {}};
-  f.profile.name = options.profile_name.empty() ? options.base_profile + "-calibrated" : options.profile_name;
+  f.profile.name =
+      options.profile_name.empty() ? options.base_profile + "-calibrated" : options.profile_name;
   // The measured GPU's SM count drives wave quantisation.
   std::set<int> sm_counts;
   for (const Provenance& p : set.provenances) {
     if (p.sm_count > 0) sm_counts.insert(p.sm_count);
   }
   if (sm_counts.size() > 1) {
-    throw InputError(Diagnostic{"calibration", "provenance",
-                                fmt::format("expected measurements of one GPU model, found SM counts {}",
-                                            fmt::join(sm_counts, ", "))});
+    throw InputError(
+        Diagnostic{"calibration", "provenance",
+                   fmt::format("expected measurements of one GPU model, found SM counts {}",
+                               fmt::join(sm_counts, ", "))});
   }
   if (!sm_counts.empty()) f.profile.sm_count = *sm_counts.begin();
   f.hbm_bytes_per_ns = static_cast<double>(f.profile.hbm_bandwidth.count()) * 1e-9;
@@ -473,7 +516,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   f.fit_copy("d2d", /*required=*/false);
   f.fit_streaming();
   f.fit_embedding();
-  for (const std::string dtype : {"bf16", "fp16", "tf32", "fp32"}) f.fit_gemm(dtype, dtype == options.gemm_dtype);
+  for (const std::string dtype : {"bf16", "fp16", "tf32", "fp32"})
+    f.fit_gemm(dtype, dtype == options.gemm_dtype);
   f.validate_interaction();
 
   const auto [ce, k_half] = f.result.gemm_by_dtype.at(options.gemm_dtype);
@@ -490,9 +534,9 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
     commits.push_back(p.git_commit);
     dates.push_back(p.date);
   }
-  f.profile.description = fmt::format("{} as calibrated from {} kernels_ref measurements ({}, kernels_ref {})",
-                                      join_unique(gpus), set.measurements.size(), options.base_profile,
-                                      join_unique(commits));
+  f.profile.description = fmt::format(
+      "{} as calibrated from {} kernels_ref measurements ({}, kernels_ref {})", join_unique(gpus),
+      set.measurements.size(), options.base_profile, join_unique(commits));
   nlohmann::ordered_json provenance;
   provenance["tool"] = "zionsim calibration";
   provenance["gpu"] = join_unique(gpus);
@@ -503,8 +547,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   provenance["date"] = options.date.empty() ? join_unique(dates) : options.date;
   provenance["base_profile"] = options.base_profile;
   provenance["gemm_dtype"] = options.gemm_dtype;
-  provenance["holdout"] = fmt::format("every {}th point per family, sorted by kernel and parameters",
-                                      options.holdout_every);
+  provenance["holdout"] = fmt::format(
+      "every {}th point per family, sorted by kernel and parameters", options.holdout_every);
   provenance["measurements"] = set.measurements.size();
   provenance["checks_passed"] = set.checks_passed;
   provenance["checks_failed"] = set.checks_failed;
@@ -530,7 +574,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   }
   provenance["fits"] = fits;
 
-  nlohmann::ordered_json profile_json = nlohmann::ordered_json::parse(models::device_profile_to_json(f.profile));
+  nlohmann::ordered_json profile_json =
+      nlohmann::ordered_json::parse(models::device_profile_to_json(f.profile));
   profile_json["provenance"] = provenance;
   f.result.profile_json = profile_json.dump(2) + "\n";
   // What the simulator will read: the file as parsed, not the struct in hand.
@@ -539,7 +584,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   return std::move(f.result);
 }
 
-CalibrationResult calibrate(const std::vector<std::string>& measurement_paths, const CalibrationOptions& options) {
+CalibrationResult calibrate(const std::vector<std::string>& measurement_paths,
+                            const CalibrationOptions& options) {
   const MeasurementSet set = read_measurements(measurement_paths);
   return calibrate(set, options);
 }

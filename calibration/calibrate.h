@@ -74,10 +74,10 @@ struct PointPrediction {
 
 /// One family's fit (or validation) and its errors.
 struct FamilyReport {
-  std::string family;      ///< "gemm bf16", "embedding", "copy h2d", ...
-  bool validation = false; ///< predicted with other families' parameters, not fitted
-  std::string parameters;  ///< "compute_efficiency = 0.712, gemm_k_half = 84.1"
-  std::string refused;     ///< why an optional fit was not made; empty when fitted
+  std::string family;       ///< "gemm bf16", "embedding", "copy h2d", ...
+  bool validation = false;  ///< predicted with other families' parameters, not fitted
+  std::string parameters;   ///< "compute_efficiency = 0.712, gemm_k_half = 84.1"
+  std::string refused;      ///< why an optional fit was not made; empty when fitted
   std::size_t fit_points = 0;
   std::size_t excluded_points = 0;  ///< left out by a stated rule (GEMM time floor, Zipf)
   /// On the fit points, in measured time: R^2 and relative residuals.

@@ -17,8 +17,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,8 +32,8 @@
 namespace zx::calibration {
 namespace {
 
-using testing::SyntheticTruth;
 using testing::synthetic_measurements;
+using testing::SyntheticTruth;
 
 CalibrationResult run(const std::string& text, const CalibrationOptions& options = {}) {
   return calibrate(parse_measurements(text, "synthetic.jsonl"), options);
@@ -46,8 +46,10 @@ TEST(Calibrate, RecoversKnownParameters) {
   EXPECT_NEAR(p.compute_efficiency, truth.compute_efficiency, 0.01 * truth.compute_efficiency);
   EXPECT_NEAR(p.gemm_k_half, truth.gemm_k_half, 0.15 * truth.gemm_k_half);
   EXPECT_NEAR(p.hbm_efficiency, truth.hbm_efficiency, 0.01 * truth.hbm_efficiency);
-  EXPECT_NEAR(p.embedding_hbm_efficiency, truth.embedding_hbm_efficiency, 0.02 * truth.embedding_hbm_efficiency);
-  EXPECT_NEAR(static_cast<double>(p.kernel_launch.count_ps()) / 1e3, truth.launch_ns, 0.03 * truth.launch_ns);
+  EXPECT_NEAR(p.embedding_hbm_efficiency, truth.embedding_hbm_efficiency,
+              0.02 * truth.embedding_hbm_efficiency);
+  EXPECT_NEAR(static_cast<double>(p.kernel_launch.count_ps()) / 1e3, truth.launch_ns,
+              0.03 * truth.launch_ns);
   EXPECT_NEAR(static_cast<double>(p.host_to_device_bandwidth.count()) / 1e9, truth.h2d_gbyte_per_s,
               0.02 * truth.h2d_gbyte_per_s);
   EXPECT_EQ(p.sm_count, truth.sm_count);
@@ -66,8 +68,8 @@ TEST(Calibrate, RecoversKnownParameters) {
 
 TEST(Calibrate, HoldOutErrorsAreSmall) {
   const CalibrationResult r = run(synthetic_measurements(SyntheticTruth{}));
-  for (const char* name : {"launch", "copy h2d", "copy d2h", "copy d2d", "streaming", "embedding", "gemm bf16",
-                           "gemm fp16", "gemm tf32", "gemm fp32"}) {
+  for (const char* name : {"launch", "copy h2d", "copy d2h", "copy d2d", "streaming", "embedding",
+                           "gemm bf16", "gemm fp16", "gemm tf32", "gemm fp32"}) {
     const FamilyReport* f = r.family(name);
     ASSERT_NE(f, nullptr) << name;
     EXPECT_TRUE(f->refused.empty()) << name << ": " << f->refused;
@@ -78,8 +80,9 @@ TEST(Calibrate, HoldOutErrorsAreSmall) {
     // Every 5th point is held out: about a quarter as many as are fitted.
     EXPECT_EQ(f->held_out.size(), (f->fit_points + f->held_out.size()) / 5) << name;
   }
-  for (const char* name : {"adagrad_step (validation)", "a2a_pack (validation)", "dot_interaction fp16 (validation)",
-                           "dot_interaction fp32 (validation)"}) {
+  for (const char* name :
+       {"adagrad_step (validation)", "a2a_pack (validation)", "dot_interaction fp16 (validation)",
+        "dot_interaction fp32 (validation)"}) {
     const FamilyReport* f = r.family(name);
     ASSERT_NE(f, nullptr) << name;
     EXPECT_TRUE(f->validation);
@@ -91,7 +94,8 @@ TEST(Calibrate, HoldOutErrorsAreSmall) {
 }
 
 TEST(Calibrate, ProfileParsesBackWithProvenance) {
-  const CalibrationResult r = run(synthetic_measurements(SyntheticTruth{}), CalibrationOptions{.profile_name = "h200-lab"});
+  const CalibrationResult r =
+      run(synthetic_measurements(SyntheticTruth{}), CalibrationOptions{.profile_name = "h200-lab"});
   const models::DeviceProfile back = models::parse_device_profile(r.profile_json, "written.json");
   EXPECT_EQ(back.name, "h200-lab");
   EXPECT_DOUBLE_EQ(back.compute_efficiency, r.profile.compute_efficiency);
@@ -104,7 +108,8 @@ TEST(Calibrate, ProfileParsesBackWithProvenance) {
   EXPECT_NE(r.profile_json.find("\"date\": \"2026-01-01T00:00:00Z\""), std::string::npos);
   EXPECT_NE(r.report_markdown.find("## Fits and hold-out errors"), std::string::npos);
   EXPECT_NE(r.report_markdown.find("| gemm bf16 | compute_efficiency = "), std::string::npos);
-  EXPECT_NE(r.report_markdown.find("## Embedding gather efficiency by kernel, dtype, D and L"), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("## Embedding gather efficiency by kernel, dtype, D and L"),
+            std::string::npos);
   // Written files read back the same way.
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir());
   write_calibration(r, (dir / "profile.json").string(), (dir / "report.md").string());
@@ -166,24 +171,30 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
   EXPECT_EQ(error_of(one_launch), "calibration: launch: expected at least 3 points to fit, got 1");
   // bf16 GEMMs at one K only: all 1/K equal, so k_half is not identifiable.
   const std::string one_k = filter(text, [](const std::string& line) {
-    return line.find("\"dtype\":\"bf16\"") == std::string::npos || line.find("\"kernel\":\"gemm\"") == std::string::npos ||
+    return line.find("\"dtype\":\"bf16\"") == std::string::npos ||
+           line.find("\"kernel\":\"gemm\"") == std::string::npos ||
            line.find("\"k\":4096,") != std::string::npos;
   });
-  EXPECT_EQ(error_of(one_k).rfind("calibration: gemm bf16: expected at least 2 distinct x values, got 1", 0), 0u)
+  EXPECT_EQ(error_of(one_k).rfind(
+                "calibration: gemm bf16: expected at least 2 distinct x values, got 1", 0),
+            0u)
       << error_of(one_k);
   // An optional family that cannot be fitted is reported, not fatal.
   const std::string no_fp32 = filter(text, [](const std::string& line) {
-    return line.find("\"dtype\":\"fp32\"") == std::string::npos || line.find("\"kernel\":\"gemm\"") == std::string::npos;
+    return line.find("\"dtype\":\"fp32\"") == std::string::npos ||
+           line.find("\"kernel\":\"gemm\"") == std::string::npos;
   });
   const CalibrationResult r = run(no_fp32);
   ASSERT_NE(r.family("gemm fp32"), nullptr);
-  EXPECT_EQ(r.family("gemm fp32")->refused, "calibration: gemm fp32: expected at least 3 points to fit, got 0");
+  EXPECT_EQ(r.family("gemm fp32")->refused,
+            "calibration: gemm fp32: expected at least 3 points to fit, got 0");
   // A streaming bandwidth above the base profile's peak is refused, not clamped.
   SyntheticTruth fast;
   fast.hbm_efficiency = 1.3;
-  EXPECT_EQ(error_of(synthetic_measurements(fast)).rfind("calibration: streaming: expected hbm_efficiency in (0, 1], "
-                                                         "fitted 1.29",
-                                                         0),
+  EXPECT_EQ(error_of(synthetic_measurements(fast))
+                .rfind("calibration: streaming: expected hbm_efficiency in (0, 1], "
+                       "fitted 1.29",
+                       0),
             0u)
       << error_of(synthetic_measurements(fast));
   EXPECT_EQ(error_of(text, CalibrationOptions{.holdout_every = 1}),

@@ -28,14 +28,16 @@ inline double gemm_quantisation(std::int64_t m, std::int64_t n, std::int64_t bat
     std::int64_t m, n;
     double rate;
   };
-  const Tile tiles[] = {{tile_m, tile_n, 1.0},
-                        {tile_m, std::max<std::int64_t>(1, tile_n / 2), 0.95},
-                        {std::max<std::int64_t>(1, tile_m / 2), std::max<std::int64_t>(1, tile_n / 2), 0.85}};
+  const Tile tiles[] = {
+      {tile_m, tile_n, 1.0},
+      {tile_m, std::max<std::int64_t>(1, tile_n / 2), 0.95},
+      {std::max<std::int64_t>(1, tile_m / 2), std::max<std::int64_t>(1, tile_n / 2), 0.85}};
   double best = 0;
   for (const Tile& t : tiles) {
     const std::int64_t count = ceil_div(m, t.m) * ceil_div(n, t.n) * batch;
     const std::int64_t waves = ceil_div(count, sm_count);
-    const double wave_efficiency = static_cast<double>(count) / static_cast<double>(waves * sm_count);
+    const double wave_efficiency =
+        static_cast<double>(count) / static_cast<double>(waves * sm_count);
     const double fill = static_cast<double>(m * n) /
                         static_cast<double>(ceil_div(m, t.m) * t.m * ceil_div(n, t.n) * t.n);
     best = std::max(best, t.rate * wave_efficiency * fill);

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <set>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include "base/error.h"
 
@@ -28,7 +28,8 @@ LinearFit fit(std::span<const double> x, std::span<const double> y, std::span<co
   if (!weights.empty() && weights.size() != x.size()) {
     fail(what, fmt::format("{} x values but {} weights", x.size(), weights.size()));
   }
-  if (x.size() != y.size()) fail(what, fmt::format("{} x values but {} y values", x.size(), y.size()));
+  if (x.size() != y.size())
+    fail(what, fmt::format("{} x values but {} y values", x.size(), y.size()));
   const std::size_t n = x.size();
   const std::size_t need = std::max<std::size_t>(min_points, with_intercept ? 2 : 1);
   if (n < need) {
@@ -37,19 +38,22 @@ LinearFit fit(std::span<const double> x, std::span<const double> y, std::span<co
   std::set<double> distinct;
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
-      fail(what, fmt::format("expected finite values, got x = {}, y = {} at point {}", x[i], y[i], i));
+      fail(what,
+           fmt::format("expected finite values, got x = {}, y = {} at point {}", x[i], y[i], i));
     }
     if (weights.empty() && weighting == Weighting::kRelative && !(y[i] > 0)) {
-      fail(what, fmt::format("expected positive y for a relative fit, got {} at point {}", y[i], i));
+      fail(what,
+           fmt::format("expected positive y for a relative fit, got {} at point {}", y[i], i));
     }
     if (!weights.empty() && !(weights[i] > 0 && std::isfinite(weights[i]))) {
-      fail(what, fmt::format("expected positive finite weights, got {} at point {}", weights[i], i));
+      fail(what,
+           fmt::format("expected positive finite weights, got {} at point {}", weights[i], i));
     }
     distinct.insert(x[i]);
   }
   if (with_intercept && distinct.size() < 2) {
-    fail(what, fmt::format("expected at least 2 distinct x values, got {} (all x = {})", distinct.size(),
-                           x[0]));
+    fail(what, fmt::format("expected at least 2 distinct x values, got {} (all x = {})",
+                           distinct.size(), x[0]));
   }
   if (!with_intercept && distinct.size() == 1 && x[0] == 0) {
     fail(what, "expected a nonzero x value, got only x = 0");
@@ -59,7 +63,7 @@ LinearFit fit(std::span<const double> x, std::span<const double> y, std::span<co
   Eigen::MatrixXd a(rows, cols);
   Eigen::VectorXd b(rows);
   for (Eigen::Index i = 0; i < rows; ++i) {
-    const double w = !weights.empty()                     ? weights[i]
+    const double w = !weights.empty()                    ? weights[i]
                      : weighting == Weighting::kRelative ? 1.0 / y[i]
                                                          : 1.0;
     a(i, 0) = w * x[i];
@@ -67,7 +71,8 @@ LinearFit fit(std::span<const double> x, std::span<const double> y, std::span<co
     b(i) = w * y[i];
   }
   const auto qr = a.colPivHouseholderQr();
-  if (qr.rank() < cols) fail(what, fmt::format("the design is rank-deficient (rank {} of {})", qr.rank(), cols));
+  if (qr.rank() < cols)
+    fail(what, fmt::format("the design is rank-deficient (rank {} of {})", qr.rank(), cols));
   const Eigen::VectorXd solution = qr.solve(b);
   LinearFit result;
   result.slope = solution(0);
@@ -111,8 +116,8 @@ LinearFit fit_linear_weighted(std::span<const double> x, std::span<const double>
   return fit(x, y, weights, what, min_points, Weighting::kAbsolute, /*with_intercept=*/true);
 }
 
-LinearFit fit_proportional(std::span<const double> x, std::span<const double> y, const std::string& what,
-                           std::size_t min_points, Weighting weighting) {
+LinearFit fit_proportional(std::span<const double> x, std::span<const double> y,
+                           const std::string& what, std::size_t min_points, Weighting weighting) {
   return fit(x, y, {}, what, min_points, weighting, /*with_intercept=*/false);
 }
 

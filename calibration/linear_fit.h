@@ -52,8 +52,9 @@ LinearFit fit_linear_weighted(std::span<const double> x, std::span<const double>
                               std::size_t min_points = 3);
 
 /// As fit_linear with the intercept fixed at 0: y = slope * x.
-LinearFit fit_proportional(std::span<const double> x, std::span<const double> y, const std::string& what,
-                           std::size_t min_points = 3, Weighting weighting = Weighting::kRelative);
+LinearFit fit_proportional(std::span<const double> x, std::span<const double> y,
+                           const std::string& what, std::size_t min_points = 3,
+                           Weighting weighting = Weighting::kRelative);
 
 }  // namespace zx::calibration
 

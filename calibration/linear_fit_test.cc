@@ -78,8 +78,9 @@ TEST(LinearFit, WeightedFitUsesGivenWeights) {
 }
 
 TEST(LinearFit, DegenerateInputsAreErrors) {
-  EXPECT_EQ(error_of([] { fit_linear(std::vector<double>{1}, std::vector<double>{2}, "gemm bf16"); }),
-            "calibration: gemm bf16: expected at least 3 points to fit, got 1");
+  EXPECT_EQ(
+      error_of([] { fit_linear(std::vector<double>{1}, std::vector<double>{2}, "gemm bf16"); }),
+      "calibration: gemm bf16: expected at least 3 points to fit, got 1");
   EXPECT_EQ(error_of([] {
               fit_linear(std::vector<double>{4, 4, 4}, std::vector<double>{1, 2, 3}, "copy h2d");
             }),

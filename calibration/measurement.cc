@@ -42,11 +42,13 @@ const std::vector<KernelSpec>& specs() {
       {"dot_interaction", {"batch", "features", "dim"}, {{"dtype", kGemmTypes}}},
       {"tbe_forward",
        {"tables", "rows", "dim", "pooling", "batch", "index_bytes"},
-       {{"weight_dtype", kStorageTypes}, {"output_dtype", kStorageTypes},
+       {{"weight_dtype", kStorageTypes},
+        {"output_dtype", kStorageTypes},
         {"distribution", {"uniform", "zipf"}}}},
       {"tbe_backward_adagrad",
        {"tables", "rows", "dim", "pooling", "batch", "index_bytes"},
-       {{"weight_dtype", kStorageTypes}, {"output_dtype", kStorageTypes},
+       {{"weight_dtype", kStorageTypes},
+        {"output_dtype", kStorageTypes},
         {"distribution", {"uniform", "zipf"}}}},
       {"copy", {"size_bytes"}, {{"direction", {"d2d", "d2h", "h2d"}}}},
       {"launch", {"kernels"}, {}},
@@ -66,8 +68,8 @@ void allow_all(json::ObjectReader& reader, const nlohmann::json& value) {
   for (const auto& item : value.items()) reader.allow(item.key());
 }
 
-void read_provenance(json::ObjectReader& root, const nlohmann::json& value, const std::string& source,
-                     MeasurementSet& set) {
+void read_provenance(json::ObjectReader& root, const nlohmann::json& value,
+                     const std::string& source, MeasurementSet& set) {
   Provenance p;
   p.source = source;
   root.require("gpu");
@@ -89,8 +91,8 @@ void read_check(json::ObjectReader& root, const nlohmann::json& value, Measureme
   allow_all(root, value);
 }
 
-void read_measurement(json::ObjectReader& root, const nlohmann::json& value, const std::string& source,
-                      MeasurementSet& set) {
+void read_measurement(json::ObjectReader& root, const nlohmann::json& value,
+                      const std::string& source, MeasurementSet& set) {
   Measurement m;
   m.source = source;
   std::vector<std::string> names = kernel_names();
@@ -217,11 +219,13 @@ MeasurementSet parse_measurements(std::string_view text, const std::string& sour
     parse_line(line, fmt::format("{}:{}", source, line_number), set, errors);
   }
   if (errors.empty() && set.provenances.empty()) {
-    errors.push_back({source, "", "expected a {\"record\": \"provenance\"} line (the GPU, driver and "
-                                  "commit of the run), found none"});
+    errors.push_back({source, "",
+                      "expected a {\"record\": \"provenance\"} line (the GPU, driver and "
+                      "commit of the run), found none"});
   }
   if (errors.empty() && set.measurements.empty()) {
-    errors.push_back({source, "", "expected at least one {\"record\": \"measurement\"} line, found none"});
+    errors.push_back(
+        {source, "", "expected at least one {\"record\": \"measurement\"} line, found none"});
   }
   if (!errors.empty()) throw InputError(std::move(errors));
   return set;
@@ -241,13 +245,16 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths) {
         }
       }
       std::sort(found.begin(), found.end());
-      if (found.empty()) errors.push_back({path, "", "expected *.jsonl measurement files in this directory, found none"});
+      if (found.empty())
+        errors.push_back(
+            {path, "", "expected *.jsonl measurement files in this directory, found none"});
       files.insert(files.end(), found.begin(), found.end());
     } else {
       files.push_back(path);
     }
   }
-  if (paths.empty()) errors.push_back({"--measurements", "", "expected at least one file or directory"});
+  if (paths.empty())
+    errors.push_back({"--measurements", "", "expected at least one file or directory"});
   MeasurementSet all;
   for (const std::string& file : files) {
     std::ifstream in(file, std::ios::binary);
@@ -261,7 +268,8 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths) {
       MeasurementSet one = parse_measurements(buffer.str(), file);
       all.files.push_back(file);
       all.provenances.insert(all.provenances.end(), one.provenances.begin(), one.provenances.end());
-      all.measurements.insert(all.measurements.end(), std::make_move_iterator(one.measurements.begin()),
+      all.measurements.insert(all.measurements.end(),
+                              std::make_move_iterator(one.measurements.begin()),
                               std::make_move_iterator(one.measurements.end()));
       all.checks_passed += one.checks_passed;
       all.checks_failed += one.checks_failed;

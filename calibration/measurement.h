@@ -35,10 +35,10 @@ struct Provenance {
 };
 
 struct Measurement {
-  std::string source;  ///< "file:line"
-  std::string kernel;  ///< "gemm", "tbe_forward", ... (kernel_names())
-  std::map<std::string, double> numbers;       ///< numeric parameters
-  std::map<std::string, std::string> labels;   ///< string parameters (dtype, ...)
+  std::string source;                         ///< "file:line"
+  std::string kernel;                         ///< "gemm", "tbe_forward", ... (kernel_names())
+  std::map<std::string, double> numbers;      ///< numeric parameters
+  std::map<std::string, std::string> labels;  ///< string parameters (dtype, ...)
   double median_ns = 0;
   double p10_ns = 0;
   double p90_ns = 0;

@@ -20,7 +20,8 @@ namespace {
 
 const char kProvenance[] =
     R"({"record":"provenance","gpu":"NVIDIA H200","sm_count":132,"driver_version":"570.1",)"
-    R"("cuda_runtime_version":"12.8","git_commit":"abc","date":"2026-01-01T00:00:00Z","memory_bytes":1})";
+    R"("cuda_runtime_version":"12.8","git_commit":"abc","date":"2026-01-01T00:00:00Z",)"
+    R"("memory_bytes":1})";
 const char kGemm[] =
     R"({"record":"measurement","kernel":"gemm","params":{"m":4096,"n":4096,"k":4096,"batch":1,)"
     R"("dtype":"bf16","origin":"square"},"time_ns":{"median":200000,"p10":199000,"p90":201000},)"
@@ -37,7 +38,8 @@ std::string error_of(const std::string& text) {
 
 TEST(Measurements, ReadsRecords) {
   const std::string text = std::string(kProvenance) + "\n\n" +
-                           R"({"record":"check","kernel":"gemm","case":"x","passed":true})" + "\n" + kGemm + "\n";
+                           R"({"record":"check","kernel":"gemm","case":"x","passed":true})" + "\n" +
+                           kGemm + "\n";
   const MeasurementSet set = parse_measurements(text, "h200.jsonl");
   ASSERT_EQ(set.provenances.size(), 1u);
   EXPECT_EQ(set.provenances[0].gpu, "NVIDIA H200");
@@ -64,19 +66,29 @@ TEST(Measurements, BadFileGivesEveryErrorWithFileAndLine) {
   std::string bad_kernel = kGemm;
   bad_kernel.replace(bad_kernel.find("\"gemm\""), 6, "\"gem\"");
   const std::string bad_params =
-      R"({"record":"measurement","kernel":"copy","params":{"direction":"h2x"},"time_ns":{"median":5}})";
-  const std::string text = std::string(kProvenance) + "\n" + bad_median + "\n" + bad_kernel + "\n" + bad_params +
-                           "\n{\"record\": \n";
+      R"({"record":"measurement","kernel":"copy","params":{"direction":"h2x"},)"
+      R"("time_ns":{"median":5}})";
+  const std::string text = std::string(kProvenance) + "\n" + bad_median + "\n" + bad_kernel + "\n" +
+                           bad_params + "\n{\"record\": \n";
   const std::string error = error_of(text);
-  EXPECT_NE(error.find("h200.jsonl:2: /time_ns/median: expected a number > 0, got -3"), std::string::npos) << error;
-  EXPECT_EQ(error.find("/time_ns/p10"), std::string::npos) << error;  // not compared with a bad median
-  EXPECT_NE(error.find("h200.jsonl:3: /kernel: unknown value 'gem' (did you mean 'gemm'?); valid: a2a_pack,"),
+  EXPECT_NE(error.find("h200.jsonl:2: /time_ns/median: expected a number > 0, got -3"),
             std::string::npos)
       << error;
-  EXPECT_NE(error.find("h200.jsonl:4: /params: missing required key 'size_bytes'"), std::string::npos) << error;
-  EXPECT_NE(error.find("h200.jsonl:4: /params/direction: unknown value 'h2x' (did you mean 'h2d'?); valid: "
-                       "d2d, d2h, h2d"),
+  EXPECT_EQ(error.find("/time_ns/p10"), std::string::npos)
+      << error;  // not compared with a bad median
+  EXPECT_NE(
+      error.find(
+          "h200.jsonl:3: /kernel: unknown value 'gem' (did you mean 'gemm'?); valid: a2a_pack,"),
+      std::string::npos)
+      << error;
+  EXPECT_NE(error.find("h200.jsonl:4: /params: missing required key 'size_bytes'"),
             std::string::npos)
+      << error;
+  EXPECT_NE(
+      error.find(
+          "h200.jsonl:4: /params/direction: unknown value 'h2x' (did you mean 'h2d'?); valid: "
+          "d2d, d2h, h2d"),
+      std::string::npos)
       << error;
   EXPECT_NE(error.find("h200.jsonl:5: column"), std::string::npos) << error;
 }
@@ -98,17 +110,20 @@ TEST(Measurements, ExactMessageForOneBadValue) {
 
 TEST(Measurements, FileNeedsProvenanceAndMeasurements) {
   EXPECT_EQ(error_of(std::string(kGemm) + "\n"),
-            "h200.jsonl: expected a {\"record\": \"provenance\"} line (the GPU, driver and commit of the run), "
+            "h200.jsonl: expected a {\"record\": \"provenance\"} line (the GPU, driver and commit "
+            "of the run), "
             "found none");
   EXPECT_EQ(error_of(std::string(kProvenance) + "\n"),
             "h200.jsonl: expected at least one {\"record\": \"measurement\"} line, found none");
   EXPECT_EQ(error_of(R"({"record":"measurment"})"),
-            "h200.jsonl:1: /record: unknown value 'measurment' (did you mean 'measurement'?); valid: check, "
+            "h200.jsonl:1: /record: unknown value 'measurment' (did you mean 'measurement'?); "
+            "valid: check, "
             "measurement, provenance");
 }
 
 TEST(Measurements, ReadsDirectoriesOfJsonl) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "measurements_dir";
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "measurements_dir";
   std::filesystem::create_directories(dir);
   for (const char* name : {"b.jsonl", "a.jsonl"}) {
     std::ofstream(dir / name) << kProvenance << "\n" << kGemm << "\n";

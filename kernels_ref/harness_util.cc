@@ -38,11 +38,21 @@ std::string json_quote(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buffer[8];
@@ -75,13 +85,21 @@ JsonObject& JsonObject::add(const std::string& key, const std::string& value) {
 JsonObject& JsonObject::add(const std::string& key, const char* value) {
   return raw(key, json_quote(value));
 }
-JsonObject& JsonObject::add(const std::string& key, double value) { return raw(key, json_number(value)); }
+JsonObject& JsonObject::add(const std::string& key, double value) {
+  return raw(key, json_number(value));
+}
 JsonObject& JsonObject::add(const std::string& key, std::int64_t value) {
   return raw(key, std::to_string(value));
 }
-JsonObject& JsonObject::add(const std::string& key, int value) { return raw(key, std::to_string(value)); }
-JsonObject& JsonObject::add(const std::string& key, bool value) { return raw(key, value ? "true" : "false"); }
-JsonObject& JsonObject::add(const std::string& key, const JsonObject& value) { return raw(key, value.str()); }
+JsonObject& JsonObject::add(const std::string& key, int value) {
+  return raw(key, std::to_string(value));
+}
+JsonObject& JsonObject::add(const std::string& key, bool value) {
+  return raw(key, value ? "true" : "false");
+}
+JsonObject& JsonObject::add(const std::string& key, const JsonObject& value) {
+  return raw(key, value.str());
+}
 
 std::string JsonObject::str() const { return "{" + body_ + "}"; }
 

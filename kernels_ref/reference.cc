@@ -92,11 +92,12 @@ std::uint16_t float_to_half_bits(float value) {
   x &= 0x7fffffffu;
   if (x >= 0x7f800000u) return sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u);  // NaN, inf
   if (x >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to infinity
-  if (x < 0x38800000u) {                         // below 2^-14: subnormal half or zero
-    if (x < 0x33000000u) return sign;            // below 2^-25: rounds to zero
+  if (x < 0x38800000u) {                        // below 2^-14: subnormal half or zero
+    if (x < 0x33000000u) return sign;           // below 2^-25: rounds to zero
     const std::uint32_t exponent = x >> 23;
     const std::uint32_t mantissa = (x & 0x7fffffu) | 0x800000u;
-    return sign | static_cast<std::uint16_t>(shift_round_even(mantissa, 126 - static_cast<int>(exponent)));
+    return sign |
+           static_cast<std::uint16_t>(shift_round_even(mantissa, 126 - static_cast<int>(exponent)));
   }
   // Rebias the exponent (127 -> 15) and round the 13 dropped mantissa bits.
   return sign | static_cast<std::uint16_t>(shift_round_even(x - 0x38000000u, 13));
@@ -118,18 +119,24 @@ float half_bits_to_float(std::uint16_t bits) {
 
 std::uint16_t float_to_bf16_bits(float value) {
   const std::uint32_t x = float_bits(value);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);
   return static_cast<std::uint16_t>(rounded >> 16);
 }
 
-float bf16_bits_to_float(std::uint16_t bits) { return bits_float(static_cast<std::uint32_t>(bits) << 16); }
+float bf16_bits_to_float(std::uint16_t bits) {
+  return bits_float(static_cast<std::uint32_t>(bits) << 16);
+}
 
 const char* format_name(Format format) {
   switch (format) {
-    case Format::kFp32: return "fp32";
-    case Format::kFp16: return "fp16";
-    case Format::kBf16: return "bf16";
+    case Format::kFp32:
+      return "fp32";
+    case Format::kFp16:
+      return "fp16";
+    case Format::kBf16:
+      return "bf16";
   }
   return "fp32";
 }
@@ -138,9 +145,12 @@ int format_bytes(Format format) { return format == Format::kFp32 ? 4 : 2; }
 
 float round_to(Format format, float value) {
   switch (format) {
-    case Format::kFp32: return value;
-    case Format::kFp16: return half_bits_to_float(float_to_half_bits(value));
-    case Format::kBf16: return bf16_bits_to_float(float_to_bf16_bits(value));
+    case Format::kFp32:
+      return value;
+    case Format::kFp16:
+      return half_bits_to_float(float_to_half_bits(value));
+    case Format::kBf16:
+      return bf16_bits_to_float(float_to_bf16_bits(value));
   }
   return value;
 }
@@ -165,7 +175,8 @@ std::vector<std::int64_t> generate_indices(std::int64_t count, std::int64_t rows
   std::vector<std::int64_t> out(static_cast<std::size_t>(count));
   SplitMix64 rng(seed);
   if (distribution == IndexDistribution::kUniform) {
-    for (std::int64_t& v : out) v = static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(rows));
+    for (std::int64_t& v : out)
+      v = static_cast<std::int64_t>(rng.next() % static_cast<std::uint64_t>(rows));
     return out;
   }
   if (!(alpha > 0)) throw std::invalid_argument("generate_indices: Zipf alpha must be positive");
@@ -188,8 +199,8 @@ void gemm_ref(int m, int n, int k, const float* a, const float* b, float* c) {
 
 void gemm_batched_ref(int m, int n, int k, int batch, const float* a, const float* b, float* c) {
   for (int p = 0; p < batch; ++p) {
-    gemm_ref(m, n, k, a + static_cast<std::int64_t>(p) * m * k, b + static_cast<std::int64_t>(p) * k * n,
-             c + static_cast<std::int64_t>(p) * m * n);
+    gemm_ref(m, n, k, a + static_cast<std::int64_t>(p) * m * k,
+             b + static_cast<std::int64_t>(p) * k * n, c + static_cast<std::int64_t>(p) * m * n);
   }
 }
 
@@ -239,7 +250,8 @@ void tbe_backward_adagrad_ref(const TbeShape& s, const std::int64_t* indices, co
     momentum[row] += sum_sq / static_cast<float>(s.dim);
     const float multiplier = learning_rate / (std::sqrt(momentum[row]) + eps);
     float* w = weights + row * s.dim;
-    for (std::int64_t d = 0; d < s.dim; ++d) w[d] = round_to(weight_format, w[d] - multiplier * grad[d]);
+    for (std::int64_t d = 0; d < s.dim; ++d)
+      w[d] = round_to(weight_format, w[d] - multiplier * grad[d]);
     begin = end;
   }
 }
@@ -255,23 +267,26 @@ void a2a_pack_ref(std::int64_t tables, std::int64_t batch, std::int64_t dim, std
   for (std::int64_t r = 0; r < ranks; ++r)
     for (std::int64_t b = 0; b < local; ++b)
       for (std::int64_t t = 0; t < tables; ++t)
-        std::memcpy(out + ((r * local + b) * tables + t) * dim, in + (t * batch + r * local + b) * dim,
+        std::memcpy(out + ((r * local + b) * tables + t) * dim,
+                    in + (t * batch + r * local + b) * dim,
                     static_cast<std::size_t>(dim) * sizeof(float));
 }
 
 void a2a_unpack_ref(std::int64_t tables, std::int64_t batch, std::int64_t dim, std::int64_t ranks,
                     const float* in, float* out) {
-  if (ranks <= 0 || batch % ranks != 0) throw std::invalid_argument("a2a_unpack: batch % ranks != 0");
+  if (ranks <= 0 || batch % ranks != 0)
+    throw std::invalid_argument("a2a_unpack: batch % ranks != 0");
   const std::int64_t local = batch / ranks;
   for (std::int64_t r = 0; r < ranks; ++r)
     for (std::int64_t b = 0; b < local; ++b)
       for (std::int64_t t = 0; t < tables; ++t)
-        std::memcpy(out + (t * batch + r * local + b) * dim, in + ((r * local + b) * tables + t) * dim,
+        std::memcpy(out + (t * batch + r * local + b) * dim,
+                    in + ((r * local + b) * tables + t) * dim,
                     static_cast<std::size_t>(dim) * sizeof(float));
 }
 
-void dot_interaction_ref(std::int64_t batch, std::int64_t features, std::int64_t dim, const float* x,
-                         float* z) {
+void dot_interaction_ref(std::int64_t batch, std::int64_t features, std::int64_t dim,
+                         const float* x, float* z) {
   for (std::int64_t b = 0; b < batch; ++b) {
     const float* xs = x + b * features * dim;
     for (std::int64_t i = 0; i < features; ++i) {
@@ -284,8 +299,8 @@ void dot_interaction_ref(std::int64_t batch, std::int64_t features, std::int64_t
   }
 }
 
-void adagrad_step_ref(std::int64_t n, const float* grad, float learning_rate, float eps, float* weight,
-                      float* state) {
+void adagrad_step_ref(std::int64_t n, const float* grad, float learning_rate, float eps,
+                      float* weight, float* state) {
   for (std::int64_t i = 0; i < n; ++i) {
     state[i] += grad[i] * grad[i];
     weight[i] -= learning_rate * grad[i] / (std::sqrt(state[i]) + eps);
@@ -296,14 +311,17 @@ void reduce_add_ref(std::int64_t n, const float* a, const float* b, float* out) 
   for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
-std::int64_t sector_round(std::int64_t bytes) { return (bytes + kSectorBytes - 1) / kSectorBytes * kSectorBytes; }
+std::int64_t sector_round(std::int64_t bytes) {
+  return (bytes + kSectorBytes - 1) / kSectorBytes * kSectorBytes;
+}
 
 double gemm_flops(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
          static_cast<double>(batch);
 }
 
-double gemm_bytes(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, int element_bytes) {
+double gemm_bytes(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                  int element_bytes) {
   return static_cast<double>((m * k + k * n + m * n) * batch) * element_bytes;
 }
 
@@ -311,7 +329,8 @@ TbeBytes tbe_forward_bytes(const TbeShape& s, Format weight, Format out) {
   const double lookups = static_cast<double>(s.lookups());
   TbeBytes bytes;
   bytes.gathered = lookups * static_cast<double>(sector_round(s.dim * format_bytes(weight)));
-  bytes.streamed = lookups * kIndexBytes + static_cast<double>(s.batch * s.tables * s.dim * format_bytes(out));
+  bytes.streamed =
+      lookups * kIndexBytes + static_cast<double>(s.batch * s.tables * s.dim * format_bytes(out));
   return bytes;
 }
 
@@ -320,8 +339,9 @@ TbeBytes tbe_backward_bytes(const TbeShape& s, Format weight, Format out) {
   constexpr double kSortKeyBytes = 12;  // int64 row + int32 position
   constexpr double kSortPasses = 2;     // as cost_models.cc assumes
   TbeBytes bytes;
-  bytes.gathered = lookups * (2.0 * static_cast<double>(sector_round(s.dim * format_bytes(weight))) +
-                              2.0 * kSectorBytes);
+  bytes.gathered =
+      lookups *
+      (2.0 * static_cast<double>(sector_round(s.dim * format_bytes(weight))) + 2.0 * kSectorBytes);
   bytes.streamed = static_cast<double>(s.batch * s.tables * s.dim * format_bytes(out)) +
                    lookups * kIndexBytes + lookups * kSortKeyBytes * 2 * kSortPasses;
   return bytes;

@@ -125,12 +125,12 @@ TEST(Tbe, ForwardSumsBags) {
   const std::int64_t idx[] = {0, 2, 1, 1, /*table 1*/ 2, 0, 1, 1};
   std::vector<float> out(8);
   tbe_forward_ref(s, w.data(), idx, Format::kFp32, out.data());
-  EXPECT_EQ(out[0], 2);    // b0 t0
+  EXPECT_EQ(out[0], 2);  // b0 t0
   EXPECT_EQ(out[1], -2);
-  EXPECT_EQ(out[2], 22);   // b0 t1: rows 2 and 0 of table 1 -> 12 + 10
+  EXPECT_EQ(out[2], 22);  // b0 t1: rows 2 and 0 of table 1 -> 12 + 10
   EXPECT_EQ(out[3], -2);
-  EXPECT_EQ(out[4], 2);    // b1 t0: row 1 twice
-  EXPECT_EQ(out[6], 22);   // b1 t1: row 1 twice -> 11 + 11
+  EXPECT_EQ(out[4], 2);   // b1 t0: row 1 twice
+  EXPECT_EQ(out[6], 22);  // b1 t1: row 1 twice -> 11 + 11
   EXPECT_EQ(out[7], -2);
 }
 

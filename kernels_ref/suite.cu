@@ -27,10 +27,10 @@
 //                        [--max-seconds S] [--warmup N] [--reps N]
 // The git commit is compiled in: -DZX_GIT_COMMIT="\"$(git rev-parse HEAD)\"".
 
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <cublas_v2.h>
 
 #include <cub/cub.cuh>
 
@@ -62,30 +62,30 @@ namespace {
 using kref::Format;
 using kref::JsonObject;
 
-#define CUDA_CHECK(call)                                                                    \
-  do {                                                                                      \
-    cudaError_t status_ = (call);                                                           \
-    if (status_ != cudaSuccess) {                                                           \
-      throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(status_));    \
-    }                                                                                       \
+#define CUDA_CHECK(call)                                                                 \
+  do {                                                                                   \
+    cudaError_t status_ = (call);                                                        \
+    if (status_ != cudaSuccess) {                                                        \
+      throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(status_)); \
+    }                                                                                    \
   } while (0)
 
-#define CUBLAS_CHECK(call)                                                                  \
-  do {                                                                                      \
-    cublasStatus_t status_ = (call);                                                        \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                                                 \
-      throw std::runtime_error(std::string(#call) + ": cuBLAS status " +                    \
-                               std::to_string(static_cast<int>(status_)));                  \
-    }                                                                                       \
+#define CUBLAS_CHECK(call)                                                 \
+  do {                                                                     \
+    cublasStatus_t status_ = (call);                                       \
+    if (status_ != CUBLAS_STATUS_SUCCESS) {                                \
+      throw std::runtime_error(std::string(#call) + ": cuBLAS status " +   \
+                               std::to_string(static_cast<int>(status_))); \
+    }                                                                      \
   } while (0)
 
 // --- options, output ---------------------------------------------------------
 
 struct Options {
   std::string out_path;
-  bool quick = false;            // a tiny sweep: smoke-test the pipeline
-  std::set<std::string> only;    // empty: every kernel
-  double max_seconds = 1e9;      // stop timing (not checking) after this
+  bool quick = false;          // a tiny sweep: smoke-test the pipeline
+  std::set<std::string> only;  // empty: every kernel
+  double max_seconds = 1e9;    // stop timing (not checking) after this
   int warmup = 5;
   int reps = 20;
 };
@@ -137,13 +137,16 @@ class DeviceBuffer {
 // --- storage types -------------------------------------------------------
 
 // Host-side encoding of floats into a device storage type and back.
-template <typename T> struct Storage;
-template <> struct Storage<float> {
+template <typename T>
+struct Storage;
+template <>
+struct Storage<float> {
   static float encode(float v) { return v; }
   static float decode(float v) { return v; }
   static constexpr Format format = Format::kFp32;
 };
-template <> struct Storage<__half> {
+template <>
+struct Storage<__half> {
   static __half encode(float v) {
     __half_raw raw;
     raw.x = kref::float_to_half_bits(v);
@@ -152,7 +155,8 @@ template <> struct Storage<__half> {
   static float decode(__half v) { return kref::half_bits_to_float(static_cast<__half_raw>(v).x); }
   static constexpr Format format = Format::kFp16;
 };
-template <> struct Storage<__nv_bfloat16> {
+template <>
+struct Storage<__nv_bfloat16> {
   static __nv_bfloat16 encode(float v) {
     __nv_bfloat16_raw raw;
     raw.x = kref::float_to_bf16_bits(v);
@@ -181,10 +185,18 @@ std::vector<float> decode_all(const std::vector<T>& values) {
 __device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__half v) { return __half2float(v); }
 __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ inline T from_float(float v);
-template <> __device__ inline float from_float<float>(float v) { return v; }
-template <> __device__ inline __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+template <typename T>
+__device__ inline T from_float(float v);
+template <>
+__device__ inline float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ inline __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 
@@ -230,8 +242,8 @@ class Harness {
     return options_.only.empty() || options_.only.count(kernel) > 0;
   }
   bool out_of_time() const {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                         start_time_).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count();
     return elapsed > options_.max_seconds;
   }
 
@@ -362,8 +374,8 @@ struct GemmType {
   const char* name;
   cudaDataType_t data;
   cublasComputeType_t compute;
-  Format storage;     // how inputs are rounded for the reference
-  double tolerance;   // relative to max |C|, for K <= 256 of values in [-1, 1)
+  Format storage;    // how inputs are rounded for the reference
+  double tolerance;  // relative to max |C|, for K <= 256 of values in [-1, 1)
 };
 const GemmType kGemmTypes[] = {
     {"fp32", CUDA_R_32F, CUBLAS_COMPUTE_32F, Format::kFp32, 1e-5},
@@ -381,15 +393,15 @@ class Gemm {
   void set_stream(cudaStream_t s) { CUBLAS_CHECK(cublasSetStream(handle_, s)); }
 
   // C = A B (column-major), `batch` strided GEMMs; alpha 1, beta 0.
-  void run(const GemmType& t, int m, int n, int k, int batch, const void* a, const void* b,
-           void* c, bool transpose_a = false) {
+  void run(const GemmType& t, int m, int n, int k, int batch, const void* a, const void* b, void* c,
+           bool transpose_a = false) {
     const float alpha = 1.0f, beta = 0.0f;
     const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int lda = transpose_a ? k : m;
     CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        handle_, op_a, CUBLAS_OP_N, m, n, k, &alpha, a, t.data, lda,
-        static_cast<long long>(m) * k, b, t.data, k, static_cast<long long>(k) * n, &beta, c,
-        t.data, m, static_cast<long long>(m) * n, batch, t.compute, CUBLAS_GEMM_DEFAULT));
+        handle_, op_a, CUBLAS_OP_N, m, n, k, &alpha, a, t.data, lda, static_cast<long long>(m) * k,
+        b, t.data, k, static_cast<long long>(k) * n, &beta, c, t.data, m,
+        static_cast<long long>(m) * n, batch, t.compute, CUBLAS_GEMM_DEFAULT));
   }
 
  private:
@@ -428,17 +440,18 @@ std::vector<GemmShape> gemm_shapes(bool quick) {
   for (std::int64_t k : {32, 64, 128, 256, 512, 1024, 2048, 8192, 16384}) {
     shapes.push_back({4096, 4096, k, "k_sweep"});
   }
-  for (std::int64_t m : {128, 384, 1000, 1536, 3000, 6144}) shapes.push_back({m, 4096, 4096, "m_sweep"});
+  for (std::int64_t m : {128, 384, 1000, 1536, 3000, 6144})
+    shapes.push_back({m, 4096, 4096, "m_sweep"});
   // Model zoo MLP layers (models/zoo/*.json): (in, out) per layer, at two
   // per-GPU batch sizes; forward (B x out x in), input gradient (B x in x
   // out) and weight gradient (out x in x B), as cost_models.cc issues them.
   const std::pair<std::int64_t, std::int64_t> layers[] = {
-      {3994, 3994}, {560, 560}, {826, 826},                        // dlrm-a, -f, -i
+      {3994, 3994}, {560, 560}, {826, 826},                                        // dlrm-a, -f, -i
       {13, 512},    {512, 256}, {256, 128}, {1024, 1024}, {1024, 512}, {256, 1}};  // dlrm-dcnv2
   for (std::int64_t batch : {2048, 8192}) {
     for (const auto& [in, out] : layers) {
-      const std::string name = "zoo:" + std::to_string(in) + "x" + std::to_string(out) + "@" +
-                               std::to_string(batch);
+      const std::string name =
+          "zoo:" + std::to_string(in) + "x" + std::to_string(out) + "@" + std::to_string(batch);
       shapes.push_back({batch, out, in, name + ":forward"});
       shapes.push_back({batch, in, out, name + ":input_grad"});
       shapes.push_back({out, in, batch, name + ":weight_grad"});
@@ -452,8 +465,8 @@ void run_gemms(Harness& h) {
   Gemm gemm;
   gemm.set_stream(h.stream());
   for (const GemmType& t : kGemmTypes) {
-    const bool ok = h.check("gemm", std::string(t.name) + " 96x80x112", check_gemm(gemm, t, 96, 80, 112),
-                            t.tolerance) &&
+    const bool ok = h.check("gemm", std::string(t.name) + " 96x80x112",
+                            check_gemm(gemm, t, 96, 80, 112), t.tolerance) &&
                     h.check("gemm", std::string(t.name) + " 257x129x255",
                             check_gemm(gemm, t, 257, 129, 255), t.tolerance);
     if (!ok) continue;
@@ -475,8 +488,8 @@ void run_gemms(Harness& h) {
       h.measure("gemm", params, kref::gemm_bytes(s.m, s.n, s.k, 1, bytes),
                 "(m*k + k*n + m*n) * batch * element_bytes", kref::gemm_flops(s.m, s.n, s.k, 1),
                 "2 * m * n * k * batch", [&] {
-                  gemm.run(t, static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1,
-                           a.get(), b.get(), c.get());
+                  gemm.run(t, static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k),
+                           1, a.get(), b.get(), c.get());
                 });
     }
   }
@@ -494,8 +507,8 @@ void run_interaction(Harness& h) {
     if (t.storage == Format::kBf16 || std::string(t.name) == "tf32") continue;  // fp32 and fp16
     {
       const int batch = 3, features = 27, dim = 16;
-      const std::vector<float> x = random_values(static_cast<std::size_t>(batch) * features * dim, 3,
-                                                 t.storage);
+      const std::vector<float> x =
+          random_values(static_cast<std::size_t>(batch) * features * dim, 3, t.storage);
       std::vector<float> want(static_cast<std::size_t>(batch) * features * features);
       kref::dot_interaction_ref(batch, features, dim, x.data(), want.data());
       std::vector<float> got;
@@ -520,18 +533,20 @@ void run_interaction(Harness& h) {
       }
     }
     const bool quick = h.options().quick;
-    const std::vector<std::int64_t> batches = quick ? std::vector<std::int64_t>{2048}
-                                                    : std::vector<std::int64_t>{2048, 8192, 32768};
+    const std::vector<std::int64_t> batches =
+        quick ? std::vector<std::int64_t>{2048} : std::vector<std::int64_t>{2048, 8192, 32768};
     const int bytes = kref::format_bytes(t.storage);
     for (std::int64_t batch : batches) {
       for (std::int64_t features : {27, 64, 128}) {
         for (std::int64_t dim : {64, 128}) {
-          DeviceBuffer<char> x(batch * features * dim * bytes), z(batch * features * features * bytes);
+          DeviceBuffer<char> x(batch * features * dim * bytes),
+              z(batch * features * features * bytes);
           CUDA_CHECK(cudaMemset(x.get(), 0, x.size()));
           JsonObject params;
           params.add("batch", batch).add("features", features).add("dim", dim).add("dtype", t.name);
           // As a GEMM m = n = F, k = D: bytes read X twice by the formula (A and B).
-          h.measure("dot_interaction", params, kref::gemm_bytes(features, features, dim, batch, bytes),
+          h.measure("dot_interaction", params,
+                    kref::gemm_bytes(features, features, dim, batch, bytes),
                     "(F*D + D*F + F*F) * batch * element_bytes",
                     kref::gemm_flops(features, features, dim, batch), "2 * F * F * D * batch", [&] {
                       gemm.run(t, static_cast<int>(features), static_cast<int>(features),
@@ -549,9 +564,10 @@ void run_interaction(Harness& h) {
 // One warp per bag (t, b); lanes stride over D; the bag's rows are summed in
 // lookup order in fp32 and written once in the weights' type.
 template <typename T>
-__global__ void tbe_forward_kernel(const T* __restrict__ weights, const std::int64_t* __restrict__ indices,
-                                   T* __restrict__ out, std::int64_t tables, std::int64_t rows,
-                                   std::int64_t dim, std::int64_t pooling, std::int64_t batch) {
+__global__ void tbe_forward_kernel(const T* __restrict__ weights,
+                                   const std::int64_t* __restrict__ indices, T* __restrict__ out,
+                                   std::int64_t tables, std::int64_t rows, std::int64_t dim,
+                                   std::int64_t pooling, std::int64_t batch) {
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (warp >= tables * batch) return;
@@ -590,15 +606,12 @@ __global__ void tbe_linearize_kernel(const std::int64_t* __restrict__ indices, s
 // One warp per touched row (grid-stride over runs): sum its gradients in
 // sorted (= lookup) order, then exact row-wise AdaGrad.
 template <typename T>
-__global__ void tbe_backward_adagrad_kernel(const std::int64_t* __restrict__ unique_rows,
-                                            const int* __restrict__ run_starts,
-                                            const int* __restrict__ run_lengths,
-                                            const int* __restrict__ num_runs,
-                                            const int* __restrict__ positions,
-                                            const T* __restrict__ grad_out, T* weights,
-                                            float* momentum, std::int64_t tables, std::int64_t dim,
-                                            std::int64_t pooling, std::int64_t batch,
-                                            float learning_rate, float eps) {
+__global__ void tbe_backward_adagrad_kernel(
+    const std::int64_t* __restrict__ unique_rows, const int* __restrict__ run_starts,
+    const int* __restrict__ run_lengths, const int* __restrict__ num_runs,
+    const int* __restrict__ positions, const T* __restrict__ grad_out, T* weights, float* momentum,
+    std::int64_t tables, std::int64_t dim, std::int64_t pooling, std::int64_t batch,
+    float learning_rate, float eps) {
   const int lane = threadIdx.x % 32;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / 32;
   const int runs = *num_runs;
@@ -624,7 +637,8 @@ __global__ void tbe_backward_adagrad_kernel(const std::int64_t* __restrict__ uni
     float sum_sq = 0;
 #pragma unroll
     for (int j = 0; j < kMaxChunks; ++j) sum_sq += grad[j] * grad[j];
-    for (int offset = 16; offset > 0; offset /= 2) sum_sq += __shfl_xor_sync(0xffffffffu, sum_sq, offset);
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum_sq += __shfl_xor_sync(0xffffffffu, sum_sq, offset);
     const std::int64_t row = unique_rows[run];
     const float m = momentum[row] + sum_sq / static_cast<float>(dim);
     __syncwarp();
@@ -672,11 +686,13 @@ struct Tbe {
     const int n = static_cast<int>(s.lookups());
     std::size_t sort_bytes = 0, rle_bytes = 0, scan_bytes = 0;
     CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.get(), sorted_keys.get(),
-                                               positions.get(), sorted_positions.get(), n, 0, end_bit));
+                                               positions.get(), sorted_positions.get(), n, 0,
+                                               end_bit));
     CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, sorted_keys.get(),
                                                   unique_rows.get(), run_lengths.get(),
                                                   num_runs.get(), n));
-    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, run_lengths.get(), run_starts.get(), n));
+    CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, run_lengths.get(), run_starts.get(), n));
     temp.resize(std::max({sort_bytes, rle_bytes, scan_bytes}));
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -723,7 +739,8 @@ template <typename T>
 void check_tbe(Harness& h, kref::IndexDistribution distribution) {
   const Format format = Storage<T>::format;
   const kref::TbeShape s{3, 50, 72, 5, 7};  // D = 72: a partial 32-lane chunk
-  const std::vector<std::int64_t> idx = kref::generate_indices(s.lookups(), s.rows, distribution, 1.2, 11);
+  const std::vector<std::int64_t> idx =
+      kref::generate_indices(s.lookups(), s.rows, distribution, 1.2, 11);
   Tbe<T> tbe(s, idx);
   const std::vector<float> w = random_values(tbe.weights.size(), 12, format);
   const std::vector<float> g = random_values(tbe.grad_out.size(), 13, format);
@@ -743,8 +760,8 @@ void check_tbe(Harness& h, kref::IndexDistribution distribution) {
   std::vector<float> m_ref(tbe.momentum.size(), 0.0f);
   for (int step = 0; step < 2; ++step) {
     tbe.backward(h.stream(), kLearningRate, kEps);
-    kref::tbe_backward_adagrad_ref(s, idx.data(), g.data(), format, kLearningRate, kEps, w_ref.data(),
-                                   m_ref.data());
+    kref::tbe_backward_adagrad_ref(s, idx.data(), g.data(), format, kLearningRate, kEps,
+                                   w_ref.data(), m_ref.data());
   }
   CUDA_CHECK(cudaStreamSynchronize(h.stream()));
   const double error = std::max(relative_error(decode_all<T>(tbe.weights.download()), w_ref),
@@ -771,8 +788,9 @@ template <typename T>
 void measure_tbe(Harness& h, const kref::TbeShape& s, kref::IndexDistribution distribution,
                  double alpha) {
   const Format format = Storage<T>::format;
-  const std::vector<std::int64_t> idx = kref::generate_indices(s.lookups(), s.rows, distribution, alpha,
-                                                               static_cast<std::uint64_t>(s.dim * 131 + s.pooling));
+  const std::vector<std::int64_t> idx =
+      kref::generate_indices(s.lookups(), s.rows, distribution, alpha,
+                             static_cast<std::uint64_t>(s.dim * 131 + s.pooling));
   Tbe<T> tbe(s, idx);
   // Weights and gradients: small values so repeated AdaGrad steps stay finite.
   CUDA_CHECK(cudaMemset(tbe.weights.get(), 0, tbe.weights.size() * sizeof(T)));
@@ -809,10 +827,10 @@ void run_tbe(Harness& h) {
   // FBGEMM's split_table_batched_embeddings_benchmark defaults: T = 32,
   // E = 100000, B = 512, L = 20, D = 128; the sweep varies D and L around them.
   const bool quick = h.options().quick;
-  const std::vector<std::int64_t> dims = quick ? std::vector<std::int64_t>{64, 128}
-                                               : std::vector<std::int64_t>{32, 64, 128, 192, 256};
-  const std::vector<std::int64_t> poolings = quick ? std::vector<std::int64_t>{1, 20}
-                                                   : std::vector<std::int64_t>{1, 4, 20, 64};
+  const std::vector<std::int64_t> dims =
+      quick ? std::vector<std::int64_t>{64, 128} : std::vector<std::int64_t>{32, 64, 128, 192, 256};
+  const std::vector<std::int64_t> poolings =
+      quick ? std::vector<std::int64_t>{1, 20} : std::vector<std::int64_t>{1, 4, 20, 64};
   const std::int64_t rows = quick ? 10000 : 100000;
   for (std::int64_t dim : dims) {
     for (std::int64_t pooling : poolings) {
@@ -823,7 +841,8 @@ void run_tbe(Harness& h) {
   }
   // Skewed indices hit in L2; measured for reference, not fitted by default.
   for (double alpha : {1.05, 1.2}) {
-    measure_tbe<__half>(h, kref::TbeShape{32, rows, 128, 20, 512}, kref::IndexDistribution::kZipf, alpha);
+    measure_tbe<__half>(h, kref::TbeShape{32, rows, 128, 20, 512}, kref::IndexDistribution::kZipf,
+                        alpha);
   }
 }
 
@@ -847,7 +866,8 @@ void run_launch(Harness& h) {
 
 void run_copies(Harness& h) {
   if (!h.wanted("copy")) return;
-  const std::int64_t max_bytes = h.options().quick ? (std::int64_t{1} << 24) : (std::int64_t{1} << 30);
+  const std::int64_t max_bytes =
+      h.options().quick ? (std::int64_t{1} << 24) : (std::int64_t{1} << 30);
   char* pinned = nullptr;
   CUDA_CHECK(cudaMallocHost(&pinned, max_bytes));
   DeviceBuffer<char> a(max_bytes), b(max_bytes);
@@ -881,10 +901,9 @@ void run_copies(Harness& h) {
       params.add("direction", d.name).add("size_bytes", bytes).add("host_memory", "pinned");
       // D2D reads and writes every byte; the others move each byte once over PCIe.
       const double moved = std::string(d.name) == "d2d" ? 2.0 * bytes : static_cast<double>(bytes);
-      h.measure("copy", params, moved, std::string(d.name) == "d2d" ? "2 * size (read + write)" : "size",
-                0, "none", [&] {
-                  CUDA_CHECK(cudaMemcpyAsync(d.dst, d.src, bytes, d.kind, h.stream()));
-                });
+      h.measure("copy", params, moved,
+                std::string(d.name) == "d2d" ? "2 * size (read + write)" : "size", 0, "none",
+                [&] { CUDA_CHECK(cudaMemcpyAsync(d.dst, d.src, bytes, d.kind, h.stream())); });
     }
   }
   cudaFreeHost(pinned);
@@ -895,7 +914,8 @@ void run_copies(Harness& h) {
 template <typename From, typename To>
 __global__ void convert_kernel(const From* __restrict__ in, To* __restrict__ out, std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
     out[i] = from_float<To>(to_float(in[i]));
   }
 }
@@ -903,15 +923,18 @@ __global__ void convert_kernel(const From* __restrict__ in, To* __restrict__ out
 __global__ void reduce_add_kernel(const float* __restrict__ a, const float* __restrict__ b,
                                   float* __restrict__ out, std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
     out[i] = a[i] + b[i];
   }
 }
 
 __global__ void adagrad_kernel(const float* __restrict__ grad, float* __restrict__ weight,
-                               float* __restrict__ state, std::int64_t n, float learning_rate, float eps) {
+                               float* __restrict__ state, std::int64_t n, float learning_rate,
+                               float eps) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
     const float g = grad[i];
     const float s = state[i] + g * g;
     state[i] = s;
@@ -920,11 +943,13 @@ __global__ void adagrad_kernel(const float* __restrict__ grad, float* __restrict
 }
 
 // Output-indexed permutations between [T][B][D] and [R][B/R][T][D].
-__global__ void a2a_pack_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t tables,
-                                std::int64_t batch, std::int64_t dim, bool unpack) {
+__global__ void a2a_pack_kernel(const float* __restrict__ in, float* __restrict__ out,
+                                std::int64_t tables, std::int64_t batch, std::int64_t dim,
+                                bool unpack) {
   const std::int64_t n = tables * batch * dim;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
     const std::int64_t d = i % dim;
     const std::int64_t t = (i / dim) % tables;
     // Packed index i = ((r * B/R + b) * T + t) * D + d, and r * B/R + b is the
@@ -946,7 +971,8 @@ struct Launch {
 };
 Launch streaming_launch(std::int64_t n, int sm_count) {
   // Enough blocks to fill every SM several times over, capped by the work.
-  const std::int64_t blocks = std::min<std::int64_t>((n + 255) / 256, static_cast<std::int64_t>(sm_count) * 32);
+  const std::int64_t blocks =
+      std::min<std::int64_t>((n + 255) / 256, static_cast<std::int64_t>(sm_count) * 32);
   return {static_cast<unsigned>(std::max<std::int64_t>(1, blocks)), 256};
 }
 
@@ -980,7 +1006,7 @@ void run_streaming(Harness& h) {
       return [&, sm_count](const void* in, void* out, std::int64_t n) {
         const Launch l = streaming_launch(n, sm_count);
         convert_kernel<From, To><<<l.grid, l.block, 0, stream>>>(static_cast<const From*>(in),
-                                                                   static_cast<To*>(out), n);
+                                                                 static_cast<To*>(out), n);
       };
     };
     const auto check_of = [&](auto from_tag, auto to_tag) {
@@ -991,8 +1017,9 @@ void run_streaming(Harness& h) {
         std::vector<float> x(check_n);
         kref::SplitMix64 rng(21);
         for (float& v : x) {
-          v = kref::round_to(Storage<From>::format,
-                             static_cast<float>((rng.uniform() * 2 - 1) * std::pow(2.0, rng.uniform() * 60 - 30)));
+          v = kref::round_to(
+              Storage<From>::format,
+              static_cast<float>((rng.uniform() * 2 - 1) * std::pow(2.0, rng.uniform() * 60 - 30)));
         }
         std::vector<float> want(x.size());
         kref::convert_ref(check_n, x.data(), Storage<To>::format, want.data());
@@ -1013,9 +1040,11 @@ void run_streaming(Harness& h) {
     };
     const Conversion conversions[] = {
         {"fp32", "fp16", 4, 2, launch_of(float{}, __half{}), check_of(float{}, __half{})},
-        {"fp32", "bf16", 4, 2, launch_of(float{}, __nv_bfloat16{}), check_of(float{}, __nv_bfloat16{})},
+        {"fp32", "bf16", 4, 2, launch_of(float{}, __nv_bfloat16{}),
+         check_of(float{}, __nv_bfloat16{})},
         {"fp16", "fp32", 2, 4, launch_of(__half{}, float{}), check_of(__half{}, float{})},
-        {"bf16", "fp32", 2, 4, launch_of(__nv_bfloat16{}, float{}), check_of(__nv_bfloat16{}, float{})},
+        {"bf16", "fp32", 2, 4, launch_of(__nv_bfloat16{}, float{}),
+         check_of(__nv_bfloat16{}, float{})},
     };
     DeviceBuffer<char> in(max_n * 4), out(max_n * 4);
     CUDA_CHECK(cudaMemset(in.get(), 0, in.size()));
@@ -1055,7 +1084,8 @@ void run_streaming(Harness& h) {
         h.measure("reduce_add", params, 12.0 * n, "12 * elements (read a, b; write out)",
                   static_cast<double>(n), "elements", [&] {
                     const Launch ln = streaming_launch(n, sm_count);
-                    reduce_add_kernel<<<ln.grid, ln.block, 0, stream>>>(x.get(), y.get(), z.get(), n);
+                    reduce_add_kernel<<<ln.grid, ln.block, 0, stream>>>(x.get(), y.get(), z.get(),
+                                                                        n);
                   });
       }
     }
@@ -1071,9 +1101,11 @@ void run_streaming(Harness& h) {
     ds.upload(s);
     kref::adagrad_step_ref(check_n, g.data(), kLearningRate, kEps, w.data(), s.data());
     const Launch l = streaming_launch(check_n, sm_count);
-    adagrad_kernel<<<l.grid, l.block, 0, stream>>>(dg.get(), dw.get(), ds.get(), check_n, kLearningRate, kEps);
+    adagrad_kernel<<<l.grid, l.block, 0, stream>>>(dg.get(), dw.get(), ds.get(), check_n,
+                                                   kLearningRate, kEps);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    const double error = std::max(relative_error(dw.download(), w), relative_error(ds.download(), s));
+    const double error =
+        std::max(relative_error(dw.download(), w), relative_error(ds.download(), s));
     if (h.check("adagrad_step", "fp32 10007 parameters", error, 1e-6)) {
       DeviceBuffer<float> x(max_n), y(max_n), z(max_n);
       CUDA_CHECK(cudaMemset(x.get(), 0, max_n * 4));
@@ -1104,15 +1136,16 @@ void run_streaming(Harness& h) {
     a2a_pack_kernel<<<4, 64, 0, stream>>>(dx.get(), dp.get(), tables, batch, dim, false);
     a2a_pack_kernel<<<4, 64, 0, stream>>>(dp.get(), du.get(), tables, batch, dim, true);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    const bool ok = h.check("a2a_pack", "T=5 B=12 D=7 R=4", relative_error(dp.download(), packed), 0.0) &&
-                    h.check("a2a_unpack", "T=5 B=12 D=7 R=4 round trip",
-                            relative_error(du.download(), x), 0.0);
+    const bool ok =
+        h.check("a2a_pack", "T=5 B=12 D=7 R=4", relative_error(dp.download(), packed), 0.0) &&
+        h.check("a2a_unpack", "T=5 B=12 D=7 R=4 round trip", relative_error(du.download(), x), 0.0);
     if (ok) {
       const std::int64_t max_elements = 32 * 16384 * 128;
       DeviceBuffer<float> in(max_elements), out(max_elements);
       CUDA_CHECK(cudaMemset(in.get(), 0, max_elements * 4));
-      const std::vector<std::int64_t> batches = h.options().quick ? std::vector<std::int64_t>{1024}
-                                                                  : std::vector<std::int64_t>{1024, 4096, 16384};
+      const std::vector<std::int64_t> batches = h.options().quick
+                                                    ? std::vector<std::int64_t>{1024}
+                                                    : std::vector<std::int64_t>{1024, 4096, 16384};
       for (bool unpack : {false, true}) {
         for (std::int64_t b : batches) {
           for (std::int64_t d : {64, 128}) {
@@ -1124,8 +1157,8 @@ void run_streaming(Harness& h) {
               h.measure(unpack ? "a2a_unpack" : "a2a_pack", params, 8.0 * elements,
                         "8 * T*B*D (read + write fp32)", 0, "none", [&] {
                           const Launch ln = streaming_launch(elements, sm_count);
-                          a2a_pack_kernel<<<ln.grid, ln.block, 0, stream>>>(in.get(), out.get(), 32, b, d,
-                                                                            unpack);
+                          a2a_pack_kernel<<<ln.grid, ln.block, 0, stream>>>(in.get(), out.get(), 32,
+                                                                            b, d, unpack);
                         });
             }
           }

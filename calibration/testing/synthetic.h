@@ -22,15 +22,15 @@ struct SyntheticTruth {
   double gemm_k_half = 96;
   double hbm_efficiency = 0.88;
   double embedding_hbm_efficiency = 0.62;
-  double launch_ns = 2400;           ///< per empty kernel
-  double event_overhead_ns = 1800;   ///< launch family intercept
+  double launch_ns = 2400;          ///< per empty kernel
+  double event_overhead_ns = 1800;  ///< launch family intercept
   double h2d_gbyte_per_s = 52;
   double d2h_gbyte_per_s = 49;
-  double d2d_gbyte_per_s = 1900;     ///< size / time (the suite's bytes are 2 x size)
+  double d2d_gbyte_per_s = 1900;  ///< size / time (the suite's bytes are 2 x size)
   double copy_latency_ns = 2100;
-  double stream_intercept_ns = 2600; ///< streaming kernels' fixed time
+  double stream_intercept_ns = 2600;  ///< streaming kernels' fixed time
   double tbe_intercept_ns = 6000;
-  double noise = 0.02;               ///< log-normal sigma
+  double noise = 0.02;  ///< log-normal sigma
   std::uint64_t seed = 42;
 };
 
