@@ -8,13 +8,15 @@
 #   environment.txt     nvidia-smi, nvcc --version, the commit
 #
 # Budget: the whole run fits in 8 minutes on one H200. Sizing (estimated
-# from datasheet rates, 5 warm-ups + 20 repetitions per point): ~230 GEMMs
-# (largest 8192^3 fp32 at ~50 TFLOP/s: 22 ms x 25) ~ 60 s; 45 TBE configs x 2
+# from datasheet rates, 5 warm-ups + 20 repetitions per point): 300 GEMMs
+# (75 shapes x 4 dtypes; the largest, 8192^3 fp32 at ~50 TFLOP/s, 22 ms x 25)
+# ~ 60 s; 42 TBE configs x 2
 # directions (32 tables x 100k rows, B = 512) ~ 15 s plus index generation;
 # 3 x 21 copies up to 1 GiB (H2D 1 GiB at ~50 GB/s: 21 ms x 25, the sum over
 # sizes twice the largest) ~ 3 s; streaming kernels up to 2^28 elements ~ 10 s;
-# builds ~2 minutes. --max-seconds 360 stops timing (never checking) if a
-# slower GPU runs long, and `timeout` bounds the whole run at 450 s.
+# builds ~2 minutes. --max-seconds 300 stops timing (never checking) if a
+# slower GPU runs long, and `timeout` bounds the run at 360 s, so build + run
+# stay within 8 minutes even then.
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -58,7 +60,7 @@ fi
 echo "built $binary" >&2
 
 status=0
-timeout 450 "$binary" --out "$out_dir/measurements.jsonl" --max-seconds "${ZX_MAX_SECONDS:-360}" \
+timeout 360 "$binary" --out "$out_dir/measurements.jsonl" --max-seconds "${ZX_MAX_SECONDS:-300}" \
   2> >(tee "$out_dir/suite.log" >&2) || status=$?
 echo "kernels_ref: exit status $status; results in $out_dir" >&2
 exit $status

@@ -370,6 +370,36 @@ JsonObject provenance() {
 
 // --- GEMM -------------------------------------------------------------------
 
+// Fills a buffer with values in [-1, 1) from a hash of the index. GEMM
+// operands must not be zeros: tensor cores draw less power on zeros and
+// clocks stay higher, which flatters the timing (a known pitfall of GEMM
+// benchmarks); random operands are what training sees.
+template <typename T>
+__global__ void fill_random_kernel(T* out, std::int64_t n, std::uint64_t seed) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    std::uint64_t z = static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ull + seed;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    out[i] = from_float<T>(static_cast<float>(z >> 40) * 0x1.0p-23f - 1.0f);
+  }
+}
+
+void fill_random(void* data, std::size_t bytes, Format format, std::uint64_t seed) {
+  const int element = kref::format_bytes(format);
+  const auto n = static_cast<std::int64_t>(bytes / element);
+  if (format == Format::kFp16) {
+    fill_random_kernel<<<1024, 256>>>(static_cast<__half*>(data), n, seed);
+  } else if (format == Format::kBf16) {
+    fill_random_kernel<<<1024, 256>>>(static_cast<__nv_bfloat16*>(data), n, seed);
+  } else {
+    fill_random_kernel<<<1024, 256>>>(static_cast<float*>(data), n, seed);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 struct GemmType {
   const char* name;
   cudaDataType_t data;
@@ -476,11 +506,9 @@ void run_gemms(Harness& h) {
       max_elements = std::max({max_elements, s.m * s.k, s.k * s.n, s.m * s.n});
     }
     const int bytes = kref::format_bytes(t.storage);
-    // Operands are left uninitialised beyond a fill: timing does not depend on values
-    // for dense GEMMs, except through denormals, which a zero fill avoids.
     DeviceBuffer<char> a(max_elements * bytes), b(max_elements * bytes), c(max_elements * bytes);
-    CUDA_CHECK(cudaMemset(a.get(), 0, a.size()));
-    CUDA_CHECK(cudaMemset(b.get(), 0, b.size()));
+    fill_random(a.get(), a.size(), t.storage, 1);
+    fill_random(b.get(), b.size(), t.storage, 2);
     for (const GemmShape& s : shapes) {
       JsonObject params;
       params.add("m", s.m).add("n", s.n).add("k", s.k).add("batch", std::int64_t{1});
@@ -541,7 +569,7 @@ void run_interaction(Harness& h) {
         for (std::int64_t dim : {64, 128}) {
           DeviceBuffer<char> x(batch * features * dim * bytes),
               z(batch * features * features * bytes);
-          CUDA_CHECK(cudaMemset(x.get(), 0, x.size()));
+          fill_random(x.get(), x.size(), t.storage, 3);
           JsonObject params;
           params.add("batch", batch).add("features", features).add("dim", dim).add("dtype", t.name);
           // As a GEMM m = n = F, k = D: bytes read X twice by the formula (A and B).
@@ -792,9 +820,10 @@ void measure_tbe(Harness& h, const kref::TbeShape& s, kref::IndexDistribution di
       kref::generate_indices(s.lookups(), s.rows, distribution, alpha,
                              static_cast<std::uint64_t>(s.dim * 131 + s.pooling));
   Tbe<T> tbe(s, idx);
-  // Weights and gradients: small values so repeated AdaGrad steps stay finite.
-  CUDA_CHECK(cudaMemset(tbe.weights.get(), 0, tbe.weights.size() * sizeof(T)));
-  CUDA_CHECK(cudaMemset(tbe.grad_out.get(), 0, tbe.grad_out.size() * sizeof(T)));
+  // Random weights and gradients in [-1, 1): row-wise AdaGrad keeps updates
+  // bounded (lr / sqrt(momentum)), so repeated steps stay finite.
+  fill_random(tbe.weights.get(), tbe.weights.size() * sizeof(T), format, 4);
+  fill_random(tbe.grad_out.get(), tbe.grad_out.size() * sizeof(T), format, 5);
   CUDA_CHECK(cudaMemset(tbe.momentum.get(), 0, tbe.momentum.size() * sizeof(float)));
   JsonObject params;
   params.add("tables", s.tables).add("rows", s.rows).add("dim", s.dim).add("pooling", s.pooling);
