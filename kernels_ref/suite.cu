@@ -708,6 +708,8 @@ struct Tbe {
         run_lengths(s.lookups()),
         run_starts(s.lookups()),
         num_runs(1) {
+    // The backward kernel keeps a row's gradient in registers, 8 x 32 lanes.
+    if (s.dim > 256) throw std::invalid_argument("TBE backward supports D <= 256");
     indices.upload(host_indices);
     end_bit = 1;
     while (end_bit < 63 && (std::int64_t{1} << end_bit) < s.tables * s.rows) ++end_bit;
