@@ -1,0 +1,604 @@
+// File: calibration/calibrate.cc
+//
+// The family fits, the hold-out split, the profile and the report; see
+// calibrate.h for the models. Every formula here restates one in
+// models/compute/cost_models.cc (which calibration may not link): the TBE
+// byte counts (32-byte sectors, int64 indices, two radix passes over 12-byte
+// keys) and the GEMM shape model (gemm_shape_model.h). Deterministic: points
+// are sorted by key before splitting and fitting, and the output does not
+// depend on the order of files or lines.
+
+#include "calibration/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "calibration/gemm_shape_model.h"
+#include "calibration/linear_fit.h"
+
+namespace zx::calibration {
+namespace {
+
+using models::DataType;
+using models::DeviceProfile;
+
+[[noreturn]] void refuse(const std::string& family, std::string message) {
+  throw InputError(Diagnostic{"calibration", family, std::move(message)});
+}
+
+using Points = std::vector<const Measurement*>;
+using Predictor = std::function<double(const Measurement&)>;
+
+// Sorted by key, then by time for repeated keys (the same shape measured
+// twice), so the split and the fit ignore the order of files and lines.
+Points sorted(Points points) {
+  std::sort(points.begin(), points.end(), [](const Measurement* a, const Measurement* b) {
+    const std::string ka = a->key(), kb = b->key();
+    if (ka != kb) return ka < kb;
+    if (a->median_ns != b->median_ns) return a->median_ns < b->median_ns;
+    return a->source < b->source;
+  });
+  return points;
+}
+
+struct Split {
+  Points fit;
+  Points held_out;
+};
+
+// Every n-th point (1-based: the n-th, 2n-th, ...) is held out.
+Split split(const Points& points, int every) {
+  Split s;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const bool held = every > 1 && (i + 1) % static_cast<std::size_t>(every) == 0;
+    (held ? s.held_out : s.fit).push_back(points[i]);
+  }
+  return s;
+}
+
+// Fills the quality fields of `report` from predictions on fit and held-out points.
+void evaluate(FamilyReport& report, const Points& fit, const Points& held_out,
+              const Predictor& predict) {
+  report.fit_points = fit.size();
+  double mean = 0;
+  for (const Measurement* m : fit) mean += m->median_ns;
+  if (!fit.empty()) mean /= static_cast<double>(fit.size());
+  double ss_res = 0, ss_tot = 0, sum_sq = 0;
+  for (const Measurement* m : fit) {
+    const double p = predict(*m);
+    const double rel = (p - m->median_ns) / m->median_ns;
+    ss_res += (p - m->median_ns) * (p - m->median_ns);
+    ss_tot += (m->median_ns - mean) * (m->median_ns - mean);
+    sum_sq += rel * rel;
+    report.max_relative_residual = std::max(report.max_relative_residual, std::abs(rel));
+  }
+  if (!fit.empty()) {
+    report.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : (ss_res == 0 ? 1.0 : 0.0);
+    report.rms_relative_residual = std::sqrt(sum_sq / static_cast<double>(fit.size()));
+  }
+  double sum_abs = 0;
+  for (const Measurement* m : held_out) {
+    PointPrediction p{m->source, m->key(), m->median_ns, predict(*m)};
+    sum_abs += std::abs(p.relative_error());
+    report.holdout_worst = std::max(report.holdout_worst, std::abs(p.relative_error()));
+    report.held_out.push_back(std::move(p));
+  }
+  if (!held_out.empty()) report.holdout_mape = sum_abs / static_cast<double>(held_out.size());
+}
+
+std::vector<double> column(const Points& points,
+                           const std::function<double(const Measurement&)>& f) {
+  std::vector<double> out;
+  out.reserve(points.size());
+  for (const Measurement* m : points) out.push_back(f(*m));
+  return out;
+}
+
+int storage_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
+std::int64_t sector_round(std::int64_t bytes) { return (bytes + 31) / 32 * 32; }
+
+// TBE traffic as cost_models.cc counts it (and kernels_ref reports it).
+struct TbeTraffic {
+  double gathered = 0;
+  double streamed = 0;
+};
+TbeTraffic tbe_traffic(const Measurement& m) {
+  const double lookups = m.number("tables") * m.number("batch") * m.number("pooling");
+  const auto dim = static_cast<std::int64_t>(m.number("dim"));
+  const double row =
+      static_cast<double>(sector_round(dim * storage_bytes(m.label("weight_dtype"))));
+  const double pooled = m.number("batch") * m.number("tables") * static_cast<double>(dim) *
+                        storage_bytes(m.label("output_dtype"));
+  const double index_bytes = m.number("index_bytes");
+  TbeTraffic t;
+  if (m.kernel == "tbe_forward") {
+    t.gathered = lookups * row;
+    t.streamed = lookups * index_bytes + pooled;
+  } else {
+    t.gathered = lookups * (2 * row + 2 * 32.0);
+    t.streamed = pooled + lookups * index_bytes + lookups * 12.0 * 2 * 2;
+  }
+  return t;
+}
+
+Points select(const MeasurementSet& set, const std::function<bool(const Measurement&)>& keep) {
+  Points out;
+  for (const Measurement& m : set.measurements) {
+    if (keep(m)) out.push_back(&m);
+  }
+  return sorted(std::move(out));
+}
+
+std::string percent(double fraction) { return fmt::format("{:.2f}%", 100.0 * fraction); }
+
+// State shared by the fits, in the order they run.
+struct Fitter {
+  const MeasurementSet& set;
+  const CalibrationOptions& options;
+  DeviceProfile profile;
+  CalibrationResult result;
+  double hbm_bytes_per_ns = 0;  // peak HBM, bytes per ns (= GB/s)
+  double launch_ns = 0;
+  double stream_intercept_ns = 0;
+  double stream_bytes_per_ns = 0;
+
+  void add(FamilyReport report) { result.families.push_back(std::move(report)); }
+
+  void fit_launch() {
+    const Points points = select(set, [](const Measurement& m) { return m.kernel == "launch"; });
+    const Split s = split(points, options.holdout_every);
+    const LinearFit f =
+        fit_linear(column(s.fit, [](const Measurement& m) { return m.number("kernels"); }),
+                   column(s.fit, [](const Measurement& m) { return m.median_ns; }), "launch",
+                   options.min_points);
+    if (!(f.slope > 0))
+      refuse("launch", fmt::format("expected a positive time per launch, fitted {} ns", f.slope));
+    launch_ns = f.slope;
+    FamilyReport r;
+    r.family = "launch";
+    r.parameters = fmt::format("kernel_launch = {:.1f} ns per kernel (event overhead {:.1f} ns)",
+                               f.slope, f.intercept);
+    evaluate(r, s.fit, s.held_out,
+             [f](const Measurement& m) { return f.predict(m.number("kernels")); });
+    add(std::move(r));
+  }
+
+  // Returns GB/s; `required` copies refuse, others report.
+  double fit_copy(const std::string& direction, bool required) {
+    const std::string family = "copy " + direction;
+    const Points points = select(set, [&](const Measurement& m) {
+      return m.kernel == "copy" && m.label("direction") == direction;
+    });
+    FamilyReport r;
+    r.family = family;
+    try {
+      const Split s = split(points, options.holdout_every);
+      const LinearFit f =
+          fit_linear(column(s.fit, [](const Measurement& m) { return m.number("size_bytes"); }),
+                     column(s.fit, [](const Measurement& m) { return m.median_ns; }), family,
+                     options.min_points);
+      if (!(f.slope > 0))
+        refuse(family, fmt::format("expected a positive time per byte, fitted {}", f.slope));
+      r.parameters =
+          fmt::format("bandwidth = {:.2f} GB/s, latency = {:.0f} ns", 1.0 / f.slope, f.intercept);
+      evaluate(r, s.fit, s.held_out,
+               [f](const Measurement& m) { return f.predict(m.number("size_bytes")); });
+      add(std::move(r));
+      return 1.0 / f.slope;
+    } catch (const InputError& e) {
+      if (required) throw;
+      r.refused = e.what();
+      add(std::move(r));
+      return 0;
+    }
+  }
+
+  void fit_streaming() {
+    const Points points = select(set, [](const Measurement& m) {
+      return m.kernel == "convert" || m.kernel == "reduce_add";
+    });
+    const Split s = split(points, options.holdout_every);
+    const LinearFit f = fit_linear(column(s.fit, [](const Measurement& m) { return m.bytes; }),
+                                   column(s.fit, [](const Measurement& m) { return m.median_ns; }),
+                                   "streaming (convert, reduce_add)", options.min_points);
+    if (!(f.slope > 0))
+      refuse("streaming", fmt::format("expected a positive time per byte, fitted {}", f.slope));
+    stream_bytes_per_ns = 1.0 / f.slope;
+    stream_intercept_ns = f.intercept;
+    const double efficiency = stream_bytes_per_ns / hbm_bytes_per_ns;
+    if (!(efficiency > 0 && efficiency <= 1)) {
+      refuse("streaming",
+             fmt::format("expected hbm_efficiency in (0, 1], fitted {:.3f} ({:.0f} GB/s of a "
+                         "{:.0f} GB/s peak in profile '{}')",
+                         efficiency, stream_bytes_per_ns, hbm_bytes_per_ns, options.base_profile));
+    }
+    profile.hbm_efficiency = efficiency;
+    FamilyReport r;
+    r.family = "streaming";
+    r.parameters = fmt::format("hbm_efficiency = {:.4f} ({:.0f} GB/s), intercept {:.0f} ns",
+                               efficiency, stream_bytes_per_ns, f.intercept);
+    const Predictor predict = [f](const Measurement& m) { return f.predict(m.bytes); };
+    evaluate(r, s.fit, s.held_out, predict);
+    add(std::move(r));
+    for (const char* kernel : {"adagrad_step", "a2a_pack", "a2a_unpack"}) {
+      const Points v = select(set, [&](const Measurement& m) { return m.kernel == kernel; });
+      if (v.empty()) continue;
+      FamilyReport vr;
+      vr.family = std::string(kernel) + " (validation)";
+      vr.validation = true;
+      vr.parameters = "streaming fit";
+      evaluate(vr, {}, v, predict);
+      add(std::move(vr));
+    }
+  }
+
+  void fit_embedding() {
+    std::size_t excluded = 0;
+    const Points points = select(set, [&](const Measurement& m) {
+      const bool tbe = m.kernel == "tbe_forward" || m.kernel == "tbe_backward_adagrad";
+      if (tbe && m.label("distribution") != "uniform" && !options.fit_zipf) {
+        ++excluded;
+        return false;
+      }
+      return tbe;
+    });
+    const Split s = split(points, options.holdout_every);
+    // y = t - streamed / streaming bandwidth = c + gathered x (1 / gather bandwidth),
+    // weighted by 1 / t so residuals are relative to the measured time.
+    const auto streamed_ns = [this](const Measurement& m) {
+      return tbe_traffic(m).streamed / stream_bytes_per_ns;
+    };
+    const LinearFit f = fit_linear_weighted(
+        column(s.fit, [](const Measurement& m) { return tbe_traffic(m).gathered; }),
+        column(s.fit, [&](const Measurement& m) { return m.median_ns - streamed_ns(m); }),
+        column(s.fit, [](const Measurement& m) { return 1.0 / m.median_ns; }), "embedding",
+        options.min_points);
+    if (!(f.slope > 0))
+      refuse("embedding",
+             fmt::format("expected a positive time per gathered byte, fitted {}", f.slope));
+    const double efficiency = 1.0 / f.slope / hbm_bytes_per_ns;
+    if (!(efficiency <= 1)) {
+      refuse("embedding",
+             fmt::format("expected embedding_hbm_efficiency in (0, 1], fitted {:.3f}: the gathers "
+                         "ran faster than peak HBM (rows cached in L2? use uniform indices and "
+                         "tables larger than L2)",
+                         efficiency));
+    }
+    profile.embedding_hbm_efficiency = efficiency;
+    const Predictor predict = [f, streamed_ns](const Measurement& m) {
+      return f.predict(tbe_traffic(m).gathered) + streamed_ns(m);
+    };
+    FamilyReport r;
+    r.family = "embedding";
+    r.excluded_points = excluded;
+    r.parameters =
+        fmt::format("embedding_hbm_efficiency = {:.4f} ({:.0f} GB/s gathered), intercept {:.0f} ns",
+                    efficiency, 1.0 / f.slope, f.intercept);
+    evaluate(r, s.fit, s.held_out, predict);
+    add(std::move(r));
+    // The implied efficiency of each point: its gather time with the fitted
+    // intercept and streaming time taken off.
+    for (const Measurement* m : points) {
+      const TbeTraffic t = tbe_traffic(*m);
+      const double gather_ns = m->median_ns - f.intercept - streamed_ns(*m);
+      const std::string key = fmt::format("{} {} D={} L={}", m->kernel, m->label("weight_dtype"),
+                                          m->number("dim"), m->number("pooling"));
+      result.embedding_efficiency_by_shape[key] =
+          gather_ns > 0 ? t.gathered / gather_ns / hbm_bytes_per_ns : 0;
+    }
+  }
+
+  double quantisation(const Measurement& m) const {
+    return gemm_quantisation(static_cast<std::int64_t>(m.number("m")),
+                             static_cast<std::int64_t>(m.number("n")),
+                             static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
+                             profile.gemm_tile_m, profile.gemm_tile_n);
+  }
+
+  void fit_gemm(const std::string& dtype, bool required) {
+    const std::string family = "gemm " + dtype;
+    FamilyReport r;
+    r.family = family;
+    std::size_t excluded = 0;
+    const Points points = select(set, [&](const Measurement& m) {
+      if (m.kernel != "gemm" || m.label("dtype") != dtype) return false;
+      if (m.median_ns < options.gemm_min_time_ns) {
+        ++excluded;
+        return false;
+      }
+      return true;
+    });
+    r.excluded_points = excluded;
+    try {
+      const double peak_per_ns = profile.peak_flops(models::parse_data_type(dtype)) * 1e-9;
+      const Split s = split(points, options.holdout_every);
+      // Q / e = 1/ce + (k_half / ce) x (1/k), with e = flops / (t x peak).
+      const auto measured_efficiency = [&](const Measurement& m) {
+        return m.flops / (m.median_ns * peak_per_ns);
+      };
+      const LinearFit f = fit_linear(
+          column(s.fit, [](const Measurement& m) { return 1.0 / m.number("k"); }),
+          column(s.fit,
+                 [&](const Measurement& m) { return quantisation(m) / measured_efficiency(m); }),
+          family, options.min_points);
+      if (!(f.intercept > 0))
+        refuse(family,
+               fmt::format("expected a positive 1/compute_efficiency, fitted {}", f.intercept));
+      const double ce = 1.0 / f.intercept;
+      const double k_half = f.slope / f.intercept;
+      if (!(ce <= 1)) {
+        refuse(family,
+               fmt::format(
+                   "expected compute_efficiency in (0, 1], fitted {:.3f} (is the base profile's "
+                   "{} peak right for this GPU?)",
+                   ce, dtype));
+      }
+      if (!(k_half >= 0)) {
+        refuse(family,
+               fmt::format("expected gemm_k_half >= 0, fitted {:.1f}: efficiency falls with K",
+                           k_half));
+      }
+      result.gemm_by_dtype[dtype] = {ce, k_half};
+      r.parameters = fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}", ce, k_half);
+      evaluate(r, s.fit, s.held_out, [this, ce, k_half, peak_per_ns](const Measurement& m) {
+        const double k = m.number("k");
+        return m.flops / (peak_per_ns * ce * quantisation(m) * k / (k + k_half));
+      });
+      add(std::move(r));
+    } catch (const InputError& e) {
+      if (required) throw;
+      r.refused = e.what();
+      add(std::move(r));
+    } catch (const std::invalid_argument& e) {  // no peak for this dtype in the base profile
+      if (required) refuse(family, e.what());
+      r.refused = e.what();
+      add(std::move(r));
+    }
+  }
+
+  // The dot interaction as the cost model prices it: a batched GEMM's
+  // roofline (compute with the fitted GEMM parameters, memory at the fitted
+  // streaming bandwidth) plus one launch.
+  void validate_interaction() {
+    for (const auto& [dtype, params] : result.gemm_by_dtype) {
+      const Points v = select(set, [&](const Measurement& m) {
+        return m.kernel == "dot_interaction" && m.label("dtype") == dtype;
+      });
+      if (v.empty()) continue;
+      const double peak_per_ns = profile.peak_flops(models::parse_data_type(dtype)) * 1e-9;
+      const auto [ce, k_half] = params;
+      FamilyReport r;
+      r.family = "dot_interaction " + dtype + " (validation)";
+      r.validation = true;
+      r.parameters = "gemm " + dtype + " and streaming fits";
+      evaluate(r, {}, v, [&, ce = ce, k_half = k_half](const Measurement& m) {
+        const auto f = static_cast<std::int64_t>(m.number("features"));
+        const double k = m.number("dim");
+        const double q =
+            gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
+                              profile.gemm_tile_m, profile.gemm_tile_n);
+        const double compute = m.flops / (peak_per_ns * ce * q * k / (k + k_half));
+        return std::max(compute, m.bytes / stream_bytes_per_ns) + launch_ns;
+      });
+      add(std::move(r));
+    }
+  }
+};
+
+std::string join_unique(const std::vector<std::string>& values) {
+  std::set<std::string> seen;
+  std::string out;
+  for (const std::string& v : values) {
+    if (v.empty() || !seen.insert(v).second) continue;
+    if (!out.empty()) out += ", ";
+    out += v;
+  }
+  return out.empty() ? "unknown" : out;
+}
+
+std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
+                          const CalibrationOptions& o, const nlohmann::ordered_json& provenance) {
+  std::ostringstream md;
+  md << "# Calibration report: " << r.profile.name << "\n\n";
+  md << "Generated by zionsim calibration (calibration/calibrate.h) from " << r.measurements
+     << " measurements in " << set.files.size() << " file(s); " << set.checks_passed
+     << " kernel checks against CPU references passed, " << set.checks_failed << " failed.\n\n";
+  md << "## Provenance\n\n| | |\n|---|---|\n";
+  for (const auto& [key, value] : provenance.items()) {
+    if (value.is_object() || value.is_array()) continue;
+    md << "| " << key << " | " << (value.is_string() ? value.get<std::string>() : value.dump())
+       << " |\n";
+  }
+  md << "\n## Fitted profile parameters\n\n| parameter | value |\n|---|---|\n";
+  md << fmt::format("| compute_efficiency ({}) | {:.4f} |\n", o.gemm_dtype,
+                    r.profile.compute_efficiency);
+  md << fmt::format("| gemm_k_half ({}) | {:.1f} |\n", o.gemm_dtype, r.profile.gemm_k_half);
+  md << fmt::format("| hbm_efficiency | {:.4f} |\n", r.profile.hbm_efficiency);
+  md << fmt::format("| embedding_hbm_efficiency | {:.4f} |\n", r.profile.embedding_hbm_efficiency);
+  md << fmt::format("| kernel_launch_ns | {:.1f} |\n",
+                    static_cast<double>(r.profile.kernel_launch.count_ps()) / 1e3);
+  md << fmt::format("| host_to_device_gbyte_per_s | {:.2f} |\n",
+                    static_cast<double>(r.profile.host_to_device_bandwidth.count()) / 1e9);
+  md << "\nNot measured (from base profile '" << o.base_profile
+     << "'): peak FLOP/s per dtype, HBM bandwidth and capacity, GEMM tiles.\n";
+  md << "\n## Fits and hold-out errors\n\n";
+  md << "Hold-out rule: within each fitted family, points sorted by kernel and parameters; every "
+     << o.holdout_every
+     << "th point is held out of the fit and predicted. Validation families are "
+        "never fitted: all their points are predicted from the other fits.\n\n";
+  md << "| family | parameters | fit points | excluded | R^2 | rms rel. residual | max rel. "
+        "residual | "
+        "held out | hold-out MAPE | worst |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const FamilyReport& f : r.families) {
+    if (!f.refused.empty()) {
+      md << "| " << f.family << " | not fitted: " << f.refused << " | | | | | | | | |\n";
+      continue;
+    }
+    md << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", f.family,
+                      f.parameters, f.validation ? "-" : std::to_string(f.fit_points),
+                      f.excluded_points, f.validation ? "-" : fmt::format("{:.4f}", f.r_squared),
+                      f.validation ? "-" : percent(f.rms_relative_residual),
+                      f.validation ? "-" : percent(f.max_relative_residual), f.held_out.size(),
+                      f.held_out.empty() ? "-" : percent(f.holdout_mape),
+                      f.held_out.empty() ? "-" : percent(f.holdout_worst));
+  }
+  if (!r.gemm_by_dtype.empty()) {
+    md << "\n## GEMM efficiency by dtype\n\n| dtype | compute_efficiency | gemm_k_half "
+          "|\n|---|---|---|\n";
+    for (const auto& [dtype, p] : r.gemm_by_dtype)
+      md << fmt::format("| {} | {:.4f} | {:.1f} |\n", dtype, p.first, p.second);
+  }
+  if (!r.embedding_efficiency_by_shape.empty()) {
+    md << "\n## Embedding gather efficiency by kernel, dtype, D and L\n\n"
+          "Each point's gather time (measured time less the fitted intercept and its streamed "
+          "bytes at the "
+          "fitted streaming bandwidth) as a fraction of peak HBM bandwidth.\n\n"
+          "| kernel, weights, D, L | implied efficiency |\n|---|---|\n";
+    for (const auto& [key, e] : r.embedding_efficiency_by_shape)
+      md << fmt::format("| {} | {:.3f} |\n", key, e);
+  }
+  md << "\n## Held-out points: predicted vs measured\n\n"
+        "| family | point | measured ns | predicted ns | error |\n|---|---|---|---|---|\n";
+  for (const FamilyReport& f : r.families) {
+    for (const PointPrediction& p : f.held_out) {
+      md << fmt::format("| {} | {} ({}) | {:.0f} | {:.0f} | {} |\n", f.family, p.key, p.source,
+                        p.measured_ns, p.predicted_ns, percent(p.relative_error()));
+    }
+  }
+  return md.str();
+}
+
+}  // namespace
+
+const FamilyReport* CalibrationResult::family(std::string_view name) const {
+  for (const FamilyReport& f : families) {
+    if (f.family == name) return &f;
+  }
+  return nullptr;
+}
+
+CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions& options) {
+  if (options.holdout_every == 1 || options.holdout_every < 0) {
+    throw InputError(Diagnostic{
+        "calibration", "options",
+        fmt::format("expected holdout_every 0 (none) or >= 2, got {}", options.holdout_every)});
+  }
+  Fitter f{set, options, models::builtin_device_profile(options.base_profile), {}};
+  f.profile.name =
+      options.profile_name.empty() ? options.base_profile + "-calibrated" : options.profile_name;
+  // The measured GPU's SM count drives wave quantisation.
+  std::set<int> sm_counts;
+  for (const Provenance& p : set.provenances) {
+    if (p.sm_count > 0) sm_counts.insert(p.sm_count);
+  }
+  if (sm_counts.size() > 1) {
+    throw InputError(
+        Diagnostic{"calibration", "provenance",
+                   fmt::format("expected measurements of one GPU model, found SM counts {}",
+                               fmt::join(sm_counts, ", "))});
+  }
+  if (!sm_counts.empty()) f.profile.sm_count = *sm_counts.begin();
+  f.hbm_bytes_per_ns = static_cast<double>(f.profile.hbm_bandwidth.count()) * 1e-9;
+  f.result.measurements = set.measurements.size();
+
+  f.fit_launch();
+  const double h2d = f.fit_copy("h2d", /*required=*/true);
+  f.fit_copy("d2h", /*required=*/false);
+  f.fit_copy("d2d", /*required=*/false);
+  f.fit_streaming();
+  f.fit_embedding();
+  for (const std::string dtype : {"bf16", "fp16", "tf32", "fp32"})
+    f.fit_gemm(dtype, dtype == options.gemm_dtype);
+  f.validate_interaction();
+
+  const auto [ce, k_half] = f.result.gemm_by_dtype.at(options.gemm_dtype);
+  f.profile.compute_efficiency = ce;
+  f.profile.gemm_k_half = k_half;
+  f.profile.kernel_launch = sim::Duration::from_ns_ceil(f.launch_ns);
+  f.profile.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);
+
+  std::vector<std::string> gpus, drivers, cudas, commits, dates;
+  for (const Provenance& p : set.provenances) {
+    gpus.push_back(p.gpu);
+    drivers.push_back(p.driver_version);
+    cudas.push_back(p.cuda_runtime_version);
+    commits.push_back(p.git_commit);
+    dates.push_back(p.date);
+  }
+  f.profile.description = fmt::format(
+      "{} as calibrated from {} kernels_ref measurements ({}, kernels_ref {})", join_unique(gpus),
+      set.measurements.size(), options.base_profile, join_unique(commits));
+  nlohmann::ordered_json provenance;
+  provenance["tool"] = "zionsim calibration";
+  provenance["gpu"] = join_unique(gpus);
+  provenance["sm_count"] = f.profile.sm_count;
+  provenance["driver_version"] = join_unique(drivers);
+  provenance["cuda_runtime_version"] = join_unique(cudas);
+  provenance["kernels_ref_commit"] = join_unique(commits);
+  provenance["date"] = options.date.empty() ? join_unique(dates) : options.date;
+  provenance["base_profile"] = options.base_profile;
+  provenance["gemm_dtype"] = options.gemm_dtype;
+  provenance["holdout"] = fmt::format(
+      "every {}th point per family, sorted by kernel and parameters", options.holdout_every);
+  provenance["measurements"] = set.measurements.size();
+  provenance["checks_passed"] = set.checks_passed;
+  provenance["checks_failed"] = set.checks_failed;
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const std::string& file : set.files) files.push_back(file);
+  provenance["files"] = files;
+  nlohmann::ordered_json fits = nlohmann::ordered_json::object();
+  for (const FamilyReport& r : f.result.families) {
+    if (!r.refused.empty()) {
+      fits[r.family] = {{"refused", r.refused}};
+      continue;
+    }
+    nlohmann::ordered_json fit;
+    fit["parameters"] = r.parameters;
+    if (!r.validation) {
+      fit["fit_points"] = r.fit_points;
+      fit["r_squared"] = r.r_squared;
+    }
+    fit["held_out_points"] = r.held_out.size();
+    fit["holdout_mape"] = r.holdout_mape;
+    fit["holdout_worst"] = r.holdout_worst;
+    fits[r.family] = fit;
+  }
+  provenance["fits"] = fits;
+
+  nlohmann::ordered_json profile_json =
+      nlohmann::ordered_json::parse(models::device_profile_to_json(f.profile));
+  profile_json["provenance"] = provenance;
+  f.result.profile_json = profile_json.dump(2) + "\n";
+  // What the simulator will read: the file as parsed, not the struct in hand.
+  f.result.profile = models::parse_device_profile(f.result.profile_json, "<calibrated profile>");
+  f.result.report_markdown = render_report(f.result, set, options, provenance);
+  return std::move(f.result);
+}
+
+CalibrationResult calibrate(const std::vector<std::string>& measurement_paths,
+                            const CalibrationOptions& options) {
+  const MeasurementSet set = read_measurements(measurement_paths);
+  return calibrate(set, options);
+}
+
+void write_calibration(const CalibrationResult& result, const std::string& profile_path,
+                       const std::string& report_path) {
+  const auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out.good()) throw InputError(Diagnostic{path, "", "cannot write the file"});
+  };
+  write(profile_path, result.profile_json);
+  if (!report_path.empty()) write(report_path, result.report_markdown);
+}
+
+}  // namespace zx::calibration

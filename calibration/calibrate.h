@@ -1,0 +1,124 @@
+// File: calibration/calibrate.h
+//
+// The calibration pipeline: kernels_ref measurements in, a DeviceProfile
+// (models/compute/device_profile.h, schema_version 1, with provenance) and a
+// Markdown report out. Each kernel family is reduced to a weighted linear
+// least-squares fit of the cost model's own formula (cost_models.h):
+//
+//   launch      t = c + n x kernel_launch                     (n empty kernels)
+//   copy        t = latency + size / bandwidth                (per direction;
+//                                                              h2d -> host_to_device)
+//   streaming   t = c + bytes / (hbm x hbm_efficiency)        (convert + reduce_add)
+//   embedding   t = c + gathered / (hbm x embedding_hbm_efficiency)
+//                     + streamed / (hbm x hbm_efficiency)     (TBE fwd + bwd, uniform)
+//   gemm        t = 2mnk / (peak x compute_efficiency x Q(m, n) x k / (k + k_half))
+//               fitted per dtype as Q / e = 1/ce + (k_half/ce) (1/k), e the
+//               measured efficiency; the profile takes options.gemm_dtype's.
+//
+// Validation families use the fitted parameters and are never fitted:
+// adagrad_step and a2a_pack/unpack (streaming), dot_interaction (GEMM
+// roofline). Hold-out: each fitted family's points are sorted by
+// Measurement::key() (kernel and parameters, so the split does not depend
+// on file order) and every `holdout_every`-th (the 5th, 10th, ...) is held
+// out of the fit and predicted; the report gives the mean absolute
+// percentage error and the worst point per family.
+//
+// A fit that has too few points, fewer than two distinct x, or gives a
+// parameter outside its meaning (an efficiency above 1, a negative k_half)
+// throws zx::InputError naming the family: no parameter is made up.
+
+#ifndef ZIONSIM_CALIBRATION_CALIBRATE_H_
+#define ZIONSIM_CALIBRATION_CALIBRATE_H_
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "calibration/measurement.h"
+#include "models/compute/device_profile.h"
+
+namespace zx::calibration {
+
+struct CalibrationOptions {
+  /// Built-in profile giving what is not measured: peaks, HBM bandwidth and
+  /// capacity, GEMM tiles.
+  std::string base_profile = "h200";
+  /// Name of the written profile; empty: "<base_profile>-calibrated".
+  std::string profile_name;
+  /// The GEMM dtype whose compute_efficiency and k_half go into the profile
+  /// (the profile has one; DLRM MLPs run in bf16). Every dtype is reported.
+  std::string gemm_dtype = "bf16";
+  /// Every n-th point of each fitted family (sorted by key) is held out; 0: none.
+  int holdout_every = 5;
+  /// Fewest points a fit accepts.
+  std::size_t min_points = 3;
+  /// GEMMs faster than this are launch-dominated and left out of the fit.
+  double gemm_min_time_ns = 20e3;
+  /// Fit embeddings on Zipf-distributed indices too (they hit in L2, which
+  /// the cost model does not describe); default: uniform only.
+  bool fit_zipf = false;
+  /// Date recorded in the provenance; empty: the measurement runs' dates.
+  std::string date;
+};
+
+/// One predicted point.
+struct PointPrediction {
+  std::string source;  ///< file:line
+  std::string key;     ///< Measurement::key()
+  double measured_ns = 0;
+  double predicted_ns = 0;
+  double relative_error() const { return (predicted_ns - measured_ns) / measured_ns; }
+};
+
+/// One family's fit (or validation) and its errors.
+struct FamilyReport {
+  std::string family;       ///< "gemm bf16", "embedding", "copy h2d", ...
+  bool validation = false;  ///< predicted with other families' parameters, not fitted
+  std::string parameters;   ///< "compute_efficiency = 0.712, gemm_k_half = 84.1"
+  std::string refused;      ///< why an optional fit was not made; empty when fitted
+  std::size_t fit_points = 0;
+  std::size_t excluded_points = 0;  ///< left out by a stated rule (GEMM time floor, Zipf)
+  /// On the fit points, in measured time: R^2 and relative residuals.
+  double r_squared = 0;
+  double rms_relative_residual = 0;
+  double max_relative_residual = 0;
+  /// On the held-out points (all points for a validation family).
+  std::vector<PointPrediction> held_out;
+  double holdout_mape = 0;   ///< fraction: 0.05 is 5%
+  double holdout_worst = 0;  ///< largest |relative error|
+};
+
+struct CalibrationResult {
+  models::DeviceProfile profile;  ///< as parse_device_profile reads profile_json back
+  std::string profile_json;       ///< schema_version 1, with "provenance"
+  std::string report_markdown;
+  std::vector<FamilyReport> families;
+  std::size_t measurements = 0;
+  /// compute_efficiency and gemm_k_half of every fitted GEMM dtype.
+  std::map<std::string, std::pair<double, double>> gemm_by_dtype;
+  /// Implied embedding_hbm_efficiency per (kernel, weight dtype, D, L): the
+  /// bandwidth "as a function of D, L and dtype" the report tabulates.
+  std::map<std::string, double> embedding_efficiency_by_shape;
+
+  /// The family named `name`, or nullptr.
+  const FamilyReport* family(std::string_view name) const;
+};
+
+/// Calibrates from measurements already read.
+CalibrationResult calibrate(const MeasurementSet& measurements, const CalibrationOptions& options);
+
+/// Reads `measurement_paths` (files, or directories of *.jsonl) and calibrates.
+/// Throws zx::InputError for bad files and refused fits.
+CalibrationResult calibrate(const std::vector<std::string>& measurement_paths,
+                            const CalibrationOptions& options);
+
+/// Writes the profile and, when report_path is not empty, the report.
+/// Throws zx::InputError if a file cannot be written.
+void write_calibration(const CalibrationResult& result, const std::string& profile_path,
+                       const std::string& report_path);
+
+}  // namespace zx::calibration
+
+#endif  // ZIONSIM_CALIBRATION_CALIBRATE_H_

@@ -1,0 +1,205 @@
+// File: calibration/calibrate_test.cc
+//
+// The calibration pipeline on synthetic measurements (testing/synthetic.h):
+// times generated from known parameters by the cost model's formulas with 2%
+// log-normal noise from std::mt19937_64(42). Expectations:
+//   - every fitted parameter comes back within a tolerance set by the noise
+//     (2% per point over tens of points: ~1% on efficiencies; K_half, an
+//     inverse-K effect seen mostly in the K sweep, within 15%);
+//   - the hold-out MAPE of every fitted family is below 3% (the noise
+//     alone gives E|exp(0.02 z) - 1| ~ 1.6%) and validation families, priced
+//     by the same formulas, below 5%;
+//   - the written profile parses back (parse_device_profile) to the same
+//     parameters, with provenance;
+//   - the result does not depend on line order; degenerate families are errors.
+
+#include "calibration/calibrate.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "calibration/testing/synthetic.h"
+#include "models/compute/device_profile.h"
+
+namespace zx::calibration {
+namespace {
+
+using testing::synthetic_measurements;
+using testing::SyntheticTruth;
+
+CalibrationResult run(const std::string& text, const CalibrationOptions& options = {}) {
+  return calibrate(parse_measurements(text, "synthetic.jsonl"), options);
+}
+
+TEST(Calibrate, RecoversKnownParameters) {
+  const SyntheticTruth truth;
+  const CalibrationResult r = run(synthetic_measurements(truth));
+  const models::DeviceProfile& p = r.profile;
+  EXPECT_NEAR(p.compute_efficiency, truth.compute_efficiency, 0.01 * truth.compute_efficiency);
+  EXPECT_NEAR(p.gemm_k_half, truth.gemm_k_half, 0.15 * truth.gemm_k_half);
+  EXPECT_NEAR(p.hbm_efficiency, truth.hbm_efficiency, 0.01 * truth.hbm_efficiency);
+  EXPECT_NEAR(p.embedding_hbm_efficiency, truth.embedding_hbm_efficiency,
+              0.02 * truth.embedding_hbm_efficiency);
+  EXPECT_NEAR(static_cast<double>(p.kernel_launch.count_ps()) / 1e3, truth.launch_ns,
+              0.03 * truth.launch_ns);
+  EXPECT_NEAR(static_cast<double>(p.host_to_device_bandwidth.count()) / 1e9, truth.h2d_gbyte_per_s,
+              0.02 * truth.h2d_gbyte_per_s);
+  EXPECT_EQ(p.sm_count, truth.sm_count);
+  // Every dtype is fitted and reported, each near the truth.
+  ASSERT_EQ(r.gemm_by_dtype.size(), 4u);
+  for (const auto& [dtype, fit] : r.gemm_by_dtype) {
+    EXPECT_NEAR(fit.first, truth.compute_efficiency, 0.015 * truth.compute_efficiency) << dtype;
+    EXPECT_NEAR(fit.second, truth.gemm_k_half, 0.2 * truth.gemm_k_half) << dtype;
+  }
+  // Not measured: taken from the base profile.
+  const models::DeviceProfile base = models::builtin_device_profile("h200");
+  EXPECT_EQ(p.peak_bf16_flops, base.peak_bf16_flops);
+  EXPECT_EQ(p.hbm_bandwidth.count(), base.hbm_bandwidth.count());
+  EXPECT_EQ(p.name, "h200-calibrated");
+}
+
+TEST(Calibrate, HoldOutErrorsAreSmall) {
+  const CalibrationResult r = run(synthetic_measurements(SyntheticTruth{}));
+  for (const char* name : {"launch", "copy h2d", "copy d2h", "copy d2d", "streaming", "embedding",
+                           "gemm bf16", "gemm fp16", "gemm tf32", "gemm fp32"}) {
+    const FamilyReport* f = r.family(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_TRUE(f->refused.empty()) << name << ": " << f->refused;
+    EXPECT_FALSE(f->held_out.empty()) << name;
+    EXPECT_LT(f->holdout_mape, 0.03) << name;
+    EXPECT_LT(f->holdout_worst, 0.08) << name;
+    EXPECT_GT(f->r_squared, 0.99) << name;
+    // Every 5th point is held out: about a quarter as many as are fitted.
+    EXPECT_EQ(f->held_out.size(), (f->fit_points + f->held_out.size()) / 5) << name;
+  }
+  for (const char* name :
+       {"adagrad_step (validation)", "a2a_pack (validation)", "dot_interaction fp16 (validation)",
+        "dot_interaction fp32 (validation)"}) {
+    const FamilyReport* f = r.family(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_TRUE(f->validation);
+    EXPECT_LT(f->holdout_mape, 0.05) << name;
+  }
+  // The Zipf point is excluded by default, and the short GEMMs by the time floor.
+  EXPECT_EQ(r.family("embedding")->excluded_points, 1u);
+  EXPECT_GT(r.family("gemm bf16")->excluded_points, 0u);
+}
+
+TEST(Calibrate, ProfileParsesBackWithProvenance) {
+  const CalibrationResult r =
+      run(synthetic_measurements(SyntheticTruth{}), CalibrationOptions{.profile_name = "h200-lab"});
+  const models::DeviceProfile back = models::parse_device_profile(r.profile_json, "written.json");
+  EXPECT_EQ(back.name, "h200-lab");
+  EXPECT_DOUBLE_EQ(back.compute_efficiency, r.profile.compute_efficiency);
+  EXPECT_DOUBLE_EQ(back.embedding_hbm_efficiency, r.profile.embedding_hbm_efficiency);
+  EXPECT_EQ(back.kernel_launch, r.profile.kernel_launch);
+  EXPECT_NE(r.profile_json.find("\"schema_version\": 1"), std::string::npos);
+  EXPECT_NE(r.profile_json.find("\"provenance\""), std::string::npos);
+  EXPECT_NE(r.profile_json.find("\"gpu\": \"Synthetic H200\""), std::string::npos);
+  EXPECT_NE(r.profile_json.find("\"kernels_ref_commit\": \"synthetic\""), std::string::npos);
+  EXPECT_NE(r.profile_json.find("\"date\": \"2026-01-01T00:00:00Z\""), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("## Fits and hold-out errors"), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("| gemm bf16 | compute_efficiency = "), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("## Embedding gather efficiency by kernel, dtype, D and L"),
+            std::string::npos);
+  // Written files read back the same way.
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir());
+  write_calibration(r, (dir / "profile.json").string(), (dir / "report.md").string());
+  EXPECT_EQ(models::load_device_profile((dir / "profile.json").string()).compute_efficiency,
+            r.profile.compute_efficiency);
+  EXPECT_TRUE(std::filesystem::exists(dir / "report.md"));
+}
+
+TEST(Calibrate, DeterministicAndIndependentOfLineOrder) {
+  const std::string text = synthetic_measurements(SyntheticTruth{});
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::reverse(lines.begin(), lines.end());
+  std::string reversed;
+  for (const std::string& line : lines) reversed += line + "\n";
+  const CalibrationResult a = run(text);
+  const CalibrationResult b = run(text);
+  const CalibrationResult c = run(reversed);
+  EXPECT_EQ(a.profile_json, b.profile_json);
+  EXPECT_EQ(a.report_markdown, b.report_markdown);
+  // Sources (file:line) differ in the reversed file, so compare the fitted numbers.
+  EXPECT_EQ(a.profile.compute_efficiency, c.profile.compute_efficiency);
+  EXPECT_EQ(a.profile.gemm_k_half, c.profile.gemm_k_half);
+  EXPECT_EQ(a.profile.embedding_hbm_efficiency, c.profile.embedding_hbm_efficiency);
+  EXPECT_EQ(a.profile.hbm_efficiency, c.profile.hbm_efficiency);
+  EXPECT_EQ(a.profile.kernel_launch, c.profile.kernel_launch);
+}
+
+std::string error_of(const std::string& text, const CalibrationOptions& options = {}) {
+  try {
+    run(text, options);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Keeps the lines for which `keep` is true.
+std::string filter(const std::string& text, const std::function<bool(const std::string&)>& keep) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (keep(line)) out += line + "\n";
+  }
+  return out;
+}
+
+TEST(Calibrate, DegenerateFamiliesAreErrors) {
+  const std::string text = synthetic_measurements(SyntheticTruth{});
+  // One launch point: too few to fit.
+  bool first = true;
+  const std::string one_launch = filter(text, [&](const std::string& line) {
+    if (line.find("\"kernel\":\"launch\"") == std::string::npos) return true;
+    const bool keep = first;
+    first = false;
+    return keep;
+  });
+  EXPECT_EQ(error_of(one_launch), "calibration: launch: expected at least 3 points to fit, got 1");
+  // bf16 GEMMs at one K only: all 1/K equal, so k_half is not identifiable.
+  const std::string one_k = filter(text, [](const std::string& line) {
+    return line.find("\"dtype\":\"bf16\"") == std::string::npos ||
+           line.find("\"kernel\":\"gemm\"") == std::string::npos ||
+           line.find("\"k\":4096,") != std::string::npos;
+  });
+  EXPECT_EQ(error_of(one_k).rfind(
+                "calibration: gemm bf16: expected at least 2 distinct x values, got 1", 0),
+            0u)
+      << error_of(one_k);
+  // An optional family that cannot be fitted is reported, not fatal.
+  const std::string no_fp32 = filter(text, [](const std::string& line) {
+    return line.find("\"dtype\":\"fp32\"") == std::string::npos ||
+           line.find("\"kernel\":\"gemm\"") == std::string::npos;
+  });
+  const CalibrationResult r = run(no_fp32);
+  ASSERT_NE(r.family("gemm fp32"), nullptr);
+  EXPECT_EQ(r.family("gemm fp32")->refused,
+            "calibration: gemm fp32: expected at least 3 points to fit, got 0");
+  // A streaming bandwidth above the base profile's peak is refused, not clamped.
+  SyntheticTruth fast;
+  fast.hbm_efficiency = 1.3;
+  EXPECT_EQ(error_of(synthetic_measurements(fast))
+                .rfind("calibration: streaming: expected hbm_efficiency in (0, 1], "
+                       "fitted 1.29",
+                       0),
+            0u)
+      << error_of(synthetic_measurements(fast));
+  EXPECT_EQ(error_of(text, CalibrationOptions{.holdout_every = 1}),
+            "calibration: options: expected holdout_every 0 (none) or >= 2, got 1");
+}
+
+}  // namespace
+}  // namespace zx::calibration
