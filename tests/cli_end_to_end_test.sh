@@ -68,6 +68,17 @@ expect 0 out "bidirectional_ring" -- collective --ranks 4 --plugin "$plugin" --s
   --algo bidirectional_ring --algo hd4_all_reduce -b 1M -e 1M
 expect 2 err "plug-in nope.so: no such file" -- list --plugin nope.so
 
+# Calibration end to end: synthetic measurements (known parameters) ->
+# zionsim calibrate -> a profile that whatif --profile uses.
+measurements=$(mktemp --suffix=.jsonl); profile=$(mktemp --suffix=.json)
+"${TEST_SRCDIR}/${TEST_WORKSPACE}/calibration/write_synthetic" >"$measurements"
+expect 0 out "hold-out MAPE" -- calibrate --measurements "$measurements" --out "$profile"
+if ! grep -q '"compute": 0.7' "$profile"; then
+  echo "FAIL: the calibrated profile lacks the fitted compute efficiency (~0.78)"; failures=$((failures + 1))
+fi
+expect 0 out "samples/s" -- whatif --model dlrm-a-small --nodes 1 --profile "$profile"
+rm -f "$measurements" "$profile"
+
 # Errors go to stderr only.
 "$zionsim" frobnicate >"$out" 2>/dev/null
 if [[ -s $out ]]; then

@@ -148,7 +148,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
     std::string expected_in_err;
   };
   const std::vector<Case> cases = {
-      {{}, "expected a command, one of: whatif, run, topology, flows, collective, list, version"},
+      {{}, "expected a command, one of: whatif, run, topology, flows, collective, calibrate, list, version"},
       {{"simulate-everything"}, "simulate-everything"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"list", "widgets"}, "widgets"},
@@ -170,6 +170,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' (did you mean 'ring'?)"},
       {{"collective", "-b", "1X"}, "--min-bytes: expected a size such as 8, 64K, 1M or 1G, got '1X'"},
       {{"collective", "--ranks", "99"}, "--ranks: expected 1 to 8 ranks, got 99"},
+      {{"calibrate", "--measurements", "nope.jsonl", "--out", "p.json"}, "nope.jsonl"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

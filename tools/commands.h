@@ -45,6 +45,9 @@ void add_collective_command(CLI::App& app, CommandContext& context);
 /// `zionsim run`: simulate a trace.
 void add_run_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim calibrate`: fit a GPU profile to measurements.
+void add_calibrate_command(CLI::App& app, CommandContext& context);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_COMMANDS_H_

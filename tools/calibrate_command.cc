@@ -1,0 +1,67 @@
+// `zionsim calibrate`: fit the cost models to kernels_ref measurements and
+// write a GPU profile (and a report) that --profile then uses.
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "calibration/calibrate.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+namespace zx::tools {
+namespace {
+
+struct Flags {
+  std::vector<std::string> measurements;
+  std::string out;
+  std::string report;
+  calibration::CalibrationOptions options;
+};
+
+int run(const Flags& f, std::ostream& out) {
+  const calibration::CalibrationResult result = calibration::calibrate(f.measurements, f.options);
+  calibration::write_calibration(result, f.out, f.report);
+  fmt::print(out, "calibrated {} from {} measurements -> {}\n", result.profile.name, result.measurements, f.out);
+  fmt::print(out, "\n{:<22} {:>7} {:>9} {:>12} {:>12}  {}\n", "family", "points", "R^2", "hold-out MAPE",
+             "worst", "parameters");
+  for (const calibration::FamilyReport& r : result.families) {
+    fmt::print(out, "{:<22} {:>7} {:>9.4f} {:>11.2f}% {:>11.2f}%  {}{}\n", r.family, r.fit_points, r.r_squared,
+               100 * r.holdout_mape, 100 * r.holdout_worst, r.validation ? "(validation) " : "",
+               r.refused.empty() ? r.parameters : "refused: " + r.refused);
+  }
+  if (!f.report.empty()) fmt::print(out, "\nreport: {}\n", f.report);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, CommandContext& context) {
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Fit the cost models to kernels_ref measurements and write a GPU profile (docs/calibration.md)");
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--measurements", f->measurements, "JSON-lines files or directories of them (kernels_ref output)")
+      ->required()
+      ->take_all()
+      ->option_text("DIR|FILE...");
+  cmd->add_option("--out", f->out, "The profile to write (zionsim whatif --profile reads it)")->required()->option_text("PROFILE.json");
+  cmd->add_option("--report", f->report, "Also write a Markdown report of every fit")->option_text("FILE.md");
+  cmd->add_option("--base", f->options.base_profile, "Built-in profile the fitted values override")->capture_default_str();
+  cmd->add_option("--name", f->options.profile_name, "Name of the written profile");
+  cmd->add_option("--gemm-dtype", f->options.gemm_dtype, "GEMM type whose fit sets the profile's efficiency")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
+      ->capture_default_str();
+  cmd->add_option("--holdout-every", f->options.holdout_every, "Hold out every Nth point for validation")
+      ->check(CLI::Range(2, 1000))
+      ->capture_default_str();
+  cmd->parse_complete_callback([f, action = context.action] {
+    *action = [f](std::ostream& out) { return run(*f, out); };
+  });
+}
+
+}  // namespace zx::tools
