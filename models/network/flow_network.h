@@ -47,6 +47,7 @@
 #define ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_
 
 #include <cstdint>
+#include <map>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -207,6 +208,9 @@ class FlowNetwork {
   // Finish estimates by time: a stable monotone radix heap (the engine's
   // queue; finish times never precede now), lazily invalidated.
   sim::RadixEventQueue completions_;
+  // Flows waiting for their first byte, by that instant (ps): one engine
+  // event per instant.
+  std::map<std::int64_t, std::vector<std::uint32_t>> pending_joins_;
   std::size_t in_flight_ = 0;
 
   // Re-solve state.
