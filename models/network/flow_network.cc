@@ -155,7 +155,18 @@ void FlowNetwork::join(std::uint32_t f) {
   request_resolve();
 }
 
-void FlowNetwork::add_seed(std::uint32_t link) { seeds_.push_back(link); }
+void FlowNetwork::add_seed(std::uint32_t link) {
+  // Each link once per re-solve: a million departing flows name the same
+  // few thousand links again and again.
+  if (links_[link].seeded) return;
+  links_[link].seeded = true;
+  seeds_.push_back(link);
+}
+
+void FlowNetwork::clear_seeds() {
+  for (std::uint32_t l : seeds_) links_[l].seeded = false;
+  seeds_.clear();
+}
 
 void FlowNetwork::request_resolve() {
   if (resolve_scheduled_) return;
@@ -261,7 +272,7 @@ void FlowNetwork::resolve() {
   if (!removal_only || !resolve_incremental()) resolve_component();
   joined_since_resolve_ = false;
   left_min_level_ = std::numeric_limits<double>::infinity();
-  seeds_.clear();
+  clear_seeds();
   flush_levels();
   reschedule_completion_event();
 }
@@ -341,7 +352,7 @@ void FlowNetwork::resolve_component() {
       component_links_.push_back(l);
     }
   }
-  seeds_.clear();
+  clear_seeds();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     for (const Incidence& inc : links_[component_links_[i]].active) {
       if (flow_stamp_[inc.flow] == stamp_) continue;

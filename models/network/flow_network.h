@@ -170,6 +170,7 @@ class FlowNetwork {
     sim::Duration busy_total;
     sim::Bytes bytes_carried;
     std::uint32_t stamp = 0;  // component search marks
+    bool seeded = false;      // in seeds_ already
   };
   struct LevelEntry {
     double level;
@@ -197,6 +198,7 @@ class FlowNetwork {
   bool completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const;
   void reschedule_completion_event();
   void add_seed(std::uint32_t link);
+  void clear_seeds();
 
   sim::Simulator& sim_;
   NetworkFidelity fidelity_;
