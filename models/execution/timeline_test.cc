@@ -62,7 +62,8 @@ TEST(TimelineTest, SlicesAndArrows) {
   // With max_ranks 1 only rank 0 appears.
   std::ostringstream one;
   write_chrome_trace(one, g, r, 1);
-  for (const auto& e : nlohmann::json::parse(one.str())["traceEvents"]) EXPECT_EQ(e["pid"], 0);
+  const nlohmann::json only_rank_0 = nlohmann::json::parse(one.str());
+  for (const auto& e : only_rank_0["traceEvents"]) EXPECT_EQ(e["pid"], 0);
 }
 
 }  // namespace
