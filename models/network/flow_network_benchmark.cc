@@ -19,6 +19,11 @@
 //                 (2.09 M flows), 710 MiB   [before: over 600 s; target 2 s: not met yet]
 //                 With finish estimates in the engine's radix heap (sim::RadixEventQueue)
 //                 instead of a binary heap: sim 2.87 s, route 0.38 s, 767 MiB (load 2.6).
+//                 With joins batched per instant (3,064 engine events instead of 1.05 M)
+//                 and seeds deduplicated: sim 3.2-4.2 s over three runs on an idle
+//                 machine, 645 MiB. At this size the run is memory bound (about 600
+//                 bytes per flow; 64 nodes takes 0.50 s, so 4x the flows cost 6-8x the
+//                 time) and noisy; the 2 s target needs a leaner per-flow layout.
 //   Staggered/1000    1,988 re-solves, mean 244 flows each, 0.65 s CPU   [before: 0.8-1.0 s]
 //   Staggered/10000  19,898 re-solves, mean 772 flows each, 19.8 s CPU   [before: 26 s]
 // Makespan and event counts are unchanged by the incremental re-solve (32 nodes:
