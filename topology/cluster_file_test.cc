@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/testing/runfiles.h"
 #include "topology/cluster_file.h"
 #include "topology/presets.h"
 #include "topology/summary.h"
@@ -21,29 +22,9 @@
 namespace zx::topology {
 namespace {
 
-std::string runfile(const std::string& relative) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return relative;
-  return std::string(srcdir) + "/" + workspace + "/" + relative;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Writes `actual` over the golden file in the source tree when asked to
-// (ZX_UPDATE_GOLDENS=1 under `bazel run`); returns whether it did.
-bool maybe_update_golden(const std::string& relative, const std::string& actual) {
-  const char* update = std::getenv("ZX_UPDATE_GOLDENS");
-  const char* workspace_dir = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (update == nullptr || std::string(update) != "1" || workspace_dir == nullptr) return false;
-  std::ofstream(std::string(workspace_dir) + "/" + relative) << actual;
-  return true;
-}
+using zx::testing::maybe_update_golden;
+using zx::testing::read_file;
+using zx::testing::runfile;
 
 std::string dump(const Topology& topology, std::string_view source) {
   std::ostringstream out;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/testing/runfiles.h"
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
 #include "models/dlrm/sharding.h"
@@ -36,9 +37,7 @@ class FixedBackend : public models::CommunicationBackend {
   sim::Simulator& sim_;
 };
 
-std::string runfile(const std::string& relative) {
-  return std::string(std::getenv("TEST_SRCDIR")) + "/" + std::getenv("TEST_WORKSPACE") + "/" + relative;
-}
+using zx::testing::runfile;
 
 // The example: rank 1's backward.0 ends at 150 ns, so the all-reduce (4 MiB:
 // 4096 ns here) runs 150-4246 ns; both optimizers wait for it and end at

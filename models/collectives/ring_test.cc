@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/testing/runfiles.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -149,29 +151,15 @@ TEST(RingTest, AllToAllIsNotSupported) {
   EXPECT_THROW(RingAlgorithm().lower(req, TopologyView::packed(4, 8)), InputError);
 }
 
-std::string runfile(const std::string& relative) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return relative;
-  return std::string(srcdir) + "/" + workspace + "/" + relative;
-}
-
 // The 4-rank, 64-byte fp32 ring all-reduce, step by step, as a golden file.
 TEST(RingTest, GoldenFourRankAllReduce) {
   const std::string relative = "models/collectives/testdata/ring_allreduce_4ranks.plan.json";
   const CollectiveRequest req = request(CollectiveKind::kAllReduce, 4, 64);
   const std::string actual = plan_to_json(RingAlgorithm().lower(req, TopologyView::packed(4, 8)));
-  const char* update = std::getenv("ZX_UPDATE_GOLDENS");
-  const char* workspace_dir = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (update != nullptr && std::string(update) == "1" && workspace_dir != nullptr) {
-    std::ofstream(std::string(workspace_dir) + "/" + relative) << actual;
-    GTEST_SKIP() << "golden updated";
-  }
-  std::ifstream in(runfile(relative));
-  ASSERT_TRUE(in) << "missing golden " << relative;
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str());
+  if (zx::testing::maybe_update_golden(relative, actual)) GTEST_SKIP() << "golden updated";
+  const std::string expected = zx::testing::read_file(zx::testing::runfile(relative));
+  ASSERT_FALSE(expected.empty()) << "missing golden " << relative;
+  EXPECT_EQ(actual, expected);
 }
 
 }  // namespace

@@ -340,6 +340,20 @@ void FlowNetwork::flush_levels() {
   level_heap_sorted_ = level_heap_.size();
 }
 
+void FlowNetwork::begin_problem() {
+  // The links of the problem are component_links_, numbered in that order.
+  problem_.capacity.clear();
+  for (std::size_t i = 0; i < component_links_.size(); ++i) {
+    const std::uint32_t l = component_links_[i];
+    link_to_compact_[l] = static_cast<std::uint32_t>(i);
+    problem_.capacity.push_back(links_[l].params.capacity_bytes_per_s);
+  }
+  problem_.link_offsets.assign(1, 0);
+  problem_.links.clear();
+  problem_.weight.clear();
+  problem_.cap.clear();
+}
+
 void FlowNetwork::resolve_component() {
   next_stamp(1);
   // The connected component of the seed links: flows on them, the links of
@@ -371,16 +385,7 @@ void FlowNetwork::resolve_component() {
   canonical(component_links_, /*of_links=*/true);
   canonical(component_flows_, /*of_links=*/false);
 
-  problem_.capacity.clear();
-  for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    const std::uint32_t l = component_links_[i];
-    link_to_compact_[l] = static_cast<std::uint32_t>(i);
-    problem_.capacity.push_back(links_[l].params.capacity_bytes_per_s);
-  }
-  problem_.link_offsets.assign(1, 0);
-  problem_.links.clear();
-  problem_.weight.clear();
-  problem_.cap.clear();
+  begin_problem();
   bool weighted = false;
   bool capped = false;
   for (std::uint32_t f : component_flows_) {
@@ -473,16 +478,7 @@ bool FlowNetwork::resolve_incremental() {
 
   // The sub-problem: U's links in increasing id, its flows in increasing id;
   // a fixed flow lists only its links among U's (the others do not matter).
-  problem_.capacity.clear();
-  for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    const std::uint32_t l = component_links_[i];
-    link_to_compact_[l] = static_cast<std::uint32_t>(i);
-    problem_.capacity.push_back(links_[l].params.capacity_bytes_per_s);
-  }
-  problem_.link_offsets.assign(1, 0);
-  problem_.links.clear();
-  problem_.weight.clear();
-  problem_.cap.clear();
+  begin_problem();
   fixed_level_.clear();
   bool weighted = false;
   bool capped = false;
