@@ -67,6 +67,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   models::FlowNetwork network(sim, models::link_params(cluster.topology),
                               f.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
                                                          : models::NetworkFidelity::kFlow);
+  if (!f.timeline.empty()) network.record_link_history(true);
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources, registry);
   models::NetworkBackend backend(sim, network, router, registry,
@@ -77,7 +78,15 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   if (!f.timeline.empty()) {
     std::ofstream file(f.timeline);
     if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
-    models::write_chrome_trace(file, graph, r, 64);
+    std::vector<models::CounterSeries> counters;
+    for (std::uint32_t l : network.hottest_links(16)) {
+      const topology::LinkInfo& info = cluster.topology.link(topology::LinkId{l});
+      models::CounterSeries series{
+          fmt::format("{}->{}", cluster.topology.node(info.src).name, cluster.topology.node(info.dst).name), {}};
+      for (const auto& sample : network.link_history(l)) series.samples.emplace_back(sample.time.count_ps(), sample.utilisation);
+      counters.push_back(std::move(series));
+    }
+    models::write_chrome_trace(file, graph, r, 64, counters);
   }
   const std::vector<std::uint32_t> hot = network.hottest_links(5);
   const auto link_name = [&](std::uint32_t l) {

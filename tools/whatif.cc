@@ -90,6 +90,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
   models::FlowNetwork network(sim, models::link_params(topo),
                               o.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
                                                          : models::NetworkFidelity::kFlow);
+  if (keep) network.record_link_history(true);
   models::collectives::CollectiveRegistry registry;
   fill_registry({o.plugins, o.schedules}, registry);
   models::NetworkBackend backend(sim, network, router, registry, backend_options(cluster, device, o.algorithms));
@@ -136,6 +137,14 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
   }
   point.fingerprint = sim.fingerprint();
   if (keep) {
+    for (std::uint32_t l : network.hottest_links(16)) {
+      const topology::LinkInfo& info = topo.link(topology::LinkId{l});
+      models::CounterSeries series{fmt::format("{}->{}", topo.node(info.src).name, topo.node(info.dst).name), {}};
+      for (const auto& sample : network.link_history(l)) {
+        series.samples.emplace_back(sample.time.count_ps(), sample.utilisation);
+      }
+      point.link_utilisation.push_back(std::move(series));
+    }
     point.graph = std::move(graph);
     point.execution = std::move(result);
   }

@@ -18,6 +18,7 @@
 
 #include "models/execution/executor.h"
 #include "models/execution/op_graph.h"
+#include "models/execution/timeline.h"
 #include "topology/cluster_file.h"
 
 namespace zx::tools {
@@ -77,6 +78,8 @@ struct WhatIfPoint {
   /// For --timeline: the graph and result of this point (kept only when asked).
   std::optional<models::OpGraph> graph;
   std::optional<models::ExecutionResult> execution;
+  /// The busiest links' utilisation over time (kept with the graph).
+  std::vector<models::CounterSeries> link_utilisation;
 };
 
 /// Runs every point (in parallel, results in the order of options.nodes).

@@ -171,7 +171,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     }
     std::ofstream file(f.timeline);
     if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
-    models::write_chrome_trace(file, *largest->graph, *largest->execution, 64);
+    models::write_chrome_trace(file, *largest->graph, *largest->execution, 64, largest->link_utilisation);
   }
   if (!f.emit_trace.empty()) {
     const WhatIfPoint* largest = nullptr;

@@ -13,7 +13,8 @@ std::string micros(std::int64_t ps) { return fmt::format("{}.{:06}", ps / 1'000'
 
 }  // namespace
 
-void write_chrome_trace(std::ostream& out, const OpGraph& graph, const ExecutionResult& result, int max_ranks) {
+void write_chrome_trace(std::ostream& out, const OpGraph& graph, const ExecutionResult& result, int max_ranks,
+                        const std::vector<CounterSeries>& counters) {
   const int ranks = max_ranks > 0 ? std::min(max_ranks, graph.num_ranks) : graph.num_ranks;
   out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
   bool first = true;
@@ -49,6 +50,17 @@ void write_chrome_trace(std::ostream& out, const OpGraph& graph, const Execution
                      k, from.rank, from.stream, micros(result.ops[a].end.count_ps())));
     emit(fmt::format(R"({{"ph": "f", "bp": "e", "id": {}, "name": "critical path", "cat": "critical", "pid": {}, "tid": {}, "ts": {}}})",
                      k, to.rank, to.stream, micros(result.ops[b].start.count_ps())));
+  }
+  // Counter tracks (link utilisation) in their own process after the GPUs.
+  if (!counters.empty()) {
+    const int pid = graph.num_ranks;
+    emit(fmt::format(R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "network links"}}}})", pid));
+    for (const CounterSeries& c : counters) {
+      for (const auto& [ps, value] : c.samples) {
+        emit(fmt::format(R"({{"ph": "C", "name": {}, "pid": {}, "ts": {}, "args": {{"utilisation": {}}}}})",
+                         nlohmann::json(c.name).dump(), pid, micros(ps), value));
+      }
+    }
   }
   out << "\n]}\n";
 }

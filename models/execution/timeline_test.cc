@@ -59,6 +59,18 @@ TEST(TimelineTest, SlicesAndArrows) {
     }
   }
   EXPECT_TRUE(found);
+  // Counter series become counter events of a "network links" process.
+  std::ostringstream with_counters;
+  write_chrome_trace(with_counters, g, r, 0, {{"link 7", {{0, 1.0}, {2'000'000, 0.25}}}});
+  const nlohmann::json counted = nlohmann::json::parse(with_counters.str());
+  int counter_events = 0;
+  for (const auto& e : counted["traceEvents"]) {
+    if (e["ph"] == "C") {
+      ++counter_events;
+      EXPECT_EQ(e["pid"], 2);
+    }
+  }
+  EXPECT_EQ(counter_events, 2);
   // With max_ranks 1 only rank 0 appears.
   std::ostringstream one;
   write_chrome_trace(one, g, r, 1);

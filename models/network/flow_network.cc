@@ -148,6 +148,10 @@ void FlowNetwork::join(std::uint32_t f) {
       bottleneck = std::min(bottleneck, links_[route_links_[pos]].params.capacity_bytes_per_s);
     }
     set_rate(f, bottleneck);
+    if (record_history_) {
+      record_links(std::span<const std::uint32_t>(route_links_).subspan(flow.route_begin,
+                                                                         flow.route_end - flow.route_begin));
+    }
     reschedule_completion_event();
     return;
   }
@@ -161,6 +165,27 @@ void FlowNetwork::add_seed(std::uint32_t link) {
   if (links_[link].seeded) return;
   links_[link].seeded = true;
   seeds_.push_back(link);
+}
+
+void FlowNetwork::record_links(std::span<const std::uint32_t> links) {
+  if (history_.size() < links_.size()) history_.resize(links_.size());
+  const sim::TimePoint now = sim_.now();
+  for (std::uint32_t l : links) {
+    double load = 0;
+    for (const Incidence& inc : links_[l].active) load += flows_[inc.flow].rate;
+    const double utilisation = load / links_[l].params.capacity_bytes_per_s;
+    std::vector<UtilisationSample>& h = history_[l];
+    if (!h.empty() && h.back().time == now) {
+      h.back().utilisation = utilisation;
+    } else if (h.empty() || h.back().utilisation != utilisation) {
+      h.push_back({now, utilisation});
+    }
+  }
+}
+
+const std::vector<FlowNetwork::UtilisationSample>& FlowNetwork::link_history(std::uint32_t link) const {
+  static const std::vector<UtilisationSample> kEmpty;
+  return link < history_.size() ? history_[link] : kEmpty;
 }
 
 void FlowNetwork::clear_seeds() {
@@ -255,6 +280,7 @@ void FlowNetwork::finish_due() {
       if (link.active.empty()) link.busy_total += now - link.busy_since;
       link.bytes_carried += records_[f].size;
       if (fidelity_ == NetworkFidelity::kFlow) add_seed(l);
+      if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) record_links({&l, 1});
     }
   }
   if (!seeds_.empty()) request_resolve();
@@ -269,7 +295,13 @@ void FlowNetwork::finish_due() {
 void FlowNetwork::resolve() {
   resolve_scheduled_ = false;
   const bool removal_only = !joined_since_resolve_ && integer_weights_;
+  std::vector<std::uint32_t> touched;
+  if (record_history_) touched = seeds_;
   if (!removal_only || !resolve_incremental()) resolve_component();
+  if (record_history_) {
+    record_links(touched);
+    record_links(component_links_);
+  }
   joined_since_resolve_ = false;
   left_min_level_ = std::numeric_limits<double>::infinity();
   clear_seeds();

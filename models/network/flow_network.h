@@ -133,6 +133,16 @@ class FlowNetwork {
   /// largest first, ties by link index; at most k.
   std::vector<std::uint32_t> hottest_links(std::size_t k) const;
 
+  /// Utilisation history (for timelines): when enabled, every change of a
+  /// link's load is recorded as (time, sum of its flows' rates / capacity).
+  /// Off by default: it costs a pass over each changed link's flows.
+  void record_link_history(bool on) { record_history_ = on; }
+  struct UtilisationSample {
+    sim::TimePoint time;
+    double utilisation;
+  };
+  const std::vector<UtilisationSample>& link_history(std::uint32_t link) const;
+
   /// How many re-solves ran, and the flows they covered in total (for an
   /// incremental re-solve, the flows whose rates it recomputed).
   std::uint64_t resolves() const { return resolves_; }
@@ -200,6 +210,7 @@ class FlowNetwork {
   bool completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const;
   void reschedule_completion_event();
   void add_seed(std::uint32_t link);
+  void record_links(std::span<const std::uint32_t> links);
   void clear_seeds();
 
   sim::Simulator& sim_;
@@ -219,6 +230,8 @@ class FlowNetwork {
 
   // Re-solve state.
   std::vector<std::uint32_t> seeds_;
+  bool record_history_ = false;
+  std::vector<std::vector<UtilisationSample>> history_;  // per link, when recording
   bool resolve_scheduled_ = false;
   std::uint32_t stamp_ = 0;
   std::vector<std::uint32_t> flow_stamp_;

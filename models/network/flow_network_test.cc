@@ -511,6 +511,32 @@ TEST(FlowNetworkTest, AnalyticalIsALowerBoundUnderSharing) {
   }
 }
 
+// Utilisation history: on a 1 GB/s link, flow A alone (0 to 1 ms) uses it
+// fully, B joins at 1 ms and both still fill it, A ends at 3 ms, B at 4 ms,
+// then the link is idle: samples 1.0 at 0, 1.0 stays, 0 at 4 ms.
+TEST(FlowNetworkTest, LinkUtilisationHistory) {
+  for (NetworkFidelity fidelity : {NetworkFidelity::kFlow, NetworkFidelity::kAnalytical}) {
+    sim::Simulator sim;
+    FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}}, fidelity);
+    net.record_link_history(true);
+    net.start_flow(route({0}), Bytes(3'000'000), {});
+    sim.schedule(TimePoint::zero() + Duration::ms(1), [&] { net.start_flow(route({0}), Bytes(1'000'000), {}); });
+    sim.run();
+    const auto& h = net.link_history(0);
+    ASSERT_FALSE(h.empty());
+    EXPECT_EQ(h.front().time, TimePoint::zero());
+    EXPECT_DOUBLE_EQ(h.front().utilisation, 1.0);
+    EXPECT_EQ(h.back().utilisation, 0.0);
+    EXPECT_EQ(h.back().time, net.flow(FlowId{0}).finish > net.flow(FlowId{1}).finish ? net.flow(FlowId{0}).finish
+                                                                                       : net.flow(FlowId{1}).finish);
+    for (const auto& sample : h) {
+      if (fidelity == NetworkFidelity::kFlow) {
+        EXPECT_LE(sample.utilisation, 1.0 + 1e-12);
+      }
+    }
+  }
+}
+
 TEST(FlowNetworkTest, HottestLinksByLoadRelativeToCapacity) {
   sim::Simulator sim;
   // Link 0: 10 GB/s carrying 4 MB (0.4 ms of load); link 1: 1 GB/s carrying
