@@ -6,17 +6,17 @@
 
 #include "workloads/chakra_import.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <queue>
 #include <sstream>
 #include <tuple>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/json_reader.h"
@@ -25,21 +25,30 @@ namespace zx::workloads {
 namespace {
 
 // NodeType, from mlcommons/chakra schema/protobuf/et_def.proto (enum NodeType).
-const std::vector<std::string> kNodeTypes = {
-    "INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE", "COMP_NODE",     "COMM_SEND_NODE",
-    "COMM_RECV_NODE", "COMM_COLL_NODE", "STORAGE_NODE", "BATCH_NODE", "CHECKPOINT_NODE"};
-enum NodeType { kMetadata = 1, kMemLoad = 2, kMemStore = 3, kComp = 4, kSend = 5, kRecv = 6, kColl = 7 };
+const std::vector<std::string> kNodeTypes = {"INVALID_NODE",   "METADATA_NODE",  "MEM_LOAD_NODE",
+                                             "MEM_STORE_NODE", "COMP_NODE",      "COMM_SEND_NODE",
+                                             "COMM_RECV_NODE", "COMM_COLL_NODE", "STORAGE_NODE",
+                                             "BATCH_NODE",     "CHECKPOINT_NODE"};
+enum NodeType {
+  kMetadata = 1,
+  kMemLoad = 2,
+  kMemStore = 3,
+  kComp = 4,
+  kSend = 5,
+  kRecv = 6,
+  kColl = 7
+};
 
 // CollectiveCommType, from mlcommons/chakra schema/protobuf/et_def.proto (enum
 // CollectiveCommType), and the zionsim collective each maps to ("" = not
 // supported). REDUCE_SCATTER_BLOCK is a reduce-scatter with equal blocks;
 // BARRIER is modelled as an all-reduce of comm_size (normally 0) bytes.
-const std::vector<std::string> kCommTypes = {"ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER",
-                                             "SCATTER",    "BROADCAST",      "ALL_TO_ALL",           "REDUCE_SCATTER",
-                                             "REDUCE_SCATTER_BLOCK", "BARRIER"};
-const std::vector<std::string> kCollectiveKinds = {"all_reduce", "reduce",         "all_gather",     "",
-                                                   "",           "broadcast",      "all_to_all",     "reduce_scatter",
-                                                   "reduce_scatter", "all_reduce"};
+const std::vector<std::string> kCommTypes = {
+    "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+    "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
+const std::vector<std::string> kCollectiveKinds = {
+    "all_reduce", "reduce",         "all_gather",     "",          "", "broadcast",
+    "all_to_all", "reduce_scatter", "reduce_scatter", "all_reduce"};
 
 // Attribute values. AttributeProto (et_def.proto) holds one of many typed
 // fields; protobuf's JSON mapping (MessageToJson, used by the jsonizer) names
@@ -47,10 +56,10 @@ const std::vector<std::string> kCollectiveKinds = {"all_reduce", "reduce",      
 // The proto field names ("int64_val") are accepted as well, as protobuf's own
 // JSON parser does.
 const std::vector<std::string> kIntValueKeys = {
-    "int32Val",    "int64Val",    "uint32Val",    "uint64Val",    "sint32Val",    "sint64Val",
-    "fixed32Val",  "fixed64Val",  "sfixed32Val",  "sfixed64Val",  "int32_val",    "int64_val",
-    "uint32_val",  "uint64_val",  "sint32_val",   "sint64_val",   "fixed32_val",  "fixed64_val",
-    "sfixed32_val", "sfixed64_val"};
+    "int32Val",   "int64Val",    "uint32Val",   "uint64Val",    "sint32Val",
+    "sint64Val",  "fixed32Val",  "fixed64Val",  "sfixed32Val",  "sfixed64Val",
+    "int32_val",  "int64_val",   "uint32_val",  "uint64_val",   "sint32_val",
+    "sint64_val", "fixed32_val", "fixed64_val", "sfixed32_val", "sfixed64_val"};
 
 struct Dep {
   std::int64_t id = 0;
@@ -100,14 +109,15 @@ std::string field_key(json::ObjectReader& o, const std::string& camel, const std
 }
 
 // Reads an integer field (either spelling) that must lie in [min, max].
-bool read_field_int(json::ObjectReader& o, const std::string& camel, const std::string& snake, std::int64_t& out,
-                    std::int64_t min, std::int64_t max) {
+bool read_field_int(json::ObjectReader& o, const std::string& camel, const std::string& snake,
+                    std::int64_t& out, std::int64_t min, std::int64_t max) {
   const std::string key = field_key(o, camel, snake);
   const nlohmann::json* v = o.raw(key);
   if (v == nullptr) return false;
   const std::optional<std::int64_t> n = proto_int(*v);
   if (!n || *n < min || *n > max) {
-    o.error(key, fmt::format("expected an integer in [{}, {}], got {}", min, max, json::describe(*v)));
+    o.error(key,
+            fmt::format("expected an integer in [{}, {}], got {}", min, max, json::describe(*v)));
     return false;
   }
   out = *n;
@@ -136,11 +146,14 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
   }
   if (node.type == 0) o.error("", "node type missing (INVALID_NODE)");
   if (node.type == 8 || node.type == 9 || node.type == 10) {
-    o.error("type", fmt::format("node type {} is not supported; supported: COMP_NODE, COMM_COLL_NODE, "
-                                "COMM_SEND_NODE, COMM_RECV_NODE, MEM_LOAD_NODE, MEM_STORE_NODE, METADATA_NODE",
-                                kNodeTypes[static_cast<std::size_t>(node.type)]));
+    o.error(
+        "type",
+        fmt::format("node type {} is not supported; supported: COMP_NODE, COMM_COLL_NODE, "
+                    "COMM_SEND_NODE, COMM_RECV_NODE, MEM_LOAD_NODE, MEM_STORE_NODE, METADATA_NODE",
+                    kNodeTypes[static_cast<std::size_t>(node.type)]));
   }
-  for (const auto& [camel, snake] : {std::pair{"dataDeps", "data_deps"}, std::pair{"ctrlDeps", "ctrl_deps"}}) {
+  for (const auto& [camel, snake] :
+       {std::pair{"dataDeps", "data_deps"}, std::pair{"ctrlDeps", "ctrl_deps"}}) {
     const std::string key = field_key(o, camel, snake);
     const nlohmann::json* deps = o.raw(key);
     if (deps == nullptr) continue;
@@ -152,13 +165,15 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
       const std::string pointer = fmt::format("{}/{}/{}", o.pointer(), key, k);
       const std::optional<std::int64_t> id = proto_int((*deps)[k]);
       if (!id || *id < 0) {
-        diagnostics.error(pointer, fmt::format("expected a node id, got {}", json::describe((*deps)[k])));
+        diagnostics.error(pointer,
+                          fmt::format("expected a node id, got {}", json::describe((*deps)[k])));
       } else {
         node.deps.push_back({*id, pointer});
       }
     }
   }
-  read_field_int(o, "durationMicros", "duration_micros", node.duration_us, 0, std::int64_t{1} << 40);
+  read_field_int(o, "durationMicros", "duration_micros", node.duration_us, 0,
+                 std::int64_t{1} << 40);
   std::int64_t ignored = 0;
   read_field_int(o, "startTimeMicros", "start_time_micros", ignored, 0, std::int64_t{1} << 62);
   o.allow("inputs");
@@ -172,8 +187,11 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
       a.allow("docString");
       a.allow("doc_string");
       const std::map<std::string, std::optional<std::int64_t>*> ints = {
-          {"comm_type", &node.comm_type}, {"comm_size", &node.comm_size}, {"comm_src", &node.comm_src},
-          {"comm_dst", &node.comm_dst},   {"comm_tag", &node.comm_tag}};
+          {"comm_type", &node.comm_type},
+          {"comm_size", &node.comm_size},
+          {"comm_src", &node.comm_src},
+          {"comm_dst", &node.comm_dst},
+          {"comm_tag", &node.comm_tag}};
       if (const auto it = ints.find(name); it != ints.end()) {
         const nlohmann::json* v = nullptr;
         std::string key;
@@ -186,7 +204,10 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
         }
         std::optional<std::int64_t> n = v ? proto_int(*v) : std::nullopt;
         if (v == nullptr) {
-          a.error("", fmt::format("attribute '{}' needs an integer value (int64Val, uint64Val, int32Val, ...)", name));
+          a.error("",
+                  fmt::format(
+                      "attribute '{}' needs an integer value (int64Val, uint64Val, int32Val, ...)",
+                      name));
         } else if (!n || *n < 0) {
           a.error(key, fmt::format("expected a non-negative integer, got {}", json::describe(*v)));
         } else {
@@ -273,7 +294,8 @@ RankTrace read_rank(const std::string& path, std::vector<Diagnostic>& all) {
     for (const Dep& d : rank.nodes[i].deps) {
       const auto it = by_id.find(d.id);
       if (it == by_id.end()) {
-        diagnostics.error(d.pointer, fmt::format("node {} does not exist in this rank's trace", d.id));
+        diagnostics.error(d.pointer,
+                          fmt::format("node {} does not exist in this rank's trace", d.id));
       } else {
         dependents[it->second].push_back(i);
         ++pending[i];
@@ -314,7 +336,8 @@ std::string group_label(const std::string& pg) {
 models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
   if (rank_files.empty()) throw InputError(Diagnostic{"<chakra>", "", "no rank files given"});
   std::vector<Diagnostic> problems;
-  const auto problem = [&](const std::string& file, const std::string& pointer, std::string message) {
+  const auto problem = [&](const std::string& file, const std::string& pointer,
+                           std::string message) {
     problems.push_back(Diagnostic{file, pointer, std::move(message)});
   };
   const auto throw_if_problems = [&] {
@@ -328,13 +351,15 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
   g.num_ranks = static_cast<int>(ranks.size());
   const int num_ranks = g.num_ranks;
   std::vector<std::vector<std::uint32_t>> op_of(ranks.size());  // [rank][node] -> op
-  std::vector<std::pair<int, std::size_t>> node_of_op;            // op -> (rank, node)
+  std::vector<std::pair<int, std::size_t>> node_of_op;          // op -> (rank, node)
   // Process groups in order of first appearance: per rank, its collectives.
   std::vector<std::string> groups;
   std::map<std::string, std::vector<std::vector<std::size_t>>> group_nodes;
   // Point-to-point: (src, dst, tag) -> sends / recvs in issue order.
   using P2pKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
-  std::map<P2pKey, std::pair<std::vector<std::pair<int, std::size_t>>, std::vector<std::pair<int, std::size_t>>>> p2p;
+  std::map<P2pKey, std::pair<std::vector<std::pair<int, std::size_t>>,
+                             std::vector<std::pair<int, std::size_t>>>>
+      p2p;
   std::vector<P2pKey> p2p_order;
 
   for (int r = 0; r < num_ranks; ++r) {
@@ -346,7 +371,9 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
       op.rank = r;
       op.name = node.name;
       const auto need = [&](const std::optional<std::int64_t>& v, const char* attr) {
-        if (!v) problem(rank.file, node.pointer, fmt::format("{} needs attribute '{}'", kNodeTypes[node.type], attr));
+        if (!v)
+          problem(rank.file, node.pointer,
+                  fmt::format("{} needs attribute '{}'", kNodeTypes[node.type], attr));
         return v.has_value();
       };
       const auto in_ranks = [&](const std::optional<std::int64_t>& v, const char* attr) {
@@ -370,7 +397,8 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
           op.kind = models::OpKind::kDelay;
           op.stream = g.stream(node.type == kMetadata ? "host" : "memory");
           op.category = node.type == kMetadata ? "host" : "memory";
-          op.duration = node.type == kMetadata ? sim::Duration::zero() : sim::Duration::us(node.duration_us);
+          op.duration =
+              node.type == kMetadata ? sim::Duration::zero() : sim::Duration::us(node.duration_us);
           break;
         case kColl: {
           op.kind = models::OpKind::kCollective;
@@ -380,12 +408,14 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
                      kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)].empty())) {
             const bool known = *node.comm_type < static_cast<std::int64_t>(kCommTypes.size());
             problem(rank.file, node.pointer,
-                    fmt::format("comm_type {}{} is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), "
-                                "2 (ALL_GATHER), 5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), "
-                                "8 (REDUCE_SCATTER_BLOCK), 9 (BARRIER)",
-                                *node.comm_type,
-                                known ? fmt::format(" ({})", kCommTypes[static_cast<std::size_t>(*node.comm_type)])
-                                      : std::string()));
+                    fmt::format(
+                        "comm_type {}{} is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), "
+                        "2 (ALL_GATHER), 5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), "
+                        "8 (REDUCE_SCATTER_BLOCK), 9 (BARRIER)",
+                        *node.comm_type,
+                        known ? fmt::format(" ({})",
+                                            kCommTypes[static_cast<std::size_t>(*node.comm_type)])
+                              : std::string()));
           } else if (ok) {
             op.category = kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)];
             auto& per_rank = group_nodes[node.pg_name];
@@ -406,11 +436,13 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
           // The peer is required; this rank's own side may be left out.
           const std::optional<std::int64_t>& peer = send ? node.comm_dst : node.comm_src;
           const std::optional<std::int64_t>& self = send ? node.comm_src : node.comm_dst;
-          bool ok = need(peer, send ? "comm_dst" : "comm_src") & in_ranks(peer, send ? "comm_dst" : "comm_src");
+          bool ok = need(peer, send ? "comm_dst" : "comm_src") &
+                    in_ranks(peer, send ? "comm_dst" : "comm_src");
           if (send) ok = need(node.comm_size, "comm_size") & ok;
           if (self && *self != r) {
             problem(rank.file, node.pointer,
-                    fmt::format("{} {} is not this file's rank {}", send ? "comm_src" : "comm_dst", *self, r));
+                    fmt::format("{} {} is not this file's rank {}", send ? "comm_src" : "comm_dst",
+                                *self, r));
             ok = false;
           }
           if (ok) {
@@ -436,11 +468,16 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
     for (std::size_t i = 0; i < rank.nodes.size(); ++i) by_id.emplace(rank.nodes[i].id, i);
     for (std::size_t i = 0; i < rank.nodes.size(); ++i) {
       models::Op& op = g.ops[op_of[static_cast<std::size_t>(r)][i]];
-      for (const Dep& d : rank.nodes[i].deps) op.deps.push_back(op_of[static_cast<std::size_t>(r)][by_id.at(d.id)]);
+      for (const Dep& d : rank.nodes[i].deps)
+        op.deps.push_back(op_of[static_cast<std::size_t>(r)][by_id.at(d.id)]);
     }
   }
-  const auto node_at = [&](int r, std::size_t i) -> const Node& { return ranks[static_cast<std::size_t>(r)].nodes[i]; };
-  const auto file_of = [&](int r) -> const std::string& { return ranks[static_cast<std::size_t>(r)].file; };
+  const auto node_at = [&](int r, std::size_t i) -> const Node& {
+    return ranks[static_cast<std::size_t>(r)].nodes[i];
+  };
+  const auto file_of = [&](int r) -> const std::string& {
+    return ranks[static_cast<std::size_t>(r)].file;
+  };
   // Collectives: the k-th of a group on every member.
   for (const std::string& pg : groups) {
     const auto& per_rank = group_nodes[pg];
@@ -458,32 +495,38 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
     for (std::size_t k = 0; k < most; ++k) {
       const Node& first = node_at(most_rank, per_rank[static_cast<std::size_t>(most_rank)][k]);
       const std::string kind = kCollectiveKinds[static_cast<std::size_t>(*first.comm_type)];
-      models::CollectiveCall call{.kind = kind, .ranks = members, .bytes_per_rank = sim::Bytes(*first.comm_size)};
+      models::CollectiveCall call{
+          .kind = kind, .ranks = members, .bytes_per_rank = sim::Bytes(*first.comm_size)};
       const std::int64_t index = static_cast<std::int64_t>(g.collectives.size());
       bool complete = true;
       for (int r : members) {
         const auto& list = per_rank[static_cast<std::size_t>(r)];
         if (k >= list.size()) {
           problem(file_of(most_rank), first.pointer,
-                  fmt::format("collective {} of {} ({}) has no counterpart on rank {}, which issues {} collectives "
+                  fmt::format("collective {} of {} ({}) has no counterpart on rank {}, which "
+                              "issues {} collectives "
                               "in that group ({})",
-                              k, group_label(pg), kCommTypes[static_cast<std::size_t>(*first.comm_type)], r,
+                              k, group_label(pg),
+                              kCommTypes[static_cast<std::size_t>(*first.comm_type)], r,
                               list.size(), file_of(r)));
           complete = false;
           continue;
         }
         const Node& node = node_at(r, list[k]);
         if (*node.comm_type != *first.comm_type) {
-          problem(file_of(r), node.pointer,
-                  fmt::format("collective {} of {}: comm_type {} here, but {} on rank {} ({}: {})", k,
-                              group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)],
-                              kCommTypes[static_cast<std::size_t>(*first.comm_type)], most_rank, file_of(most_rank),
-                              first.pointer));
+          problem(
+              file_of(r), node.pointer,
+              fmt::format("collective {} of {}: comm_type {} here, but {} on rank {} ({}: {})", k,
+                          group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)],
+                          kCommTypes[static_cast<std::size_t>(*first.comm_type)], most_rank,
+                          file_of(most_rank), first.pointer));
         } else if (*node.comm_size != *first.comm_size) {
-          problem(file_of(r), node.pointer,
-                  fmt::format("collective {} of {} ({}): comm_size {} here, but {} on rank {} ({}: {})", k,
-                              group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)], *node.comm_size,
-                              *first.comm_size, most_rank, file_of(most_rank), first.pointer));
+          problem(
+              file_of(r), node.pointer,
+              fmt::format("collective {} of {} ({}): comm_size {} here, but {} on rank {} ({}: {})",
+                          k, group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)],
+                          *node.comm_size, *first.comm_size, most_rank, file_of(most_rank),
+                          first.pointer));
         }
         g.ops[op_of[static_cast<std::size_t>(r)][list[k]]].collective = index;
       }
@@ -498,7 +541,8 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
       if (k >= recvs.size()) {
         const auto [r, i] = sends[k];
         problem(file_of(r), node_at(r, i).pointer,
-                fmt::format("send to rank {} (tag {}) has no matching receive: rank {} posts {} receives from rank "
+                fmt::format("send to rank {} (tag {}) has no matching receive: rank {} posts {} "
+                            "receives from rank "
                             "{} with that tag ({})",
                             dst, tag, dst, recvs.size(), src, file_of(static_cast<int>(dst))));
         continue;
@@ -506,7 +550,8 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
       if (k >= sends.size()) {
         const auto [r, i] = recvs[k];
         problem(file_of(r), node_at(r, i).pointer,
-                fmt::format("receive from rank {} (tag {}) has no matching send: rank {} posts {} sends to rank "
+                fmt::format("receive from rank {} (tag {}) has no matching send: rank {} posts {} "
+                            "sends to rank "
                             "{} with that tag ({})",
                             src, tag, src, sends.size(), dst, file_of(static_cast<int>(src))));
         continue;
@@ -514,13 +559,16 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
       const Node& send = node_at(sends[k].first, sends[k].second);
       const Node& recv = node_at(recvs[k].first, recvs[k].second);
       if (recv.comm_size && *recv.comm_size != *send.comm_size) {
-        problem(file_of(recvs[k].first), recv.pointer,
-                fmt::format("receive of comm_size {} from rank {} (tag {}), but the matching send ({}: {}) has "
-                            "comm_size {}",
-                            *recv.comm_size, src, tag, file_of(sends[k].first), send.pointer, *send.comm_size));
+        problem(
+            file_of(recvs[k].first), recv.pointer,
+            fmt::format(
+                "receive of comm_size {} from rank {} (tag {}), but the matching send ({}: {}) has "
+                "comm_size {}",
+                *recv.comm_size, src, tag, file_of(sends[k].first), send.pointer, *send.comm_size));
       }
       const std::int64_t index = static_cast<std::int64_t>(g.transfers.size());
-      g.transfers.push_back({.src = static_cast<int>(src), .dst = static_cast<int>(dst),
+      g.transfers.push_back({.src = static_cast<int>(src),
+                             .dst = static_cast<int>(dst),
                              .size = sim::Bytes(*send.comm_size)});
       g.ops[op_of[static_cast<std::size_t>(sends[k].first)][sends[k].second]].transfer = index;
       g.ops[op_of[static_cast<std::size_t>(recvs[k].first)][recvs[k].second]].transfer = index;
@@ -550,7 +598,8 @@ bool looks_like_chakra(const std::string& path) {
     if (!first.is_object() || first.contains("schema_version")) return false;
     if (first.contains("version") && first["version"].is_string()) return true;  // GlobalMetadata
     if (first.contains("type") && first["type"].is_string()) {
-      return std::find(kNodeTypes.begin(), kNodeTypes.end(), first["type"].get<std::string>()) != kNodeTypes.end();
+      return std::find(kNodeTypes.begin(), kNodeTypes.end(), first["type"].get<std::string>()) !=
+             kNodeTypes.end();
     }
     return false;
   } catch (const std::exception&) {

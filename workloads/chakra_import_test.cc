@@ -3,6 +3,8 @@
 // and simulates to its hand-computed makespan; bad traces give their exact
 // errors, naming the file and the JSON pointer.
 
+#include "workloads/chakra_import.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,7 +13,6 @@
 #include "base/error.h"
 #include "base/testing/runfiles.h"
 #include "models/execution/executor.h"
-#include "workloads/chakra_import.h"
 
 namespace zx::workloads {
 namespace {
@@ -94,10 +95,15 @@ TEST(ChakraImportTest, ExampleSimulatesToTheHandComputedMakespan) {
   ZeroTimeBackend backend(sim);
   const models::ExecutionResult r = models::execute(sim, g, backend);
   EXPECT_EQ(r.makespan, sim::TimePoint::zero() + sim::Duration::us(450));
-  const auto index = [&](const models::Op& op) { return static_cast<std::size_t>(&op - g.ops.data()); };
-  EXPECT_EQ(r.ops[index(op_named(g, 1, "recv_act"))].end, sim::TimePoint::zero() + sim::Duration::us(100));
-  EXPECT_EQ(r.ops[index(op_named(g, 0, "log_step"))].end, sim::TimePoint::zero() + sim::Duration::us(110));
-  EXPECT_EQ(r.ops[index(op_named(g, 0, "all_reduce_grads"))].start, sim::TimePoint::zero() + sim::Duration::us(400));
+  const auto index = [&](const models::Op& op) {
+    return static_cast<std::size_t>(&op - g.ops.data());
+  };
+  EXPECT_EQ(r.ops[index(op_named(g, 1, "recv_act"))].end,
+            sim::TimePoint::zero() + sim::Duration::us(100));
+  EXPECT_EQ(r.ops[index(op_named(g, 0, "log_step"))].end,
+            sim::TimePoint::zero() + sim::Duration::us(110));
+  EXPECT_EQ(r.ops[index(op_named(g, 0, "all_reduce_grads"))].start,
+            sim::TimePoint::zero() + sim::Duration::us(400));
 }
 
 TEST(ChakraImportTest, RecognisesChakraFiles) {
@@ -118,7 +124,8 @@ std::string write(const std::string& name, const std::string& text) {
 // with the temporary directory left out of file names.
 std::string errors_of(const std::vector<std::string>& ranks) {
   std::vector<std::string> files;
-  for (std::size_t r = 0; r < ranks.size(); ++r) files.push_back(write("r" + std::to_string(r) + ".json", ranks[r]));
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    files.push_back(write("r" + std::to_string(r) + ".json", ranks[r]));
   try {
     import_chakra(files);
   } catch (const InputError& e) {
@@ -136,12 +143,14 @@ std::string errors_of(const std::vector<std::string>& ranks) {
 const std::string kMeta = R"({"version": "0.0.4"})";
 std::string comp(int id, int us, const std::string& extra = "") {
   return "{\"id\": \"" + std::to_string(id) + "\", \"name\": \"c" + std::to_string(id) +
-         "\", \"type\": \"COMP_NODE\", \"durationMicros\": \"" + std::to_string(us) + "\"" + extra + "}";
+         "\", \"type\": \"COMP_NODE\", \"durationMicros\": \"" + std::to_string(us) + "\"" + extra +
+         "}";
 }
 std::string coll(int id, int type, int size, const std::string& extra = "") {
   return "{\"id\": \"" + std::to_string(id) + "\", \"type\": \"COMM_COLL_NODE\", \"attr\": [" +
          "{\"name\": \"comm_type\", \"int64Val\": \"" + std::to_string(type) + "\"}, " +
-         "{\"name\": \"comm_size\", \"uint64Val\": \"" + std::to_string(size) + "\"}" + extra + "]}";
+         "{\"name\": \"comm_size\", \"uint64Val\": \"" + std::to_string(size) + "\"}" + extra +
+         "]}";
 }
 
 TEST(ChakraImportTest, BadTracesGiveExactErrors) {
@@ -149,37 +158,52 @@ TEST(ChakraImportTest, BadTracesGiveExactErrors) {
   EXPECT_EQ(errors_of({kMeta + comp(1, 5) + comp(2, 5, R"(, "dataDeps": ["1", "9"])")}),
             "r0.json: /2/dataDeps/1: node 9 does not exist in this rank's trace");
   // A dependency cycle.
-  EXPECT_EQ(errors_of({kMeta + comp(1, 5, R"(, "ctrlDeps": ["2"])") + comp(2, 5, R"(, "dataDeps": ["1"])")}),
+  EXPECT_EQ(errors_of({kMeta + comp(1, 5, R"(, "ctrlDeps": ["2"])") +
+                       comp(2, 5, R"(, "dataDeps": ["1"])")}),
             "r0.json: dependency cycle among nodes 1, 2");
   // Wrong types, an unknown key and an unknown node type.
-  EXPECT_EQ(errors_of({kMeta + R"({"id": "x", "type": "COMP_NODE", "durationMicros": true, "durationMicro": 1})" +
-                       R"({"id": 3, "type": "GPU_NODE"})"}),
-            "r0.json: /1/id: expected an integer in [0, 9007199254740992], got the string \"x\"\n"
-            "r0.json: /1/durationMicros: expected an integer in [0, 1099511627776], got true\n"
-            "r0.json: /1: unknown key 'durationMicro' (did you mean 'durationMicros'?)\n"
-            "r0.json: /2/type: unknown node type the string \"GPU_NODE\"");
+  EXPECT_EQ(
+      errors_of({kMeta +
+                 R"({"id": "x", "type": "COMP_NODE", "durationMicros": true, "durationMicro": 1})" +
+                 R"({"id": 3, "type": "GPU_NODE"})"}),
+      "r0.json: /1/id: expected an integer in [0, 9007199254740992], got the string \"x\"\n"
+      "r0.json: /1/durationMicros: expected an integer in [0, 1099511627776], got true\n"
+      "r0.json: /1: unknown key 'durationMicro' (did you mean 'durationMicros'?)\n"
+      "r0.json: /2/type: unknown node type the string \"GPU_NODE\"");
   // An unknown and an unsupported comm_type.
-  EXPECT_EQ(errors_of({kMeta + coll(1, 42, 8) + coll(2, 3, 8)}),
-            "r0.json: /1: comm_type 42 is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), 2 (ALL_GATHER), "
-            "5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), 8 (REDUCE_SCATTER_BLOCK), 9 (BARRIER)\n"
-            "r0.json: /2: comm_type 3 (GATHER) is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), "
-            "2 (ALL_GATHER), 5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), 8 (REDUCE_SCATTER_BLOCK), "
-            "9 (BARRIER)");
+  EXPECT_EQ(
+      errors_of({kMeta + coll(1, 42, 8) + coll(2, 3, 8)}),
+      "r0.json: /1: comm_type 42 is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), 2 "
+      "(ALL_GATHER), "
+      "5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), 8 (REDUCE_SCATTER_BLOCK), 9 (BARRIER)\n"
+      "r0.json: /2: comm_type 3 (GATHER) is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), "
+      "2 (ALL_GATHER), 5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), 8 "
+      "(REDUCE_SCATTER_BLOCK), "
+      "9 (BARRIER)");
   // Ranks disagreeing on a collective's size; a collective one rank lacks.
   EXPECT_EQ(errors_of({kMeta + coll(1, 0, 4096), kMeta + coll(1, 0, 8192)}),
-            "r1.json: /1: collective 0 of the default process group (ALL_REDUCE): comm_size 8192 here, but 4096 on "
-            "rank 0 (" + write("r0.json", kMeta + coll(1, 0, 4096)) + ": /1)");
+            "r1.json: /1: collective 0 of the default process group (ALL_REDUCE): comm_size 8192 "
+            "here, but 4096 on "
+            "rank 0 (" +
+                write("r0.json", kMeta + coll(1, 0, 4096)) + ": /1)");
   EXPECT_EQ(errors_of({kMeta + coll(1, 0, 8) + coll(2, 2, 8), kMeta + coll(1, 0, 8)}),
-            "r0.json: /2: collective 1 of the default process group (ALL_GATHER) has no counterpart on rank 1, "
-            "which issues 1 collectives in that group (" + write("r1.json", kMeta + coll(1, 0, 8)) + ")");
+            "r0.json: /2: collective 1 of the default process group (ALL_GATHER) has no "
+            "counterpart on rank 1, "
+            "which issues 1 collectives in that group (" +
+                write("r1.json", kMeta + coll(1, 0, 8)) + ")");
   // A send with no receive; a receive missing its peer.
-  const std::string send = R"({"id": "1", "type": "COMM_SEND_NODE", "attr": [{"name": "comm_dst", "int32Val": 1},
+  const std::string send =
+      R"({"id": "1", "type": "COMM_SEND_NODE", "attr": [{"name": "comm_dst", "int32Val": 1},
       {"name": "comm_size", "int64Val": "64"}, {"name": "comm_tag", "int32Val": 3}]})";
-  const std::string recv = R"({"id": "1", "type": "COMM_RECV_NODE", "attr": [{"name": "comm_size", "int64Val": "64"}]})";
+  const std::string recv =
+      R"({"id": "1", "type": "COMM_RECV_NODE", "attr": [{"name": "comm_size", "int64Val": "64"}]})";
   EXPECT_EQ(errors_of({kMeta + send, kMeta + comp(1, 1)}),
-            "r0.json: /1: send to rank 1 (tag 3) has no matching receive: rank 1 posts 0 receives from rank 0 "
-            "with that tag (" + write("r1.json", kMeta + comp(1, 1)) + ")");
-  EXPECT_EQ(errors_of({kMeta + comp(1, 1), kMeta + recv}), "r1.json: /1: COMM_RECV_NODE needs attribute 'comm_src'");
+            "r0.json: /1: send to rank 1 (tag 3) has no matching receive: rank 1 posts 0 receives "
+            "from rank 0 "
+            "with that tag (" +
+                write("r1.json", kMeta + comp(1, 1)) + ")");
+  EXPECT_EQ(errors_of({kMeta + comp(1, 1), kMeta + recv}),
+            "r1.json: /1: COMM_RECV_NODE needs attribute 'comm_src'");
   // Not JSON at all.
   EXPECT_EQ(errors_of({"{\"version\": "}).substr(0, 28), "r0.json: /0: not valid JSON:");
 }
