@@ -1,0 +1,610 @@
+// File: workloads/chakra_import.cc
+//
+// The Chakra JSON importer (see chakra_import.h): reads each rank's file into
+// nodes, checks them, orders each rank topologically, then matches
+// collectives across ranks and sends with receives, and builds the OpGraph.
+
+#include "workloads/chakra_import.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <queue>
+#include <sstream>
+#include <tuple>
+
+#include "base/error.h"
+#include "base/json_reader.h"
+
+namespace zx::workloads {
+namespace {
+
+// NodeType, from mlcommons/chakra schema/protobuf/et_def.proto (enum NodeType).
+const std::vector<std::string> kNodeTypes = {"INVALID_NODE",   "METADATA_NODE",  "MEM_LOAD_NODE",
+                                             "MEM_STORE_NODE", "COMP_NODE",      "COMM_SEND_NODE",
+                                             "COMM_RECV_NODE", "COMM_COLL_NODE", "STORAGE_NODE",
+                                             "BATCH_NODE",     "CHECKPOINT_NODE"};
+enum NodeType {
+  kMetadata = 1,
+  kMemLoad = 2,
+  kMemStore = 3,
+  kComp = 4,
+  kSend = 5,
+  kRecv = 6,
+  kColl = 7
+};
+
+// CollectiveCommType, from mlcommons/chakra schema/protobuf/et_def.proto (enum
+// CollectiveCommType), and the zionsim collective each maps to ("" = not
+// supported). REDUCE_SCATTER_BLOCK is a reduce-scatter with equal blocks;
+// BARRIER is modelled as an all-reduce of comm_size (normally 0) bytes.
+const std::vector<std::string> kCommTypes = {
+    "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+    "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
+const std::vector<std::string> kCollectiveKinds = {
+    "all_reduce", "reduce",         "all_gather",     "",          "", "broadcast",
+    "all_to_all", "reduce_scatter", "reduce_scatter", "all_reduce"};
+
+// Attribute values. AttributeProto (et_def.proto) holds one of many typed
+// fields; protobuf's JSON mapping (MessageToJson, used by the jsonizer) names
+// them in lowerCamelCase ("int64Val") and writes 64-bit integers as strings.
+// The proto field names ("int64_val") are accepted as well, as protobuf's own
+// JSON parser does.
+const std::vector<std::string> kIntValueKeys = {
+    "int32Val",   "int64Val",    "uint32Val",   "uint64Val",    "sint32Val",
+    "sint64Val",  "fixed32Val",  "fixed64Val",  "sfixed32Val",  "sfixed64Val",
+    "int32_val",  "int64_val",   "uint32_val",  "uint64_val",   "sint32_val",
+    "sint64_val", "fixed32_val", "fixed64_val", "sfixed32_val", "sfixed64_val"};
+
+struct Dep {
+  std::int64_t id = 0;
+  std::string pointer;
+};
+
+// One Chakra node as read from a file.
+struct Node {
+  std::int64_t id = 0;  // proto3 leaves out zero values: no "id" means 0
+  std::string name;
+  int type = 0;
+  std::vector<Dep> deps;  // data_deps then ctrl_deps
+  std::int64_t duration_us = 0;
+  bool is_cpu_op = false;
+  std::optional<std::int64_t> comm_type, comm_size, comm_src, comm_dst, comm_tag;
+  std::string pg_name;
+  std::string pointer;  // "/3"
+};
+
+struct RankTrace {
+  std::string file;
+  std::vector<Node> nodes;
+  std::vector<std::size_t> order;  // topological order of nodes
+};
+
+// An integer in protobuf's JSON form: a number, or a string of digits.
+std::optional<std::int64_t> proto_int(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.empty() || s.size() > 18) return std::nullopt;
+    std::size_t start = s[0] == '-' ? 1 : 0;
+    if (start == s.size()) return std::nullopt;
+    for (std::size_t i = start; i < s.size(); ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+    }
+    return std::stoll(s);
+  }
+  return std::nullopt;
+}
+
+// The key under which a field is present: its JSON name or its proto name.
+std::string field_key(json::ObjectReader& o, const std::string& camel, const std::string& snake) {
+  o.allow(camel);
+  o.allow(snake);
+  return o.has(snake) && !o.has(camel) ? snake : camel;
+}
+
+// Reads an integer field (either spelling) that must lie in [min, max].
+bool read_field_int(json::ObjectReader& o, const std::string& camel, const std::string& snake,
+                    std::int64_t& out, std::int64_t min, std::int64_t max) {
+  const std::string key = field_key(o, camel, snake);
+  const nlohmann::json* v = o.raw(key);
+  if (v == nullptr) return false;
+  const std::optional<std::int64_t> n = proto_int(*v);
+  if (!n || *n < min || *n > max) {
+    o.error(key,
+            fmt::format("expected an integer in [{}, {}], got {}", min, max, json::describe(*v)));
+    return false;
+  }
+  out = *n;
+  return true;
+}
+
+// Reads node `i` of a file; reports problems to `diagnostics`.
+Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics) {
+  constexpr std::int64_t kMaxId = std::int64_t{1} << 53;
+  read_field_int(o, "id", "id", node.id, 0, kMaxId);
+  o.read_string("name", node.name);
+  if (const nlohmann::json* t = o.raw("type")) {
+    std::optional<std::int64_t> n;
+    if (t->is_string()) {
+      const auto it = std::find(kNodeTypes.begin(), kNodeTypes.end(), t->get<std::string>());
+      if (it != kNodeTypes.end()) n = it - kNodeTypes.begin();
+    } else if (t->is_number_integer()) {
+      n = t->get<std::int64_t>();
+    }
+    if (!n || *n < 0 || *n >= static_cast<std::int64_t>(kNodeTypes.size())) {
+      o.error("type", fmt::format("unknown node type {}", json::describe(*t)));
+      node.type = -1;
+    } else {
+      node.type = static_cast<int>(*n);
+    }
+  }
+  if (node.type == 0) o.error("", "node type missing (INVALID_NODE)");
+  if (node.type == 8 || node.type == 9 || node.type == 10) {
+    o.error(
+        "type",
+        fmt::format("node type {} is not supported; supported: COMP_NODE, COMM_COLL_NODE, "
+                    "COMM_SEND_NODE, COMM_RECV_NODE, MEM_LOAD_NODE, MEM_STORE_NODE, METADATA_NODE",
+                    kNodeTypes[static_cast<std::size_t>(node.type)]));
+  }
+  for (const auto& [camel, snake] :
+       {std::pair{"dataDeps", "data_deps"}, std::pair{"ctrlDeps", "ctrl_deps"}}) {
+    const std::string key = field_key(o, camel, snake);
+    const nlohmann::json* deps = o.raw(key);
+    if (deps == nullptr) continue;
+    if (!deps->is_array()) {
+      o.error(key, fmt::format("expected an array of node ids, got {}", json::describe(*deps)));
+      continue;
+    }
+    for (std::size_t k = 0; k < deps->size(); ++k) {
+      const std::string pointer = fmt::format("{}/{}/{}", o.pointer(), key, k);
+      const std::optional<std::int64_t> id = proto_int((*deps)[k]);
+      if (!id || *id < 0) {
+        diagnostics.error(pointer,
+                          fmt::format("expected a node id, got {}", json::describe((*deps)[k])));
+      } else {
+        node.deps.push_back({*id, pointer});
+      }
+    }
+  }
+  read_field_int(o, "durationMicros", "duration_micros", node.duration_us, 0,
+                 std::int64_t{1} << 40);
+  std::int64_t ignored = 0;
+  read_field_int(o, "startTimeMicros", "start_time_micros", ignored, 0, std::int64_t{1} << 62);
+  o.allow("inputs");
+  o.allow("outputs");
+  if (auto attrs = o.array("attr")) {
+    for (std::size_t k = 0; k < attrs->size(); ++k) {
+      json::ObjectReader a = attrs->object(k);
+      std::string name;
+      a.require("name");
+      a.read_string("name", name);
+      a.allow("docString");
+      a.allow("doc_string");
+      const std::map<std::string, std::optional<std::int64_t>*> ints = {
+          {"comm_type", &node.comm_type},
+          {"comm_size", &node.comm_size},
+          {"comm_src", &node.comm_src},
+          {"comm_dst", &node.comm_dst},
+          {"comm_tag", &node.comm_tag}};
+      if (const auto it = ints.find(name); it != ints.end()) {
+        const nlohmann::json* v = nullptr;
+        std::string key;
+        for (const std::string& k2 : kIntValueKeys) {
+          if (a.has(k2)) {
+            key = k2;
+            v = a.raw(k2);
+            break;
+          }
+        }
+        std::optional<std::int64_t> n = v ? proto_int(*v) : std::nullopt;
+        if (v == nullptr) {
+          a.error("",
+                  fmt::format(
+                      "attribute '{}' needs an integer value (int64Val, uint64Val, int32Val, ...)",
+                      name));
+        } else if (!n || *n < 0) {
+          a.error(key, fmt::format("expected a non-negative integer, got {}", json::describe(*v)));
+        } else {
+          *it->second = n;
+        }
+      } else if (name == "is_cpu_op") {
+        const std::string key = field_key(a, "boolVal", "bool_val");
+        if (!a.has(key)) {
+          a.error("", "attribute 'is_cpu_op' needs a boolVal");
+        } else {
+          a.read_bool(key, node.is_cpu_op);
+        }
+      } else if (name == "pg_name") {
+        const std::string key = field_key(a, "stringVal", "string_val");
+        if (!a.has(key)) {
+          a.error("", "attribute 'pg_name' needs a stringVal");
+        } else {
+          a.read_string(key, node.pg_name);
+        }
+      } else {
+        continue;  // other attributes (num_ops, tensor_size, involved_dim, ...) are not used
+      }
+      a.finish();
+    }
+  }
+  o.finish();
+  return node;
+}
+
+// The values of a file: the concatenated objects the jsonizer writes, or one
+// JSON array of them.
+nlohmann::json read_values(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(Diagnostic{path, "", "cannot open the file"});
+  nlohmann::json values = nlohmann::json::array();
+  while (true) {
+    in >> std::ws;
+    if (in.peek() == std::char_traits<char>::eof()) break;
+    nlohmann::json v;
+    try {
+      in >> v;
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(Diagnostic{path, fmt::format("/{}", values.size()),
+                                  fmt::format("not valid JSON: {}", e.what())});
+    }
+    values.push_back(std::move(v));
+  }
+  if (values.size() == 1 && values[0].is_array()) return values[0];
+  return values;
+}
+
+RankTrace read_rank(const std::string& path, std::vector<Diagnostic>& all) {
+  RankTrace rank;
+  rank.file = path;
+  const nlohmann::json values = read_values(path);
+  json::Diagnostics diagnostics(path);
+  if (values.empty()) diagnostics.error("", "no Chakra nodes in the file");
+  std::map<std::int64_t, std::size_t> by_id;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string pointer = fmt::format("/{}", i);
+    json::ObjectReader o(values[i], pointer, diagnostics);
+    if (i == 0 && o.has("version")) {  // GlobalMetadata {version, attr}
+      std::string version;
+      o.read_string("version", version);
+      o.allow("attr");
+      o.finish();
+      continue;
+    }
+    Node node;
+    node.pointer = pointer;
+    node = read_node(o, std::move(node), diagnostics);
+    if (!by_id.emplace(node.id, rank.nodes.size()).second) {
+      diagnostics.error(pointer, fmt::format("duplicate node id {} (first at {})", node.id,
+                                             rank.nodes[by_id[node.id]].pointer));
+    }
+    rank.nodes.push_back(std::move(node));
+  }
+  // Dependencies name nodes of this file; order the nodes topologically,
+  // taking the earliest ready node in file order first.
+  const std::size_t n = rank.nodes.size();
+  std::vector<std::vector<std::size_t>> dependents(n);
+  std::vector<std::size_t> pending(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const Dep& d : rank.nodes[i].deps) {
+      const auto it = by_id.find(d.id);
+      if (it == by_id.end()) {
+        diagnostics.error(d.pointer,
+                          fmt::format("node {} does not exist in this rank's trace", d.id));
+      } else {
+        dependents[it->second].push_back(i);
+        ++pending[i];
+      }
+    }
+  }
+  if (!diagnostics.has_errors()) {
+    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (pending[i] == 0) ready.push(i);
+    }
+    while (!ready.empty()) {
+      const std::size_t i = ready.top();
+      ready.pop();
+      rank.order.push_back(i);
+      for (std::size_t d : dependents[i]) {
+        if (--pending[d] == 0) ready.push(d);
+      }
+    }
+    if (rank.order.size() != n) {
+      std::vector<std::string> stuck;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (pending[i] > 0) stuck.push_back(std::to_string(rank.nodes[i].id));
+      }
+      diagnostics.error("", fmt::format("dependency cycle among nodes {}", fmt::join(stuck, ", ")));
+    }
+  }
+  all.insert(all.end(), diagnostics.list().begin(), diagnostics.list().end());
+  return rank;
+}
+
+std::string group_label(const std::string& pg) {
+  return pg.empty() ? "the default process group" : fmt::format("process group '{}'", pg);
+}
+
+}  // namespace
+
+models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
+  if (rank_files.empty()) throw InputError(Diagnostic{"<chakra>", "", "no rank files given"});
+  std::vector<Diagnostic> problems;
+  const auto problem = [&](const std::string& file, const std::string& pointer,
+                           std::string message) {
+    problems.push_back(Diagnostic{file, pointer, std::move(message)});
+  };
+  const auto throw_if_problems = [&] {
+    if (!problems.empty()) throw InputError(problems);
+  };
+  std::vector<RankTrace> ranks;
+  for (const std::string& file : rank_files) ranks.push_back(read_rank(file, problems));
+  throw_if_problems();
+
+  models::OpGraph g;
+  g.num_ranks = static_cast<int>(ranks.size());
+  const int num_ranks = g.num_ranks;
+  std::vector<std::vector<std::uint32_t>> op_of(ranks.size());  // [rank][node] -> op
+  std::vector<std::pair<int, std::size_t>> node_of_op;          // op -> (rank, node)
+  // Process groups in order of first appearance: per rank, its collectives.
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<std::vector<std::size_t>>> group_nodes;
+  // Point-to-point: (src, dst, tag) -> sends / recvs in issue order.
+  using P2pKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+  std::map<P2pKey, std::pair<std::vector<std::pair<int, std::size_t>>,
+                             std::vector<std::pair<int, std::size_t>>>>
+      p2p;
+  std::vector<P2pKey> p2p_order;
+
+  for (int r = 0; r < num_ranks; ++r) {
+    RankTrace& rank = ranks[static_cast<std::size_t>(r)];
+    op_of[static_cast<std::size_t>(r)].assign(rank.nodes.size(), 0);
+    for (std::size_t i : rank.order) {
+      const Node& node = rank.nodes[i];
+      models::Op op;
+      op.rank = r;
+      op.name = node.name;
+      const auto need = [&](const std::optional<std::int64_t>& v, const char* attr) {
+        if (!v)
+          problem(rank.file, node.pointer,
+                  fmt::format("{} needs attribute '{}'", kNodeTypes[node.type], attr));
+        return v.has_value();
+      };
+      const auto in_ranks = [&](const std::optional<std::int64_t>& v, const char* attr) {
+        if (v && *v >= num_ranks) {
+          problem(rank.file, node.pointer,
+                  fmt::format("{} {} is not a rank ({} rank files)", attr, *v, num_ranks));
+          return false;
+        }
+        return true;
+      };
+      switch (node.type) {
+        case kComp:
+          op.kind = models::OpKind::kCompute;
+          op.stream = g.stream(node.is_cpu_op ? "host" : "compute");
+          op.category = "compute";
+          op.duration = sim::Duration::us(node.duration_us);
+          break;
+        case kMemLoad:
+        case kMemStore:
+        case kMetadata:
+          op.kind = models::OpKind::kDelay;
+          op.stream = g.stream(node.type == kMetadata ? "host" : "memory");
+          op.category = node.type == kMetadata ? "host" : "memory";
+          op.duration =
+              node.type == kMetadata ? sim::Duration::zero() : sim::Duration::us(node.duration_us);
+          break;
+        case kColl: {
+          op.kind = models::OpKind::kCollective;
+          op.stream = g.stream("comm");
+          const bool ok = need(node.comm_type, "comm_type") & need(node.comm_size, "comm_size");
+          if (ok && (*node.comm_type >= static_cast<std::int64_t>(kCommTypes.size()) ||
+                     kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)].empty())) {
+            const bool known = *node.comm_type < static_cast<std::int64_t>(kCommTypes.size());
+            problem(rank.file, node.pointer,
+                    fmt::format(
+                        "comm_type {}{} is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), "
+                        "2 (ALL_GATHER), 5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), "
+                        "8 (REDUCE_SCATTER_BLOCK), 9 (BARRIER)",
+                        *node.comm_type,
+                        known ? fmt::format(" ({})",
+                                            kCommTypes[static_cast<std::size_t>(*node.comm_type)])
+                              : std::string()));
+          } else if (ok) {
+            op.category = kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)];
+            auto& per_rank = group_nodes[node.pg_name];
+            if (per_rank.empty()) {
+              per_rank.resize(ranks.size());
+              groups.push_back(node.pg_name);
+            }
+            per_rank[static_cast<std::size_t>(r)].push_back(i);
+          }
+          break;
+        }
+        case kSend:
+        case kRecv: {
+          const bool send = node.type == kSend;
+          op.kind = send ? models::OpKind::kSend : models::OpKind::kRecv;
+          op.stream = g.stream(send ? "send" : "recv");
+          op.category = "p2p";
+          // The peer is required; this rank's own side may be left out.
+          const std::optional<std::int64_t>& peer = send ? node.comm_dst : node.comm_src;
+          const std::optional<std::int64_t>& self = send ? node.comm_src : node.comm_dst;
+          bool ok = need(peer, send ? "comm_dst" : "comm_src") &
+                    in_ranks(peer, send ? "comm_dst" : "comm_src");
+          if (send) ok = need(node.comm_size, "comm_size") & ok;
+          if (self && *self != r) {
+            problem(rank.file, node.pointer,
+                    fmt::format("{} {} is not this file's rank {}", send ? "comm_src" : "comm_dst",
+                                *self, r));
+            ok = false;
+          }
+          if (ok) {
+            const P2pKey key{send ? r : *peer, send ? *peer : r, node.comm_tag.value_or(0)};
+            auto [it, added] = p2p.try_emplace(key);
+            if (added) p2p_order.push_back(key);
+            (send ? it->second.first : it->second.second).emplace_back(r, i);
+          }
+          break;
+        }
+        default:
+          break;  // unsupported types were reported while reading
+      }
+      op_of[static_cast<std::size_t>(r)][i] = g.add(std::move(op));
+      node_of_op.emplace_back(r, i);
+    }
+  }
+  throw_if_problems();
+  // Dependencies.
+  for (int r = 0; r < num_ranks; ++r) {
+    const RankTrace& rank = ranks[static_cast<std::size_t>(r)];
+    std::map<std::int64_t, std::size_t> by_id;
+    for (std::size_t i = 0; i < rank.nodes.size(); ++i) by_id.emplace(rank.nodes[i].id, i);
+    for (std::size_t i = 0; i < rank.nodes.size(); ++i) {
+      models::Op& op = g.ops[op_of[static_cast<std::size_t>(r)][i]];
+      for (const Dep& d : rank.nodes[i].deps)
+        op.deps.push_back(op_of[static_cast<std::size_t>(r)][by_id.at(d.id)]);
+    }
+  }
+  const auto node_at = [&](int r, std::size_t i) -> const Node& {
+    return ranks[static_cast<std::size_t>(r)].nodes[i];
+  };
+  const auto file_of = [&](int r) -> const std::string& {
+    return ranks[static_cast<std::size_t>(r)].file;
+  };
+  // Collectives: the k-th of a group on every member.
+  for (const std::string& pg : groups) {
+    const auto& per_rank = group_nodes[pg];
+    std::vector<int> members;
+    std::size_t most = 0;
+    int most_rank = 0;
+    for (int r = 0; r < num_ranks; ++r) {
+      const std::size_t count = per_rank[static_cast<std::size_t>(r)].size();
+      if (pg.empty() || count > 0) members.push_back(r);
+      if (count > most) {
+        most = count;
+        most_rank = r;
+      }
+    }
+    for (std::size_t k = 0; k < most; ++k) {
+      const Node& first = node_at(most_rank, per_rank[static_cast<std::size_t>(most_rank)][k]);
+      const std::string kind = kCollectiveKinds[static_cast<std::size_t>(*first.comm_type)];
+      models::CollectiveCall call{
+          .kind = kind, .ranks = members, .bytes_per_rank = sim::Bytes(*first.comm_size)};
+      const std::int64_t index = static_cast<std::int64_t>(g.collectives.size());
+      bool complete = true;
+      for (int r : members) {
+        const auto& list = per_rank[static_cast<std::size_t>(r)];
+        if (k >= list.size()) {
+          problem(file_of(most_rank), first.pointer,
+                  fmt::format("collective {} of {} ({}) has no counterpart on rank {}, which "
+                              "issues {} collectives "
+                              "in that group ({})",
+                              k, group_label(pg),
+                              kCommTypes[static_cast<std::size_t>(*first.comm_type)], r,
+                              list.size(), file_of(r)));
+          complete = false;
+          continue;
+        }
+        const Node& node = node_at(r, list[k]);
+        if (*node.comm_type != *first.comm_type) {
+          problem(
+              file_of(r), node.pointer,
+              fmt::format("collective {} of {}: comm_type {} here, but {} on rank {} ({}: {})", k,
+                          group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)],
+                          kCommTypes[static_cast<std::size_t>(*first.comm_type)], most_rank,
+                          file_of(most_rank), first.pointer));
+        } else if (*node.comm_size != *first.comm_size) {
+          problem(
+              file_of(r), node.pointer,
+              fmt::format("collective {} of {} ({}): comm_size {} here, but {} on rank {} ({}: {})",
+                          k, group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)],
+                          *node.comm_size, *first.comm_size, most_rank, file_of(most_rank),
+                          first.pointer));
+        }
+        g.ops[op_of[static_cast<std::size_t>(r)][list[k]]].collective = index;
+      }
+      if (complete) g.collectives.push_back(std::move(call));
+    }
+  }
+  // Transfers: sends and receives of one (src, dst, tag) paired in order.
+  for (const P2pKey& key : p2p_order) {
+    const auto& [sends, recvs] = p2p.at(key);
+    const auto& [src, dst, tag] = key;
+    for (std::size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {
+      if (k >= recvs.size()) {
+        const auto [r, i] = sends[k];
+        problem(file_of(r), node_at(r, i).pointer,
+                fmt::format("send to rank {} (tag {}) has no matching receive: rank {} posts {} "
+                            "receives from rank "
+                            "{} with that tag ({})",
+                            dst, tag, dst, recvs.size(), src, file_of(static_cast<int>(dst))));
+        continue;
+      }
+      if (k >= sends.size()) {
+        const auto [r, i] = recvs[k];
+        problem(file_of(r), node_at(r, i).pointer,
+                fmt::format("receive from rank {} (tag {}) has no matching send: rank {} posts {} "
+                            "sends to rank "
+                            "{} with that tag ({})",
+                            src, tag, src, sends.size(), dst, file_of(static_cast<int>(src))));
+        continue;
+      }
+      const Node& send = node_at(sends[k].first, sends[k].second);
+      const Node& recv = node_at(recvs[k].first, recvs[k].second);
+      if (recv.comm_size && *recv.comm_size != *send.comm_size) {
+        problem(
+            file_of(recvs[k].first), recv.pointer,
+            fmt::format(
+                "receive of comm_size {} from rank {} (tag {}), but the matching send ({}: {}) has "
+                "comm_size {}",
+                *recv.comm_size, src, tag, file_of(sends[k].first), send.pointer, *send.comm_size));
+      }
+      const std::int64_t index = static_cast<std::int64_t>(g.transfers.size());
+      g.transfers.push_back({.src = static_cast<int>(src),
+                             .dst = static_cast<int>(dst),
+                             .size = sim::Bytes(*send.comm_size)});
+      g.ops[op_of[static_cast<std::size_t>(sends[k].first)][sends[k].second]].transfer = index;
+      g.ops[op_of[static_cast<std::size_t>(recvs[k].first)][recvs[k].second]].transfer = index;
+    }
+  }
+  throw_if_problems();
+  // What is left: a cycle across ranks (through collectives and transfers).
+  for (const models::OpGraphProblem& p : models::validate(g)) {
+    if (p.op >= 0) {
+      const auto [r, i] = node_of_op[static_cast<std::size_t>(p.op)];
+      problem(file_of(r), node_at(r, i).pointer, p.message);
+    } else {
+      problem(file_of(0), "", p.message);
+    }
+  }
+  throw_if_problems();
+  return g;
+}
+
+bool looks_like_chakra(const std::string& path) {
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    nlohmann::json first;
+    in >> first;
+    if (first.is_array() && !first.empty()) first = first[0];
+    if (!first.is_object() || first.contains("schema_version")) return false;
+    if (first.contains("version") && first["version"].is_string()) return true;  // GlobalMetadata
+    if (first.contains("type") && first["type"].is_string()) {
+      return std::find(kNodeTypes.begin(), kNodeTypes.end(), first["type"].get<std::string>()) !=
+             kNodeTypes.end();
+    }
+    return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace zx::workloads
