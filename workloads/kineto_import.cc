@@ -161,9 +161,9 @@ std::string kind_from_kernel_name(std::string_view name) {
 // Bytes per element and zionsim dtype of a c10 ScalarType name.
 std::optional<std::pair<int, std::string>> dtype_info(std::string_view name) {
   static const std::map<std::string, std::pair<int, std::string>, std::less<>> table = {
-      {"Float", {4, "fp32"}},  {"Half", {2, "fp16"}},   {"BFloat16", {2, "bf16"}},
-      {"Double", {8, "fp32"}}, {"Int", {4, "fp32"}},    {"Long", {8, "fp32"}},
-      {"Short", {2, "fp16"}},  {"Char", {1, "fp32"}},   {"Byte", {1, "fp32"}},
+      {"Float", {4, "fp32"}},  {"Half", {2, "fp16"}},          {"BFloat16", {2, "bf16"}},
+      {"Double", {8, "fp32"}}, {"Int", {4, "fp32"}},           {"Long", {8, "fp32"}},
+      {"Short", {2, "fp16"}},  {"Char", {1, "fp32"}},          {"Byte", {1, "fp32"}},
       {"Bool", {1, "fp32"}},   {"Float8_e4m3fn", {1, "fp32"}}, {"Float8_e5m2", {1, "fp32"}},
   };
   const auto it = table.find(name);
@@ -303,7 +303,8 @@ std::optional<RankCollective> classify(const RankTrace& t, std::size_t gi) {
   const ParamComms* enclosing = nullptr;
   if (const auto launch = t.launches.find(g.correlation); launch != t.launches.end()) {
     for (const ParamComms& p : t.comms) {
-      if (p.tid != launch->second.tid || p.ts > launch->second.ts || launch->second.ts > p.ts + p.dur) {
+      if (p.tid != launch->second.tid || p.ts > launch->second.ts ||
+          launch->second.ts > p.ts + p.dur) {
         continue;
       }
       if (enclosing == nullptr || p.ts >= enclosing->ts) enclosing = &p;
@@ -342,12 +343,14 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
     RankTrace t = read_rank(rank_files[static_cast<std::size_t>(f)]);
     if (t.rank < 0) t.rank = f;
     if (t.world_size >= 0 && t.world_size != n) {
-      throw InputError(Diagnostic{t.source, "/distributedInfo/world_size",
-                                  fmt::format("world_size {} but {} trace files given", t.world_size, n)});
+      throw InputError(
+          Diagnostic{t.source, "/distributedInfo/world_size",
+                     fmt::format("world_size {} but {} trace files given", t.world_size, n)});
     }
     if (t.rank >= n) {
-      throw InputError(Diagnostic{t.source, "/distributedInfo/rank",
-                                  fmt::format("rank {} out of range for {} trace files", t.rank, n)});
+      throw InputError(
+          Diagnostic{t.source, "/distributedInfo/rank",
+                     fmt::format("rank {} out of range for {} trace files", t.rank, n)});
     }
     int& slot = file_of_rank[static_cast<std::size_t>(t.rank)];
     if (slot >= 0) {
@@ -367,9 +370,10 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
     for (std::size_t gi = 0; gi < traces[f].gpu.size(); ++gi) {
       if (auto c = classify(traces[f], gi)) list.push_back(std::move(*c));
     }
-    std::stable_sort(list.begin(), list.end(), [&](const RankCollective& a, const RankCollective& b) {
-      return traces[f].gpu[a.gpu_event].correlation < traces[f].gpu[b.gpu_event].correlation;
-    });
+    std::stable_sort(
+        list.begin(), list.end(), [&](const RankCollective& a, const RankCollective& b) {
+          return traces[f].gpu[a.gpu_event].correlation < traces[f].gpu[b.gpu_event].correlation;
+        });
     for (RankCollective& c : list) {
       for (int r : c.ranks) {
         if (r >= n) {
@@ -398,7 +402,8 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
       for (int r = 0; r < n; ++r) members.push_back(r);
     }
     // The first member's file is the reference.
-    const std::size_t ref = static_cast<std::size_t>(file_of_rank[static_cast<std::size_t>(members[0])]);
+    const std::size_t ref =
+        static_cast<std::size_t>(file_of_rank[static_cast<std::size_t>(members[0])]);
     const std::vector<RankCollective> none;
     auto list_of = [&](std::size_t f) -> const std::vector<RankCollective>& {
       const auto it = by_group[f].find(key);
@@ -417,7 +422,8 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
       for (std::size_t k = 0; k < list.size(); ++k) {
         if (list[k].kind != ref_list[k].kind) {
           throw InputError(Diagnostic{
-              traces[f].source, fmt::format("/traceEvents/{}", traces[f].gpu[list[k].gpu_event].index),
+              traces[f].source,
+              fmt::format("/traceEvents/{}", traces[f].gpu[list[k].gpu_event].index),
               fmt::format("NCCL collective {} of process group {} is {}, but in {} it is {}", k,
                           ranks_text(key), list[k].kind, traces[ref].source, ref_list[k].kind)});
         }
@@ -469,8 +475,9 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
       launched[e.stream].push_back(gi);
     }
     for (auto& [stream, list] : launched) {
-      std::stable_sort(list.begin(), list.end(),
-                       [&](std::size_t a, std::size_t b) { return t.gpu[a].correlation < t.gpu[b].correlation; });
+      std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
+        return t.gpu[a].correlation < t.gpu[b].correlation;
+      });
     }
     auto first_after = [&](std::int64_t stream, std::int64_t corr) -> std::optional<std::size_t> {
       const auto it = launched.find(stream);

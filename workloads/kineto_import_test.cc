@@ -42,7 +42,8 @@ class FixedBackend : public models::CommunicationBackend {
 };
 
 std::vector<std::string> example() {
-  return {runfile("workloads/testdata/kineto/rank0.json"), runfile("workloads/testdata/kineto/rank1.json")};
+  return {runfile("workloads/testdata/kineto/rank0.json"),
+          runfile("workloads/testdata/kineto/rank1.json")};
 }
 
 sim::TimePoint at_us(std::int64_t us) { return sim::TimePoint::zero() + sim::Duration::us(us); }
@@ -142,7 +143,8 @@ TEST(KinetoImportTest, SynchronisationWaitsForTheCollective) {
   FixedBackend backend(sim, sim::Duration::us(100));
   const models::ExecutionResult r = models::execute(sim, g, backend);
   EXPECT_EQ(r.makespan, at_us(155));
-  EXPECT_EQ(r.ops[op_named(g, 1, "ampere_sgemm_64x64_nn")].end, at_us(73));  // gemm2 overlaps the all-reduce
+  EXPECT_EQ(r.ops[op_named(g, 1, "ampere_sgemm_64x64_nn")].end,
+            at_us(73));  // gemm2 overlaps the all-reduce
   EXPECT_EQ(r.ops[ops_of(g, 1).back()].start, at_us(150));
 }
 
@@ -196,21 +198,24 @@ TEST(KinetoImportTest, WrongTypes) {
     {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 0,
      "dur": 1, "args": {"dtype": "Quaternion", "Process Group Ranks": "all"}}
   ]})";
-  EXPECT_EQ(error_of({write_temp("types.json", text)}),
-            "types.json: /traceEvents/0/ts: expected a number, got the string \"soon\"\n"
-            "types.json: /traceEvents/1/args: missing required key 'correlation'\n"
-            "types.json: /traceEvents/1/args/stream: expected an integer >= 0, got the string \"seven\"\n"
-            "types.json: /traceEvents/2/args/dtype: unknown dtype \"Quaternion\"\n"
-            "types.json: /traceEvents/2/args/Process Group Ranks: expected a list of ranks like "
-            "\"[0, 1]\", got \"all\"\n");
+  EXPECT_EQ(
+      error_of({write_temp("types.json", text)}),
+      "types.json: /traceEvents/0/ts: expected a number, got the string \"soon\"\n"
+      "types.json: /traceEvents/1/args: missing required key 'correlation'\n"
+      "types.json: /traceEvents/1/args/stream: expected an integer >= 0, got the string \"seven\"\n"
+      "types.json: /traceEvents/2/args/dtype: unknown dtype \"Quaternion\"\n"
+      "types.json: /traceEvents/2/args/Process Group Ranks: expected a list of ranks like "
+      "\"[0, 1]\", got \"all\"\n");
 }
 
 TEST(KinetoImportTest, InconsistentCollectiveCounts) {
   const std::string nccl = R"js({"ph": "X", "cat": "kernel", "pid": 0, "tid": 20, "dur": 5,
       "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", )js";
-  const std::string a = write_temp("a.json", R"js({"distributedInfo": {"rank": 0, "world_size": 2},
-    "traceEvents": [)js" + nccl + R"js("ts": 1, "args": {"stream": 20, "correlation": 1}},)js" + nccl +
-                                                 R"js("ts": 9, "args": {"stream": 20, "correlation": 2}}]})js");
+  const std::string a =
+      write_temp("a.json", R"js({"distributedInfo": {"rank": 0, "world_size": 2},
+    "traceEvents": [)js" + nccl +
+                               R"js("ts": 1, "args": {"stream": 20, "correlation": 1}},)js" + nccl +
+                               R"js("ts": 9, "args": {"stream": 20, "correlation": 2}}]})js");
   const std::string b = write_temp("b.json", R"js({"distributedInfo": {"rank": 1, "world_size": 2},
     "traceEvents": [)js" + nccl + R"js("ts": 1, "args": {"stream": 20, "correlation": 1}}]})js");
   EXPECT_EQ(error_of({a, b}),
