@@ -40,6 +40,15 @@
 //     correlation > the wait's correlation; producer = last GPU op on
 //     "wait_on_stream" with correlation < the record's. A consumer depends on
 //     its producer. Missing either: no dependency.
+//   * Fallback when a file has no "Stream Wait Event" (profiled without
+//     enable_cuda_sync_events): a cudaStreamWaitEvent runtime call with
+//     correlation w, after the latest cudaEventRecord (correlation e < w) of
+//     the same CPU thread: the first GPU op launched by that thread after w
+//     depends on the last GPU op it launched before e, when they run on
+//     different streams. This is the pattern of ProcessGroupNCCL (record on
+//     the current stream, wait on the NCCL stream, launch the NCCL kernel)
+//     and of torch.cuda.Stream.wait_stream; a wait on an event recorded
+//     elsewhere may be attributed to the wrong producer.
 //   * cudaDeviceSynchronize / cudaStreamSynchronize with correlation c: for
 //     every stream, its first GPU op with correlation > c depends on the last
 //     GPU op of every other stream with correlation < c. (A stream sync only
@@ -117,6 +126,9 @@ struct RankTrace {
   std::vector<GpuEvent> gpu;  // sorted by (ts, correlation) after reading
   std::vector<StreamWait> waits;
   std::vector<std::int64_t> syncs;  // correlations of device/stream syncs
+  // Runtime cudaEventRecord / cudaStreamWaitEvent calls: (correlation, tid).
+  std::vector<std::pair<std::int64_t, std::int64_t>> records;
+  std::vector<std::pair<std::int64_t, std::int64_t>> wait_calls;
   std::vector<ParamComms> comms;
   std::map<std::int64_t, Launch> launches;  // correlation -> runtime call
 };
@@ -253,6 +265,10 @@ RankTrace read_rank(const std::string& path) {
       t.launches[correlation] = Launch{tid, ts};
       if (name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize") {
         t.syncs.push_back(correlation);
+      } else if (name == "cudaEventRecord" || name == "cudaEventRecordWithFlags") {
+        t.records.emplace_back(correlation, tid);
+      } else if (name == "cudaStreamWaitEvent") {
+        t.wait_calls.emplace_back(correlation, tid);
       }
     } else if (sync) {
       StreamWait w;
@@ -508,6 +524,30 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
       const auto consumer = first_after(w.stream, w.correlation);
       const auto producer = last_before(w.wait_on_stream, w.record_correlation);
       if (consumer && producer) add_dep(*consumer, *producer);
+    }
+    if (t.waits.empty()) {
+      // Fallback pairing of cudaEventRecord and cudaStreamWaitEvent by thread.
+      auto tid_of = [&](std::size_t gi) -> std::optional<std::int64_t> {
+        const auto it = t.launches.find(t.gpu[gi].correlation);
+        if (it == t.launches.end()) return std::nullopt;
+        return it->second.tid;
+      };
+      for (const auto& [wait, tid] : t.wait_calls) {
+        std::int64_t record = -1;
+        for (const auto& [corr, record_tid] : t.records) {
+          if (record_tid == tid && corr < wait) record = std::max(record, corr);
+        }
+        if (record < 0) continue;
+        std::optional<std::size_t> consumer;
+        std::optional<std::size_t> producer;
+        for (std::size_t gi = 0; gi < t.gpu.size(); ++gi) {
+          if (tid_of(gi) != tid) continue;
+          const std::int64_t c = t.gpu[gi].correlation;
+          if (c > wait && (!consumer || c < t.gpu[*consumer].correlation)) consumer = gi;
+          if (c < record && (!producer || c > t.gpu[*producer].correlation)) producer = gi;
+        }
+        if (consumer && producer) add_dep(*consumer, *producer);
+      }
     }
     for (std::int64_t c : t.syncs) {
       for (const auto& [s, list_s] : launched) {

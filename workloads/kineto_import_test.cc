@@ -10,6 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -55,6 +59,31 @@ std::vector<std::uint32_t> ops_of(const models::OpGraph& g, int rank) {
     if (g.ops[i].rank == rank) out.push_back(i);
   }
   return out;
+}
+
+std::string temp_dir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/";
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::ofstream(temp_dir() + name) << text;
+  return temp_dir() + name;
+}
+
+// Each diagnostic on a line, with the temporary directory left out of paths.
+std::string error_of(const std::vector<std::string>& files) {
+  try {
+    import_kineto(files);
+  } catch (const InputError& e) {
+    std::string out;
+    for (const Diagnostic& d : e.diagnostics()) out += d.to_string() + "\n";
+    for (std::size_t at; (at = out.find(temp_dir())) != std::string::npos;) {
+      out.erase(at, temp_dir().size());
+    }
+    return out;
+  }
+  return "no error";
 }
 
 // The op of `rank` whose name starts with `prefix`.
@@ -148,6 +177,29 @@ TEST(KinetoImportTest, SynchronisationWaitsForTheCollective) {
   EXPECT_EQ(r.ops[ops_of(g, 1).back()].start, at_us(150));
 }
 
+// Profiled without enable_cuda_sync_events there is no "Stream Wait Event";
+// the cudaEventRecord / cudaStreamWaitEvent runtime calls of the launching
+// thread give the same dependency.
+TEST(KinetoImportTest, StreamWaitFromRuntimeCallsWithoutSyncEvents) {
+  std::vector<std::string> files;
+  for (int rank = 0; rank < 2; ++rank) {
+    nlohmann::json trace = nlohmann::json::parse(zx::testing::read_file(example()[rank]));
+    nlohmann::json& events = trace["traceEvents"];
+    const std::size_t before = events.size();
+    events.erase(
+        std::remove_if(events.begin(), events.end(),
+                       [](const nlohmann::json& e) { return e.value("cat", "") == "cuda_sync"; }),
+        events.end());
+    ASSERT_EQ(events.size(), before - 1);
+    files.push_back(write_temp(fmt::format("nosync{}.json", rank), trace.dump()));
+  }
+  const models::OpGraph g = import_kineto(files);
+  const models::OpGraph expected = import_kineto(example());
+  ASSERT_EQ(g.ops.size(), expected.ops.size());
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    EXPECT_EQ(g.ops[i].deps, expected.ops[i].deps) << i;
+}
+
 TEST(KinetoImportTest, RankFromDistributedInfoNotFileOrder) {
   const models::OpGraph g = import_kineto({example()[1], example()[0]});
   EXPECT_EQ(g.ops[ops_of(g, 1)[1]].duration, sim::Duration::us(38));
@@ -156,31 +208,6 @@ TEST(KinetoImportTest, RankFromDistributedInfoNotFileOrder) {
 TEST(KinetoImportTest, Detector) {
   EXPECT_TRUE(looks_like_kineto(example()[0]));
   EXPECT_FALSE(looks_like_kineto(runfile("workloads/testdata/kineto/missing.json")));
-}
-
-std::string temp_dir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir != nullptr ? dir : "/tmp") + "/";
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  std::ofstream(temp_dir() + name) << text;
-  return temp_dir() + name;
-}
-
-// Each diagnostic on a line, with the temporary directory left out of paths.
-std::string error_of(const std::vector<std::string>& files) {
-  try {
-    import_kineto(files);
-  } catch (const InputError& e) {
-    std::string out;
-    for (const Diagnostic& d : e.diagnostics()) out += d.to_string() + "\n";
-    for (std::size_t at; (at = out.find(temp_dir())) != std::string::npos;) {
-      out.erase(at, temp_dir().size());
-    }
-    return out;
-  }
-  return "no error";
 }
 
 TEST(KinetoImportTest, MissingTraceEvents) {
