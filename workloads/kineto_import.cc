@@ -290,10 +290,21 @@ RankTrace read_rank(const std::string& path) {
       }
       args->read_int("In msg nelems", c.in_nelems, {.min = 0});
       args->read_int("Out msg nelems", c.out_nelems, {.min = 0});
+      // PyTorch truncates long rank lists ("[0, 1, 2, ...]"); the group is
+      // then "Group size" ranks from "Global rank start" by "Global rank stride".
+      std::int64_t size = -1;
+      std::int64_t start = -1;
+      std::int64_t stride = -1;
+      args->read_int("Group size", size, {.min = 1, .max = 1 << 20});
+      args->read_int("Global rank start", start, {.min = 0, .max = 1 << 20});
+      args->read_int("Global rank stride", stride, {.min = 1, .max = 1 << 20});
       std::string ranks;
       if (args->read_string("Process Group Ranks", ranks)) {
         if (auto parsed = parse_rank_list(ranks)) {
           c.ranks = std::move(*parsed);
+        } else if (size > 0 && start >= 0 && stride > 0) {
+          for (std::int64_t k = 0; k < size; ++k)
+            c.ranks.push_back(static_cast<int>(start + k * stride));
         } else {
           args->error("Process Group Ranks",
                       fmt::format("expected a list of ranks like \"[0, 1]\", got \"{}\"", ranks));

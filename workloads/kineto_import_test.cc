@@ -200,6 +200,41 @@ TEST(KinetoImportTest, StreamWaitFromRuntimeCallsWithoutSyncEvents) {
     EXPECT_EQ(g.ops[i].deps, expected.ops[i].deps) << i;
 }
 
+// Without record_param_comms: the kind from the kernel name (old and new
+// NCCL naming), 0 bytes, fp32, every rank. A truncated rank list falls back
+// to Global rank start / stride and Group size.
+TEST(KinetoImportTest, CollectivesWithoutOrWithTruncatedParams) {
+  const std::string old_name = R"js({"ph": "X", "cat": "kernel", "pid": 0, "tid": 20, "dur": 5,
+      "name": "ncclKernel_ReduceScatter_RING_LL_Sum_half(ncclWorkElem)", "ts": 1,
+      "args": {"stream": 20, "correlation": 1}})js";
+  const std::string a = write_temp("bare0.json", R"js({"traceEvents": [)js" + old_name + "]}");
+  const std::string b = write_temp("bare1.json", R"js({"traceEvents": [)js" + old_name + "]}");
+  const models::OpGraph g = import_kineto({a, b});
+  ASSERT_EQ(g.collectives.size(), 1u);
+  EXPECT_EQ(g.collectives[0].kind, "reduce_scatter");
+  EXPECT_EQ(g.collectives[0].bytes_per_rank, sim::Bytes(0));
+  EXPECT_EQ(g.collectives[0].dtype, "fp32");
+  EXPECT_EQ(g.collectives[0].ranks, (std::vector<int>{0, 1}));
+
+  const std::string with_params = R"js({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 0, "dur": 4,
+     "args": {"Collective name": "_allgather_base", "dtype": "BFloat16", "In msg nelems": 1000,
+              "Out msg nelems": 2000, "Group size": 2, "Global rank start": 0,
+              "Global rank stride": 1, "Process Group Ranks": "[0, ...]"}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 1,
+     "dur": 1, "args": {"correlation": 1, "cbid": 211}},
+    {"ph": "X", "cat": "kernel", "pid": 0, "tid": 20, "dur": 5, "ts": 3,
+     "name": "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+     "args": {"stream": 20, "correlation": 1}}]})js";
+  const models::OpGraph h =
+      import_kineto({write_temp("ag0.json", with_params), write_temp("ag1.json", with_params)});
+  ASSERT_EQ(h.collectives.size(), 1u);
+  EXPECT_EQ(h.collectives[0].kind, "all_gather");
+  EXPECT_EQ(h.collectives[0].bytes_per_rank, sim::Bytes(4000));  // 2000 x bf16
+  EXPECT_EQ(h.collectives[0].dtype, "bf16");
+  EXPECT_EQ(h.collectives[0].ranks, (std::vector<int>{0, 1}));
+}
+
 TEST(KinetoImportTest, RankFromDistributedInfoNotFileOrder) {
   const models::OpGraph g = import_kineto({example()[1], example()[0]});
   EXPECT_EQ(g.ops[ops_of(g, 1)[1]].duration, sim::Duration::us(38));
