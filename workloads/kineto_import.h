@@ -29,7 +29,9 @@
 //     (args "stream", "wait_on_stream", "wait_on_cuda_event_record_corr_id";
 //     written when the profiler runs with enable_cuda_sync_events) makes the
 //     first kernel launched on "stream" after the wait depend on the last
-//     kernel launched on "wait_on_stream" before the cudaEventRecord; a
+//     kernel launched on "wait_on_stream" before the cudaEventRecord
+//     (without such events, the cudaEventRecord / cudaStreamWaitEvent
+//     runtime calls of the launching thread give the pair instead); a
 //     cudaDeviceSynchronize or cudaStreamSynchronize ("cuda_runtime") makes
 //     the first kernel of every stream launched after it depend on the last
 //     kernel of every stream launched before it.
