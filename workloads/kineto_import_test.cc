@@ -217,7 +217,8 @@ TEST(KinetoImportTest, CollectivesWithoutOrWithTruncatedParams) {
   EXPECT_EQ(g.collectives[0].ranks, (std::vector<int>{0, 1}));
 
   const std::string with_params = R"js({"traceEvents": [
-    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 0, "dur": 4,
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 0,
+     "dur": 4,
      "args": {"Collective name": "_allgather_base", "dtype": "BFloat16", "In msg nelems": 1000,
               "Out msg nelems": 2000, "Group size": 2, "Global rank start": 0,
               "Global rank stride": 1, "Process Group Ranks": "[0, ...]"}},
