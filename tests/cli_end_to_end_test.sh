@@ -79,6 +79,12 @@ fi
 expect 0 out "samples/s" -- whatif --model dlrm-a-small --nodes 1 --profile "$profile"
 rm -f "$measurements" "$profile"
 
+# Imported traces run: Chakra (a directory of per-rank files, detected) and
+# PyTorch profiler (Kineto) files given one by one.
+data="${TEST_SRCDIR}/${TEST_WORKSPACE}/workloads/testdata"
+expect 0 out "(2 ranks, 11 ops)" -- run --nodes 1 --trace "$data/chakra"
+expect 0 out "iteration time: 0.080000 ms" -- run --nodes 1 --trace "$data/kineto/rank0.json" "$data/kineto/rank1.json"
+
 # Errors go to stderr only.
 "$zionsim" frobnicate >"$out" 2>/dev/null
 if [[ -s $out ]]; then

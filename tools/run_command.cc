@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -28,14 +29,16 @@
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
 #include "topology/router.h"
+#include "workloads/chakra_import.h"
+#include "workloads/kineto_import.h"
 #include "workloads/trace.h"
 
 namespace zx::tools {
 namespace {
 
 struct Flags {
-  std::string trace;
-  std::string trace_format = "zionsim";
+  std::vector<std::string> trace;
+  std::string trace_format = "detect";
   std::string gpu;
   std::string profile;
   std::string fidelity = "flow";
@@ -47,18 +50,58 @@ struct Flags {
 
 double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
 
+// The files of a --trace argument: a file, or a directory's *.json files in
+// name order (one per rank for Chakra and Kineto traces).
+std::vector<std::string> expand(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    if (std::filesystem::is_directory(p)) {
+      std::vector<std::string> found;
+      for (const auto& entry : std::filesystem::directory_iterator(p)) {
+        if (entry.path().extension() == ".json") found.push_back(entry.path().string());
+      }
+      // Natural order, so that rank 10 comes after rank 9.
+      std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+      });
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+  return files;
+}
+
+models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std::string& format,
+                               const models::DeviceProfile& device) {
+  const std::vector<std::string> files = expand(paths);
+  if (files.empty()) throw InputError(Diagnostic{"--trace", "", "no trace files found"});
+  std::string kind = format;
+  if (kind == "detect") {
+    kind = workloads::looks_like_chakra(files.front())   ? "chakra"
+           : workloads::looks_like_kineto(files.front()) ? "kineto"
+                                                         : "zionsim";
+  }
+  if (kind == "chakra") return workloads::import_chakra(files);
+  if (kind == "kineto") return workloads::import_kineto(files);
+  if (kind == "zionsim") {
+    if (files.size() != 1) {
+      throw InputError(Diagnostic{"--trace", "", fmt::format("a zionsim trace is one file, got {}", files.size())});
+    }
+    return workloads::load_trace(files.front(), &device);
+  }
+  throw InputError(Diagnostic{"--trace-format", "",
+                              fmt::format("importing {} traces is not implemented yet", kind)});
+}
+
 int run(const topology::ClusterRequest& request, const AlgorithmSources& sources, const Flags& f,
         std::ostream& out) {
-  if (f.trace_format != "zionsim") {
-    throw InputError(Diagnostic{"--trace-format", "",
-                                fmt::format("importing {} traces is not implemented yet; convert to the zionsim "
-                                            "trace format (docs/traces.md)", f.trace_format)});
-  }
   const topology::LoadedCluster cluster = topology::load_cluster(request);
   const models::DeviceProfile device = device_for(cluster, f.gpu, f.profile);
-  const models::OpGraph graph = workloads::load_trace(f.trace, &device);
+  const models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
+  const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
   if (graph.num_ranks > cluster.topology.num_gpus()) {
-    throw InputError(Diagnostic{f.trace, "/ranks",
+    throw InputError(Diagnostic{trace_name, "/ranks",
                                 fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
                                             graph.num_ranks, cluster.topology.num_gpus())});
   }
@@ -99,7 +142,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   if (f.format == "json") {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
-    j["trace"] = f.trace;
+    j["trace"] = trace_name;
     j["cluster"] = cluster.source;
     j["iteration_time_ms"] = iteration;
     j["fingerprint"] = fmt::format("{:016x}", sim.fingerprint());
@@ -137,7 +180,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
     }
     return kExitOk;
   }
-  fmt::print(out, "trace {} ({} ranks, {} ops) on {}\n\n", f.trace, graph.num_ranks, graph.ops.size(), cluster.source);
+  fmt::print(out, "trace {} ({} ranks, {} ops) on {}\n\n", trace_name, graph.num_ranks, graph.ops.size(), cluster.source);
   fmt::print(out, "iteration time: {:.6f} ms\n\n", iteration);
   fmt::print(out, "{:>6} {:>12} {:>12} {:>14} {:>14}\n", "rank", "compute ms", "idle ms", "exposed comm", "overlapped");
   for (std::size_t k = 0; k < r.ranks.size(); ++k) {
@@ -173,9 +216,13 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   auto request = add_cluster_options(*cmd);
   auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--trace", f->trace, "The trace file")->required()->option_text("FILE");
-  cmd->add_option("--trace-format", f->trace_format, "zionsim (kineto and chakra importers are not written yet)")
-      ->check(CLI::IsMember({"zionsim", "kineto", "chakra"}))
+  cmd->add_option("--trace", f->trace,
+                  "The trace: a zionsim trace file, or Chakra / Kineto files (one per rank), or a directory of them")
+      ->required()
+      ->take_all()
+      ->option_text("FILE|DIR...");
+  cmd->add_option("--trace-format", f->trace_format, "detect, zionsim, chakra or kineto")
+      ->check(CLI::IsMember({"detect", "zionsim", "kineto", "chakra"}))
       ->capture_default_str();
   cmd->add_option("--gpu", f->gpu, "GPU profile that prices kernels in the trace");
   cmd->add_option("--profile", f->profile, "A GPU profile file")->option_text("FILE");
