@@ -193,24 +193,24 @@ std::string ObjectReader::child_pointer(std::string_view key) const {
 }
 
 bool ObjectReader::has(std::string_view key) const {
-  return valid_ && value_.find(std::string(key)) != value_.end();
+  return valid_ && value_.find(key) != value_.end();
 }
 
 const nlohmann::json* ObjectReader::find(std::string_view key) {
-  known_.emplace(key);
+  known_.emplace_back(key);
   if (!valid_) return nullptr;
-  const auto it = value_.find(std::string(key));
+  const auto it = value_.find(key);
   return it == value_.end() ? nullptr : &*it;
 }
 
-void ObjectReader::allow(std::string_view key) { known_.emplace(key); }
+void ObjectReader::allow(std::string_view key) { known_.emplace_back(key); }
 
 void ObjectReader::error(std::string_view key, std::string message) {
   diagnostics_->error(key.empty() ? pointer_ : child_pointer(key), std::move(message));
 }
 
 bool ObjectReader::require(std::string_view key) {
-  known_.emplace(key);
+  known_.emplace_back(key);
   if (!valid_) return false;
   if (has(key)) return true;
   diagnostics_->error(pointer_, fmt::format("missing required key '{}'", key));
@@ -310,9 +310,14 @@ std::optional<ArrayReader> ObjectReader::array(std::string_view key) {
 
 void ObjectReader::finish() {
   if (!valid_) return;
-  const std::vector<std::string> known(known_.begin(), known_.end());
+  std::vector<std::string> known;  // sorted, built only when a key is unknown
   for (const auto& [key, unused] : value_.items()) {
-    if (known_.count(key) != 0) continue;
+    if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+    if (known.empty()) {
+      known.assign(known_.begin(), known_.end());
+      std::sort(known.begin(), known.end());
+      known.erase(std::unique(known.begin(), known.end()), known.end());
+    }
     std::string message = fmt::format("unknown key '{}'", key);
     if (auto guess = closest_match(key, known)) {
       message += fmt::format(" (did you mean '{}'?)", *guess);

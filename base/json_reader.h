@@ -121,7 +121,10 @@ class ObjectReader {
   const nlohmann::json& value_;
   std::string pointer_;
   Diagnostics* diagnostics_;
-  std::set<std::string, std::less<>> known_;
+  // Keys read so far, in call order (duplicates allowed). A flat vector, not
+  // a set: a million-object trace must not build a tree per object, and
+  // short keys fit the small-string buffer.
+  std::vector<std::string> known_;
   bool valid_;
 };
 

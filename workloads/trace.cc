@@ -62,8 +62,9 @@ sim::Duration kernel_time(json::ObjectReader& k, const models::DeviceProfile* de
 
 }  // namespace
 
-models::OpGraph parse_trace(std::string_view text, const std::string& source, const models::DeviceProfile* device) {
-  json::Document doc = json::Document::parse(text, source);
+namespace {
+
+models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* device) {
   json::ObjectReader root = doc.root();
   json::Diagnostics& diagnostics = doc.diagnostics();
   doc.check_schema_version(root, {kSchemaVersion});
@@ -243,9 +244,17 @@ models::OpGraph parse_trace(std::string_view text, const std::string& source, co
   return g;
 }
 
+}  // namespace
+
+models::OpGraph parse_trace(std::string_view text, const std::string& source, const models::DeviceProfile* device) {
+  json::Document doc = json::Document::parse(text, source);
+  return read_trace(doc, device);
+}
+
 models::OpGraph load_trace(const std::string& path, const models::DeviceProfile* device) {
+  // Parsed once: a million-op trace is about 100 MB of JSON.
   json::Document doc = json::Document::load_file(path);
-  return parse_trace(doc.value().dump(), path, device);
+  return read_trace(doc, device);
 }
 
 void write_trace(std::ostream& out, const models::OpGraph& g) {
