@@ -416,6 +416,14 @@ Document Document::parse(std::string_view text, std::string source) {
     const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     throw InputError(Diagnostic{source, fmt::format("line {}, column {}", line, column),
                                 fmt::format("invalid JSON: {}", detail)});
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double's range (1e400): nlohmann reports it without a
+    // position. Infinity and NaN have no JSON spelling, so this is the only
+    // way a non-finite number could enter.
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    throw InputError(Diagnostic{source, "", fmt::format("invalid JSON: {}",
+                                                         bracket == std::string::npos ? what : what.substr(bracket + 2))});
   }
 }
 

@@ -141,6 +141,20 @@ TEST(CliTest, CollectiveTable) {
   }
 }
 
+// A sweep from zero bytes has one zero-byte row (zero time: nothing moves)
+// and continues from one element, doubling: 0, 4, 8, 16 for fp32.
+TEST(CliTest, CollectiveSweepFromZeroEnds) {
+  const Result r = run({"collective", "--nodes", "1", "-b", "0", "-e", "16", "--format", "csv"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  std::vector<std::string> sizes;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) sizes.push_back(line.substr(0, line.find(',')));
+  EXPECT_EQ(sizes, (std::vector<std::string>{"0", "4", "8", "16"})) << r.out;
+  EXPECT_TRUE(contains(r.out, "0,0,fp32,ring,0.000,")) << r.out;
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {

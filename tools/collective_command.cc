@@ -45,6 +45,7 @@ struct Flags {
   std::string min_bytes = "8";
   std::string max_bytes = "128M";
   double step_factor = 2;
+  int max_points = 1000;
   int ranks = 0;
   std::string fidelity = "flow";
   std::string format = "table";
@@ -71,8 +72,13 @@ std::int64_t parse_size(const std::string& text, const char* flag) {
   } else if (used != text.size()) {
     used = 0;
   }
-  if (used == 0 || !(value >= 0) || value * static_cast<double>(scale) > 1e15) {
+  if (used == 0 || !(value >= 0)) {
     throw InputError(Diagnostic{flag, "", fmt::format("expected a size such as 8, 64K, 1M or 1G, got '{}'", text)});
+  }
+  // 1e15 bytes at 1 GB/s is 1e18 ps, a tenth of the picosecond clock's range
+  // (int64): larger messages could overflow simulated time.
+  if (value * static_cast<double>(scale) > 1e15) {
+    throw InputError(Diagnostic{flag, "", fmt::format("'{}' is more than the limit of 1e15 bytes per rank", text)});
   }
   return static_cast<std::int64_t>(value * static_cast<double>(scale));
 }
@@ -89,6 +95,30 @@ double bus_factor(coll::CollectiveKind kind, int n) {
     case coll::CollectiveKind::kReduce: return 1;
   }
   return 1;
+}
+
+// The message sizes of the sweep, rounded down to whole elements. A sweep
+// from 0 has a zero-byte row and continues from one element. Refuses more
+// than `max_points` rows up front (a factor of 1.000001 would otherwise run
+// for days).
+std::vector<std::int64_t> sweep_sizes(std::int64_t lo, std::int64_t hi, double factor, int elem, int max_points) {
+  std::vector<std::int64_t> sizes;
+  double size = static_cast<double>(lo);
+  if (lo == 0) {
+    sizes.push_back(0);
+    size = elem;
+  }
+  for (; size <= static_cast<double>(hi) * (1 + 1e-9); size *= factor) {
+    if (static_cast<int>(sizes.size()) >= max_points) {
+      throw InputError(Diagnostic{"--step-factor", "",
+                                  fmt::format("the sweep from {} to {} bytes by a factor of {} has more than {} sizes; "
+                                              "use a larger --step-factor or raise --max-points",
+                                              lo, hi, factor, max_points)});
+    }
+    sizes.push_back(static_cast<std::int64_t>(std::llround(size)) / elem * elem);
+    if (lo == hi) break;
+  }
+  return sizes;
 }
 
 struct Row {
@@ -143,9 +173,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   std::vector<int> ranks(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
   std::vector<Row> rows;
-  for (double size = static_cast<double>(lo); size <= static_cast<double>(hi) * (1 + 1e-9);
-       size *= f.step_factor) {
-    const std::int64_t bytes = static_cast<std::int64_t>(std::llround(size)) / elem * elem;
+  for (const std::int64_t bytes : sweep_sizes(lo, hi, f.step_factor, elem, f.max_points)) {
     for (const std::string& a : algorithms) {
       sim::Simulator sim;
       models::FlowNetwork network(sim, models::link_params(topo),
@@ -169,7 +197,6 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
       const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
       rows.push_back({bytes, bytes / elem, a, us, algbw, algbw * bus_factor(*kind, n)});
     }
-    if (lo == hi) break;
   }
 
   if (f.format == "json") {
@@ -245,6 +272,9 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--min-bytes,-b", f->min_bytes, "Smallest size (8, 64K, 1M, 1G)")->capture_default_str();
   cmd->add_option("--max-bytes,-e", f->max_bytes, "Largest size")->capture_default_str();
   cmd->add_option("--step-factor,-f", f->step_factor, "Multiply the size by this between rows")->capture_default_str();
+  cmd->add_option("--max-points", f->max_points, "Refuse a sweep of more sizes than this")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_option("--ranks", f->ranks, "Use the first N GPUs (default: all)")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
   cmd->add_option("--fidelity", f->fidelity, "flow or analytical")->check(CLI::IsMember({"flow", "analytical"}))->capture_default_str();
