@@ -1,7 +1,10 @@
 #include "base/json_reader.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -382,7 +385,35 @@ bool ArrayReader::read_string(std::size_t index, std::string& out) {
 Document::Document(std::unique_ptr<nlohmann::json> value, std::string source)
     : value_(std::move(value)), diagnostics_(std::move(source)) {}
 
+std::int64_t max_input_bytes() {
+  constexpr std::int64_t kDefault = std::int64_t{1} << 30;
+  const char* text = std::getenv("ZIONSIM_MAX_INPUT_BYTES");
+  if (text == nullptr || *text == '\0') return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value <= 0) {
+    throw InputError(Diagnostic{"ZIONSIM_MAX_INPUT_BYTES", "",
+                                fmt::format("expected a positive number of bytes, got '{}'", text)});
+  }
+  return value;
+}
+
+void check_input_size(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return;
+  const std::int64_t limit = max_input_bytes();
+  if (static_cast<std::uintmax_t>(limit) < size) {
+    throw InputError(Diagnostic{path, "",
+                                fmt::format("the file is {} bytes, more than the limit of {} bytes (parsing takes about "
+                                            "11 times the file in memory); set ZIONSIM_MAX_INPUT_BYTES to raise it",
+                                            size, limit)});
+  }
+}
+
 Document Document::load_file(const std::string& path) {
+  check_input_size(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InputError(Diagnostic{path, "", "cannot open the file for reading"});

@@ -150,6 +150,17 @@ class ArrayReader {
   bool valid_;
 };
 
+/// The largest input file zionsim reads, in bytes: 1 GiB unless the
+/// environment variable ZIONSIM_MAX_INPUT_BYTES says otherwise. A parsed JSON
+/// document takes about 11 times its text in memory (a 94 MB trace peaks at
+/// 1.0 GB), so a larger file would exhaust a 24 GiB machine.
+std::int64_t max_input_bytes();
+
+/// Throws an InputError naming `path`, the limit and how to raise it when
+/// the file is larger than max_input_bytes(). Missing files pass (the
+/// caller's open reports them).
+void check_input_size(const std::string& path);
+
 /// A parsed input file and the problems found in it.
 class Document {
  public:

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -168,6 +169,39 @@ TEST(JsonReaderTest, LoadFileReportsUnreadableFiles) {
   root.finish();
   EXPECT_FALSE(doc.diagnostics().has_errors());
   std::remove(path.c_str());
+}
+
+// Files over ZIONSIM_MAX_INPUT_BYTES are refused before they are read, with
+// the size, the limit and how to raise it; numbers beyond double's range are
+// errors that name the file.
+TEST(JsonReaderTest, RefusesFilesOverTheInputLimit) {
+  const std::string path = testing::TempDir() + "/big.json";
+  {
+    std::ofstream(path) << R"({"schema_version": 1, "padding": "012345678"})";  // 45 bytes
+  }
+  ::setenv("ZIONSIM_MAX_INPUT_BYTES", "44", 1);
+  try {
+    Document::load_file(path);
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.diagnostics()[0].to_string(),
+              path + ": the file is 45 bytes, more than the limit of 44 bytes (parsing takes about 11 times the file "
+                     "in memory); set ZIONSIM_MAX_INPUT_BYTES to raise it");
+  }
+  ::setenv("ZIONSIM_MAX_INPUT_BYTES", "45", 1);
+  EXPECT_NO_THROW(Document::load_file(path));
+  ::setenv("ZIONSIM_MAX_INPUT_BYTES", "lots", 1);
+  EXPECT_THROW(Document::load_file(path), InputError);
+  ::unsetenv("ZIONSIM_MAX_INPUT_BYTES");
+  EXPECT_EQ(max_input_bytes(), std::int64_t{1} << 30);
+  std::remove(path.c_str());
+
+  try {
+    Document::parse(R"({"x": 1e400})", "huge.json");
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.diagnostics()[0].to_string(), "huge.json: invalid JSON: number overflow parsing '1e400'");
+  }
 }
 
 TEST(JsonReaderTest, PointerTokensAreEscaped) {

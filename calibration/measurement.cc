@@ -257,6 +257,12 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths) {
     errors.push_back({"--measurements", "", "expected at least one file or directory"});
   MeasurementSet all;
   for (const std::string& file : files) {
+    try {
+      json::check_input_size(file);
+    } catch (const InputError& e) {
+      errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
+      continue;
+    }
     std::ifstream in(file, std::ios::binary);
     if (!in) {
       errors.push_back({file, "", "cannot read the file"});

@@ -240,6 +240,7 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
 // The values of a file: the concatenated objects the jsonizer writes, or one
 // JSON array of them.
 nlohmann::json read_values(const std::string& path) {
+  json::check_input_size(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(Diagnostic{path, "", "cannot open the file"});
   nlohmann::json values = nlohmann::json::array();
@@ -249,7 +250,7 @@ nlohmann::json read_values(const std::string& path) {
     nlohmann::json v;
     try {
       in >> v;
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
       throw InputError(Diagnostic{path, fmt::format("/{}", values.size()),
                                   fmt::format("not valid JSON: {}", e.what())});
     }
