@@ -1,0 +1,72 @@
+// File: fuzz/cli_fuzzer.cc
+//
+// libFuzzer target: run_cli on an argument vector. The input is split on
+// '\0' and '\n' into arguments; args[0] is the command (as in
+// tools/cli_test.cc). Only cheap inputs are run: at most 200 bytes and no
+// argument that is a number above 64, so a fuzzer cannot ask for a
+// 10^9-GPU cluster and call the slowness a hang. run_cli reports bad input
+// itself (status 2); an InputError escaping it is tolerated here like in the
+// other targets, anything else is a finding.
+//
+// Some commands write files named by their options: run the fuzzer in a
+// scratch directory (scripts/fuzz.sh does).
+
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "tools/cli.h"
+
+namespace {
+
+// True if `arg` contains a number (digits, optionally with a fraction or
+// exponent) whose value exceeds 64.
+bool has_large_number(const std::string& arg) {
+  for (std::size_t i = 0; i < arg.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(arg[i]))) continue;
+    const char* begin = arg.c_str() + i;
+    char* end = nullptr;
+    const double value = std::strtod(begin, &end);
+    if (!(value <= 64.0)) return true;  // also NaN / inf
+    std::size_t advanced = static_cast<std::size_t>(end - begin);
+    i += advanced == 0 ? 0 : advanced - 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size > 200) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> args;
+  std::string current;
+  for (const char c : text) {
+    if (c == '\0' || c == '\n') {
+      args.push_back(current);
+      current.clear();
+    } else {
+      current.push_back(c);
+    }
+  }
+  if (!current.empty() || args.empty()) args.push_back(current);
+  for (const std::string& arg : args) {
+    if (has_large_number(arg)) return 0;
+    // Numbers written in words or hex the filter cannot judge.
+    if (arg.find("0x") != std::string::npos || arg.find("0X") != std::string::npos) return 0;
+    if (arg.find("inf") != std::string::npos || arg.find("INF") != std::string::npos) return 0;
+  }
+  std::ostringstream out;
+  std::ostringstream err;
+  try {
+    (void)zx::tools::run_cli(args, out, err);
+  } catch (const zx::InputError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# File: scripts/fuzz.sh
+#
+# Builds the libFuzzer targets of //fuzz with --config=fuzz (clang 14,
+# ASan+UBSan) and runs each for SECONDS (default 600) on a scratch copy of
+# its seed corpus fuzz/corpus/<name>/ (plus fuzz/regression/<name>/).
+# Per target it prints the executions and whether a crash was found; crashing
+# inputs are copied into fuzz/regression/<name>/, which the normal-build test
+# //fuzz:<name>_fuzzer_regression replays.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 60 cluster_file cli
+#
+# Exit status: 0 if no target found anything, 1 otherwise, 2 on build failure.
+
+set -uo pipefail
+
+SECONDS_PER_TARGET="${1:-600}"
+shift || true
+ALL_TARGETS=(cluster_file flow_set trace device_profile model schedule_file measurement sharding cli)
+if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+
+labels=()
+for t in "${TARGETS[@]}"; do labels+=("//fuzz:${t}_fuzzer"); done
+if ! bazel build --config=fuzz "${labels[@]}"; then
+  echo "fuzz.sh: build failed" >&2
+  exit 2
+fi
+BIN="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/zionsim-fuzz.XXXXXX")"
+echo "fuzz.sh: scratch directory $WORK"
+
+found=0
+summary=()
+for t in "${TARGETS[@]}"; do
+  dir="$WORK/$t"
+  mkdir -p "$dir/corpus" "$dir/artifacts" "$dir/cwd"
+  cp -r "fuzz/corpus/$t/." "$dir/corpus/" 2>/dev/null || true
+  [[ -d "fuzz/regression/$t" ]] && cp -r "fuzz/regression/$t/." "$dir/corpus/" 2>/dev/null
+  echo "=== $t: ${SECONDS_PER_TARGET}s"
+  # The CLI target may write files its options name: run from a scratch cwd.
+  (
+    cd "$dir/cwd" &&
+      ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}" \
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}" \
+        "$BIN/${t}_fuzzer" "$dir/corpus" \
+        -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
+        -print_final_stats=1 -artifact_prefix="$dir/artifacts/" >"$dir/log.txt" 2>&1
+  )
+  rc=$?
+  execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log.txt" | tail -1 | grep -o '[0-9]*$')"
+  artifacts=("$dir"/artifacts/*)
+  if [[ $rc -ne 0 || -e "${artifacts[0]}" ]]; then
+    found=1
+    mkdir -p "fuzz/regression/$t"
+    for a in "$dir"/artifacts/*; do
+      [[ -e "$a" ]] && cp "$a" "fuzz/regression/$t/"
+    done
+    grep -m1 -E 'ERROR: |runtime error|SUMMARY|deadly signal|timeout' "$dir/log.txt"
+    line="$t: ${SECONDS_PER_TARGET}s, ${execs:-?} executions, FOUND (rc=$rc, log $dir/log.txt)"
+  else
+    line="$t: ${SECONDS_PER_TARGET}s, ${execs:-?} executions, no crash"
+  fi
+  echo "$line"
+  summary+=("$line")
+done
+
+echo
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+exit "$found"
