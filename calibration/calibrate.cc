@@ -369,7 +369,11 @@ struct Fitter {
   // roofline (compute with the fitted GEMM parameters, memory at the fitted
   // streaming bandwidth) plus one launch.
   void validate_interaction() {
-    for (const auto& [dtype, params] : result.gemm_by_dtype) {
+    for (const auto& entry : result.gemm_by_dtype) {
+      // Not a structured binding: clang 14 (the fuzz build) cannot capture
+      // one in a lambda.
+      const std::string& dtype = entry.first;
+      const auto& params = entry.second;
       const Points v = select(set, [&](const Measurement& m) {
         return m.kernel == "dot_interaction" && m.label("dtype") == dtype;
       });

@@ -16,10 +16,7 @@ set -uo pipefail
 
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
-# cli is left out by default: clang 14 rejects calibration/calibrate.cc (a lambda
-# capturing a structured binding, C++20 P1091, only in clang >= 16), which
-# //tools:cli pulls in. Name it explicitly once that builds under clang.
-ALL_TARGETS=(cluster_file flow_set trace device_profile model schedule_file measurement sharding)
+ALL_TARGETS=(cluster_file flow_set trace device_profile model schedule_file measurement sharding cli)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
