@@ -16,7 +16,7 @@ set -uo pipefail
 
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
-ALL_TARGETS=(cluster_file flow_set trace device_profile model schedule_file measurement sharding cli)
+ALL_TARGETS=(cluster_file flow_set trace kineto chakra device_profile model schedule_file measurement sharding cli)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,10 +28,14 @@ if ! bazel build --config=fuzz "${labels[@]}"; then
   echo "fuzz.sh: build failed" >&2
   exit 2
 fi
-BIN="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
-
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/zionsim-fuzz.XXXXXX")"
 echo "fuzz.sh: scratch directory $WORK"
+# Copy the binaries so that a rebuild during a long run does not change them.
+BIN="$WORK/bin"
+mkdir -p "$BIN"
+for t in "${TARGETS[@]}"; do
+  cp "$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz/${t}_fuzzer" "$BIN/"
+done
 
 found=0
 summary=()
