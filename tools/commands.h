@@ -18,6 +18,10 @@ class App;
 
 namespace zx::tools {
 
+/// Ranks a --timeline shows (Perfetto slows down beyond a few dozen tracks
+/// of busy GPUs); transfers touching them and their NICs are shown too.
+inline constexpr int kTimelineRanks = 64;
+
 struct CommandContext {
   /// Set by the chosen subcommand's parse callback; returns the exit status.
   std::function<int(std::ostream&)>* action;

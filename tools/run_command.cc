@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "models/collectives/registry.h"
 #include "models/execution/executor.h"
+#include "models/execution/network_activity.h"
 #include "models/execution/network_backend.h"
 #include "models/execution/timeline.h"
 #include "models/network/flow_network.h"
@@ -125,21 +126,21 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   fill_registry(sources, registry);
   models::NetworkBackend backend(sim, network, router, registry,
                                  backend_options(cluster, device, parse_algorithm_flags(f.algorithms)));
+  if (!f.timeline.empty()) backend.record_flows(true);
   const models::ExecutionResult r = models::execute(sim, graph, backend);
   const double iteration = ms(r.makespan.since_start());
 
   if (!f.timeline.empty()) {
     std::ofstream file(f.timeline);
     if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
-    std::vector<models::CounterSeries> counters;
-    for (std::uint32_t l : network.hottest_links(16)) {
-      const topology::LinkInfo& info = cluster.topology.link(topology::LinkId{l});
-      models::CounterSeries series{
-          fmt::format("{}->{}", cluster.topology.node(info.src).name, cluster.topology.node(info.dst).name), {}};
-      for (const auto& sample : network.link_history(l)) series.samples.emplace_back(sample.time.count_ps(), sample.utilisation);
-      counters.push_back(std::move(series));
-    }
-    models::write_chrome_trace(file, graph, r, 64, counters);
+    models::NetworkActivityOptions activity_options;
+    activity_options.max_ranks = kTimelineRanks;
+    models::TimelineLimits limits;
+    limits.max_ranks = kTimelineRanks;
+    models::write_chrome_trace(file, graph, r,
+                               models::collect_network_activity(graph, backend, network, cluster.topology,
+                                                                activity_options),
+                               limits);
   }
   const std::vector<std::uint32_t> hot = network.hottest_links(5);
   const auto link_name = [&](std::uint32_t l) {

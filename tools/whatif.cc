@@ -14,12 +14,14 @@
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
 #include "models/dlrm/sharding.h"
+#include "models/execution/network_activity.h"
 #include "models/execution/network_backend.h"
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
+#include "tools/commands.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -94,6 +96,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
   models::collectives::CollectiveRegistry registry;
   fill_registry({o.plugins, o.schedules}, registry);
   models::NetworkBackend backend(sim, network, router, registry, backend_options(cluster, device, o.algorithms));
+  if (keep) backend.record_flows(true);
   models::ExecutionResult result = models::execute(sim, graph, backend);
 
   const double iteration_ms = ms(result.makespan.since_start());
@@ -137,14 +140,9 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
   }
   point.fingerprint = sim.fingerprint();
   if (keep) {
-    for (std::uint32_t l : network.hottest_links(16)) {
-      const topology::LinkInfo& info = topo.link(topology::LinkId{l});
-      models::CounterSeries series{fmt::format("{}->{}", topo.node(info.src).name, topo.node(info.dst).name), {}};
-      for (const auto& sample : network.link_history(l)) {
-        series.samples.emplace_back(sample.time.count_ps(), sample.utilisation);
-      }
-      point.link_utilisation.push_back(std::move(series));
-    }
+    models::NetworkActivityOptions activity_options;
+    activity_options.max_ranks = kTimelineRanks;
+    point.network_activity = models::collect_network_activity(graph, backend, network, topo, activity_options);
     point.graph = std::move(graph);
     point.execution = std::move(result);
   }

@@ -78,8 +78,9 @@ struct WhatIfPoint {
   /// For --timeline: the graph and result of this point (kept only when asked).
   std::optional<models::OpGraph> graph;
   std::optional<models::ExecutionResult> execution;
-  /// The busiest links' utilisation over time (kept with the graph).
-  std::vector<models::CounterSeries> link_utilisation;
+  /// Transfers per NIC and the busiest links' utilisation over time, of
+  /// the first kTimelineRanks ranks (kept with the graph).
+  std::optional<models::NetworkActivity> network_activity;
 };
 
 /// Runs every point (in parallel, results in the order of options.nodes).

@@ -164,14 +164,16 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   if (!f.timeline.empty()) {
     const WhatIfPoint* largest = nullptr;
     for (const WhatIfPoint& p : points) {
-      if (p.graph && p.execution) largest = &p;
+      if (p.graph && p.execution && p.network_activity) largest = &p;
     }
     if (largest == nullptr) {
       throw InputError(Diagnostic{"--timeline", "", "the largest cluster size does not fit; no timeline to write"});
     }
     std::ofstream file(f.timeline);
     if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
-    models::write_chrome_trace(file, *largest->graph, *largest->execution, 64, largest->link_utilisation);
+    models::TimelineLimits limits;
+    limits.max_ranks = kTimelineRanks;
+    models::write_chrome_trace(file, *largest->graph, *largest->execution, *largest->network_activity, limits);
   }
   if (!f.emit_trace.empty()) {
     const WhatIfPoint* largest = nullptr;

@@ -19,6 +19,7 @@ struct NetworkBackend::PlanRun {
   std::vector<std::vector<std::uint32_t>> dependents;
   std::vector<std::uint32_t> pending_transfers;
   std::size_t steps_left = 0;
+  std::int64_t collective = -1;  // OpGraph collective index, for flow tags
   sim::EventCallback on_done;
 };
 
@@ -134,6 +135,11 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
 
 void NetworkBackend::run(const collectives::CollectiveRequest& request, const std::string& name,
                          sim::EventCallback on_done) {
+  run_for(request, name, std::move(on_done), -1);
+}
+
+void NetworkBackend::run_for(const collectives::CollectiveRequest& request, const std::string& name,
+                             sim::EventCallback on_done, std::int64_t collective) {
   std::string chosen = name;
   if (chosen.empty()) {
     const auto it = options_.default_algorithms.find(std::string(collectives::to_string(request.kind)));
@@ -148,17 +154,23 @@ void NetworkBackend::run(const collectives::CollectiveRequest& request, const st
     return;
   }
   const collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
-  run_plan(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done));
+  run_plan_for(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done), collective);
 }
 
 void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int> ranks,
                               sim::EventCallback on_done) {
+  run_plan_for(std::move(plan), std::move(ranks), std::move(on_done), -1);
+}
+
+void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks,
+                                  sim::EventCallback on_done, std::int64_t collective) {
   ++collectives_run_;
   auto run = std::make_unique<PlanRun>();
   PlanRun& r = *run;
   r.id = next_run_++;
   r.plan = std::move(plan);
   r.ranks = std::move(ranks);
+  r.collective = collective;
   r.on_done = std::move(on_done);
   const std::size_t steps = r.plan.steps.size();
   r.pending_after.resize(steps);
@@ -222,13 +234,15 @@ void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int>
       for (std::size_t t = 0; t < step.transfers.size(); ++t) {
         const collectives::Transfer& x = step.transfers[t];
         const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
-        start_gpu_flow(self->network_, self->router_, r.ranks[static_cast<std::size_t>(x.src)],
-                       r.ranks[static_cast<std::size_t>(x.dst)], x.size, key,
+        const int src = r.ranks[static_cast<std::size_t>(x.src)];
+        const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
+        const FlowId flow = start_gpu_flow(self->network_, self->router_, src, dst, x.size, key,
                        [l = *this, s] {
                          PlanRun& run = *l.self->runs_.at(l.id);
                          if (--run.pending_transfers[s] == 0) l.transfers_done(s);
                        },
                        self->scratch_);
+        if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
       }
     }
   };
@@ -246,13 +260,14 @@ void NetworkBackend::finish(std::uint64_t id) {
 
 void NetworkBackend::start_collective(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) {
   const CollectiveCall& call = graph.collectives[static_cast<std::size_t>(index)];
-  run(to_request(call), call.algorithm, std::move(on_done));
+  run_for(to_request(call), call.algorithm, std::move(on_done), index);
 }
 
 void NetworkBackend::start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) {
   const TransferCall& t = graph.transfers[static_cast<std::size_t>(index)];
-  start_gpu_flow(network_, router_, t.src, t.dst, t.size, mix(0x5eedULL ^ static_cast<std::uint64_t>(index)),
-                 std::move(on_done), scratch_);
+  const FlowId flow = start_gpu_flow(network_, router_, t.src, t.dst, t.size,
+                                     mix(0x5eedULL ^ static_cast<std::uint64_t>(index)), std::move(on_done), scratch_);
+  if (record_flows_) flow_tags_.push_back(FlowTag{flow, t.src, t.dst, -1, index});
 }
 
 }  // namespace zx::models

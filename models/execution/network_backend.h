@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/collectives/plan.h"
 #include "models/collectives/registry.h"
@@ -71,6 +72,19 @@ class NetworkBackend : public CommunicationBackend {
   /// Runs an already lowered plan over the global ranks `ranks`.
   void run_plan(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done);
 
+  /// What one flow carried, for timelines (kept only after record_flows(true)).
+  struct FlowTag {
+    FlowId flow;
+    int src_rank = 0;
+    int dst_rank = 0;
+    std::int64_t collective = -1;  ///< index into OpGraph::collectives, or -1
+    std::int64_t transfer = -1;    ///< index into OpGraph::transfers, or -1
+  };
+  /// Off by default: a tag per flow costs memory on million-flow runs.
+  void record_flows(bool on) { record_flows_ = on; }
+  /// Tags of the flows started since record_flows(true), in start order.
+  const std::vector<FlowTag>& flow_tags() const { return flow_tags_; }
+
   /// Collectives and steps run so far.
   std::uint64_t collectives_run() const { return collectives_run_; }
   std::uint64_t steps_run() const { return steps_run_; }
@@ -78,6 +92,10 @@ class NetworkBackend : public CommunicationBackend {
  private:
   struct PlanRun;
   const collectives::CollectiveAlgorithm& algorithm(const std::string& name);
+  void run_for(const collectives::CollectiveRequest& request, const std::string& algorithm,
+               sim::EventCallback on_done, std::int64_t collective);
+  void run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done,
+                    std::int64_t collective);
   void run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
                 sim::EventCallback on_done);
   void finish(std::uint64_t run);
@@ -93,6 +111,8 @@ class NetworkBackend : public CommunicationBackend {
   std::uint64_t collectives_run_ = 0;
   std::uint64_t steps_run_ = 0;
   RouteScratch scratch_;
+  bool record_flows_ = false;
+  std::vector<FlowTag> flow_tags_;
 };
 
 /// A CollectiveRequest from an op graph's collective call. Throws

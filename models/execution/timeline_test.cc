@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,8 @@
 
 namespace zx::models {
 namespace {
+
+std::string fmt_name(int k) { return "GPU 0 -> GPU 1 #" + std::to_string(k); }
 
 class NoComm : public CommunicationBackend {
  public:
@@ -76,6 +80,112 @@ TEST(TimelineTest, SlicesAndArrows) {
   write_chrome_trace(one, g, r, 1);
   const nlohmann::json only_rank_0 = nlohmann::json::parse(one.str());
   for (const auto& e : only_rank_0["traceEvents"]) EXPECT_EQ(e["pid"], 0);
+}
+
+// NICs become processes after the GPUs and the counter process; each
+// transfer is a matched async begin/end pair on each NIC it crossed, at its
+// start and finish; an arrow joins its sending and receiving ops; only
+// dependencies across streams get arrows; limits are counted in metadata.
+TEST(TimelineTest, NicTracksTransfersAndArrows) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int compute = g.stream("compute");
+  const int comm = g.stream("comm");
+  Op a;
+  a.rank = 0;
+  a.stream = compute;
+  a.name = "a";
+  a.duration = sim::Duration::us(2);
+  const std::uint32_t ia = g.add(a);
+  Op send;
+  send.kind = OpKind::kDelay;  // stands in for the sending op
+  send.rank = 0;
+  send.stream = comm;
+  send.name = "send";
+  send.duration = sim::Duration::us(3);
+  send.deps = {ia};  // across streams: one dependency arrow
+  const std::uint32_t isend = g.add(send);
+  Op recv = send;
+  recv.rank = 1;
+  recv.name = "recv";
+  recv.deps = {};
+  recv.duration = sim::Duration::us(6);
+  const std::uint32_t irecv = g.add(recv);
+  Op after = a;
+  after.name = "after";
+  after.deps = {ia};  // same stream: no arrow
+  g.add(after);
+  sim::Simulator sim;
+  NoComm backend;
+  const ExecutionResult r = execute(sim, g, backend);
+
+  NetworkActivity net;
+  net.nic_names = {"node0/nic0", "node1/nic0"};
+  for (int k = 0; k < 3; ++k) {
+    TransferSlice t;
+    t.name = fmt_name(k);
+    t.src_rank = 0;
+    t.dst_rank = 1;
+    t.bytes = 1000 + k;
+    t.start_ps = 2'000'000 + k;
+    t.finish_ps = 4'000'000 + k;
+    t.tx_nics = {0};
+    t.rx_nics = {1};
+    t.from_op = isend;
+    t.to_op = irecv;
+    net.transfers.push_back(t);
+  }
+  TimelineLimits limits;
+  limits.max_transfers = 2;
+  std::ostringstream out;
+  const TimelineStats stats = write_chrome_trace(out, g, r, net, limits);
+  const nlohmann::json trace = nlohmann::json::parse(out.str());
+  EXPECT_EQ(stats.transfer_slices, 4u);  // 2 transfers x (tx + rx)
+  EXPECT_EQ(stats.transfers_left_out, 1u);
+  EXPECT_EQ(stats.transfer_arrows, 2u);
+  EXPECT_EQ(stats.dependency_arrows, 1u);
+  EXPECT_EQ(trace["metadata"]["zionsim"]["transfers_left_out"], 1);
+
+  std::map<std::string, int> process_pid;
+  std::map<std::pair<std::string, std::uint64_t>, nlohmann::json> begins;
+  int ends = 0;
+  int dependency = 0;
+  int transfer_arrows = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") process_pid[e["args"]["name"]] = e["pid"];
+    if (e["ph"] == "b") begins[{e["cat"], e["id"].get<std::uint64_t>()}] = e;
+    if (e["ph"] == "s" && e["cat"] == "dependency") {
+      ++dependency;
+      EXPECT_EQ(e["tid"], compute);
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 2.0);  // when "a" ended
+    }
+    if (e["ph"] == "s" && e["cat"] == "transfer") {
+      ++transfer_arrows;
+      EXPECT_EQ(e["pid"], 0);
+      EXPECT_EQ(e["tid"], comm);
+    }
+    if (e["ph"] == "f" && e["cat"] == "transfer") {
+      EXPECT_EQ(e["pid"], 1);
+    }
+  }
+  EXPECT_EQ(dependency, 1);
+  EXPECT_EQ(transfer_arrows, 2);
+  EXPECT_EQ(process_pid.at("NIC node0/nic0"), 3);  // after GPU 0, GPU 1 and the counters' pid 2
+  EXPECT_EQ(process_pid.at("NIC node1/nic0"), 4);
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "e") continue;
+    ++ends;
+    const auto it = begins.find({e["cat"], e["id"].get<std::uint64_t>()});
+    ASSERT_NE(it, begins.end());
+    const nlohmann::json& b = it->second;
+    EXPECT_EQ(b["pid"], e["pid"]);
+    EXPECT_EQ(b["name"], e["name"]);
+    EXPECT_EQ(b["pid"], e["cat"] == "tx" ? 3 : 4);
+    EXPECT_EQ(b["args"]["finish_ps"].get<std::int64_t>() - b["args"]["start_ps"].get<std::int64_t>(), 2'000'000);
+    EXPECT_DOUBLE_EQ(e["ts"].get<double>() - b["ts"].get<double>(), 2.0);
+  }
+  EXPECT_EQ(ends, 4);
+  EXPECT_EQ(begins.size(), 4u);
 }
 
 }  // namespace
