@@ -56,7 +56,31 @@ if [[ -z $w || "$(echo "$w" | tr -d ' ,')" != "$r" ]]; then
   echo "FAIL: whatif and run of its emitted trace differ: '$w' vs '$r'"
   failures=$((failures + 1))
 fi
-rm -f "$trace"
+# Writing a timeline does not change the run; the timeline has a process per
+# NIC with matched tx/rx transfer slices and transfer arrows.
+timeline=$(mktemp --suffix=.json)
+t=$("$zionsim" run --nodes 2 --trace "$trace" --format json --timeline "$timeline" | grep '"fingerprint"' | tr -d ' ,')
+if [[ "$t" != "$r" ]]; then
+  echo "FAIL: run with --timeline has another fingerprint: '$t' vs '$r'"
+  failures=$((failures + 1))
+fi
+if ! python3 - "$timeline" <<'PY'
+import collections, json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+names = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
+assert sum(n.startswith("NIC node") for n in names) == 16, names
+kinds = collections.Counter((e["ph"], e.get("cat")) for e in ev)
+assert kinds[("b", "tx")] == kinds[("e", "tx")] == kinds[("b", "rx")] == kinds[("e", "rx")] > 0, kinds
+assert kinds[("s", "transfer")] == kinds[("f", "transfer")] > 0, kinds
+assert kinds[("X", None)] == 0 and sum(v for (ph, _), v in kinds.items() if ph == "X") > 0, kinds
+assert t["metadata"]["zionsim"]["transfers_left_out"] == 0
+PY
+then
+  echo "FAIL: the timeline of the run lacks NIC tracks or transfer arrows"
+  failures=$((failures + 1))
+fi
+rm -f "$trace" "$timeline"
 
 # Plug-ins and schedule files join the registry from the command line: they
 # appear in `list` and run in `collective`.
