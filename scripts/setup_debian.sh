@@ -3,6 +3,10 @@
 # sudo): Bazel 4 from Debian (bazel-bootstrap) and the -dev packages of the
 # libraries third_party/ wraps. Installs only what is missing, so it is cheap
 # to run before every build. No network access beyond Debian's mirrors.
+#
+#   scripts/setup_debian.sh            what the build and the tests need
+#   scripts/setup_debian.sh --fuzz     also clang 14 and its libFuzzer runtime
+#                                      (scripts/fuzz.sh, --config=fuzz)
 set -euo pipefail
 
 packages=(
@@ -11,6 +15,12 @@ packages=(
   libboost-graph-dev libeigen3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+if [[ ${1:-} == --fuzz ]]; then
+  packages+=(clang libclang-rt-14-dev)
+elif [[ $# -gt 0 ]]; then
+  echo "usage: scripts/setup_debian.sh [--fuzz]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do
