@@ -10,8 +10,14 @@
 
 #include "calibration/calibrate.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -24,6 +30,7 @@
 #include "base/error.h"
 #include "calibration/gemm_shape_model.h"
 #include "calibration/linear_fit.h"
+#include "calibration/plots.h"
 
 namespace zx::calibration {
 namespace {
@@ -80,6 +87,7 @@ void evaluate(FamilyReport& report, const Points& fit, const Points& held_out,
     ss_tot += (m->median_ns - mean) * (m->median_ns - mean);
     sum_sq += rel * rel;
     report.max_relative_residual = std::max(report.max_relative_residual, std::abs(rel));
+    report.fitted.push_back(PointPrediction{m->source, m->key(), m->median_ns, p});
   }
   if (!fit.empty()) {
     report.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : (ss_res == 0 ? 1.0 : 0.0);
@@ -594,15 +602,83 @@ CalibrationResult calibrate(const std::vector<std::string>& measurement_paths,
   return calibrate(set, options);
 }
 
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.good()) throw InputError(Diagnostic{path, "", "cannot write the file"});
+}
+
+// Runs `gnuplot script` in `dir`, output discarded. False when gnuplot is not
+// on PATH or fails.
+bool run_gnuplot(const std::filesystem::path& dir, const std::string& script) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+    }
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    char* const argv[] = {const_cast<char*>("gnuplot"), const_cast<char*>(script.c_str()), nullptr};
+    ::execvp("gnuplot", argv);
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Writes the plot files of every family with points into `dir` and returns
+// the report's "Plots" section.
+std::string write_plots(const CalibrationResult& result, const std::filesystem::path& dir,
+                        const std::string& dir_in_report, bool draw) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(Diagnostic{dir.string(), "", "cannot create the plot directory: " + ec.message()});
+  std::string md = "\n## Plots: predicted vs measured\n\n";
+  bool any_drawn = false;
+  bool any_missing = false;
+  for (const FamilyReport& f : result.families) {
+    if (f.fitted.empty() && f.held_out.empty()) continue;
+    const std::string stem = plot_stem(f.family);
+    write_file((dir / (stem + ".dat")).string(), plot_data(f));
+    write_file((dir / (stem + ".gp")).string(), gnuplot_script(f, stem + ".dat", stem + ".svg"));
+    const bool drawn = draw && run_gnuplot(dir, stem + ".gp") && std::filesystem::exists(dir / (stem + ".svg"));
+    if (drawn) {
+      md += fmt::format("### {}\n\n![{}]({}/{}.svg)\n\n", f.family, f.family, dir_in_report, stem);
+      any_drawn = true;
+    } else {
+      md += fmt::format("- {}: `{}/{}.gp` (points in `{}.dat`)\n", f.family, dir_in_report, stem, stem);
+      any_missing = true;
+    }
+  }
+  if (any_missing && !any_drawn) {
+    md += fmt::format("\n{}: run `gnuplot NAME.gp` in `{}` to draw them as SVG.\n",
+                      draw ? "gnuplot was not found on PATH" : "Plots were not drawn", dir_in_report);
+  }
+  return md;
+}
+
+}  // namespace
+
 void write_calibration(const CalibrationResult& result, const std::string& profile_path,
-                       const std::string& report_path) {
-  const auto write = [](const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out.good()) throw InputError(Diagnostic{path, "", "cannot write the file"});
-  };
-  write(profile_path, result.profile_json);
-  if (!report_path.empty()) write(report_path, result.report_markdown);
+                       const std::string& report_path, PlotMode plots) {
+  write_file(profile_path, result.profile_json);
+  if (report_path.empty()) return;
+  std::string report = result.report_markdown;
+  if (plots != PlotMode::kNone) {
+    const std::filesystem::path path(report_path);
+    std::filesystem::path stem = path;
+    if (stem.extension() == ".md") stem.replace_extension();
+    const std::string dir_name = stem.filename().string() + "_plots";
+    report += write_plots(result, path.parent_path() / dir_name, dir_name, plots == PlotMode::kDraw);
+  }
+  write_file(report_path, report);
 }
 
 }  // namespace zx::calibration

@@ -84,6 +84,8 @@ struct FamilyReport {
   double r_squared = 0;
   double rms_relative_residual = 0;
   double max_relative_residual = 0;
+  /// Predictions of the fit points (empty for a validation family).
+  std::vector<PointPrediction> fitted;
   /// On the held-out points (all points for a validation family).
   std::vector<PointPrediction> held_out;
   double holdout_mape = 0;   ///< fraction: 0.05 is 5%
@@ -114,10 +116,20 @@ CalibrationResult calibrate(const MeasurementSet& measurements, const Calibratio
 CalibrationResult calibrate(const std::vector<std::string>& measurement_paths,
                             const CalibrationOptions& options);
 
-/// Writes the profile and, when report_path is not empty, the report.
-/// Throws zx::InputError if a file cannot be written.
+/// What write_calibration does about plots (calibration/plots.h).
+enum class PlotMode {
+  kNone,     ///< no plot files
+  kScripts,  ///< data and gnuplot scripts only
+  kDraw,     ///< also run gnuplot when it is on PATH (else as kScripts, and the report says so)
+};
+
+/// Writes the profile and, when report_path is not empty, the report; with
+/// plots, a directory "<report without .md>_plots/" beside the report holds
+/// per family its points (.dat), a gnuplot script (.gp) and, drawn, an SVG
+/// that the report's "Plots" section shows. Throws zx::InputError if a file
+/// cannot be written.
 void write_calibration(const CalibrationResult& result, const std::string& profile_path,
-                       const std::string& report_path);
+                       const std::string& report_path, PlotMode plots = PlotMode::kDraw);
 
 }  // namespace zx::calibration
 

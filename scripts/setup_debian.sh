@@ -12,6 +12,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap bazel-platforms bazel-rules-java   # Bazel 4.2.3, offline
   g++ python3                                        # compiler; test summary
+  gnuplot-nox                                        # calibration report plots
   libboost-graph-dev libeigen3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -21,12 +21,16 @@ struct Flags {
   std::vector<std::string> measurements;
   std::string out;
   std::string report;
+  std::string plots = "draw";
   calibration::CalibrationOptions options;
 };
 
 int run(const Flags& f, std::ostream& out) {
   const calibration::CalibrationResult result = calibration::calibrate(f.measurements, f.options);
-  calibration::write_calibration(result, f.out, f.report);
+  const calibration::PlotMode plots = f.plots == "none"      ? calibration::PlotMode::kNone
+                                     : f.plots == "scripts" ? calibration::PlotMode::kScripts
+                                                            : calibration::PlotMode::kDraw;
+  calibration::write_calibration(result, f.out, f.report, plots);
   fmt::print(out, "calibrated {} from {} measurements -> {}\n", result.profile.name, result.measurements, f.out);
   fmt::print(out, "\n{:<22} {:>7} {:>9} {:>12} {:>12}  {}\n", "family", "points", "R^2", "hold-out MAPE",
              "worst", "parameters");
@@ -51,6 +55,11 @@ void add_calibrate_command(CLI::App& app, CommandContext& context) {
       ->option_text("DIR|FILE...");
   cmd->add_option("--out", f->out, "The profile to write (zionsim whatif --profile reads it)")->required()->option_text("PROFILE.json");
   cmd->add_option("--report", f->report, "Also write a Markdown report of every fit")->option_text("FILE.md");
+  cmd->add_option("--plots", f->plots,
+                  "With --report: per family a gnuplot script and its data beside the report, drawn as SVG "
+                  "when gnuplot is on PATH (draw), only written (scripts), or none")
+      ->check(CLI::IsMember({"draw", "scripts", "none"}))
+      ->capture_default_str();
   cmd->add_option("--base", f->options.base_profile, "Built-in profile the fitted values override")->capture_default_str();
   cmd->add_option("--name", f->options.profile_name, "Name of the written profile");
   cmd->add_option("--gemm-dtype", f->options.gemm_dtype, "GEMM type whose fit sets the profile's efficiency")
