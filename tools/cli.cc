@@ -2,7 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +19,22 @@
 #include "tools/version.h"
 
 namespace zx::tools {
+
+std::ofstream open_output_file(const std::string& option, const std::string& path) {
+  errno = 0;
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
+    throw InputError(Diagnostic{path, "", fmt::format("{}: cannot open the file for writing{}", option, why)});
+  }
+  return file;
+}
+
+void close_output_file(const std::string& option, const std::string& path, std::ofstream& file) {
+  file.flush();
+  file.close();
+  if (!file) throw InputError(Diagnostic{path, "", fmt::format("{}: writing the file failed", option)});
+}
 namespace {
 
 constexpr const char* kDescription =

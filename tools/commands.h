@@ -8,6 +8,7 @@
 #ifndef ZIONSIM_TOOLS_COMMANDS_H_
 #define ZIONSIM_TOOLS_COMMANDS_H_
 
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -21,6 +22,16 @@ namespace zx::tools {
 /// Ranks a --timeline shows (Perfetto slows down beyond a few dozen tracks
 /// of busy GPUs); transfers touching them and their NICs are shown too.
 inline constexpr int kTimelineRanks = 64;
+
+/// Opens `path` (the value of `option`) for writing, truncating it, or
+/// throws zx::InputError naming the option, the file and why. Commands open
+/// their output files before they simulate, so that a path that cannot be
+/// written costs no simulation and loses no result.
+std::ofstream open_output_file(const std::string& option, const std::string& path);
+
+/// Flushes and closes a file from open_output_file; throws zx::InputError
+/// when anything written to it failed (a full disk).
+void close_output_file(const std::string& option, const std::string& path, std::ofstream& file);
 
 struct CommandContext {
   /// Set by the chosen subcommand's parse callback; returns the exit status.

@@ -116,6 +116,8 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
                                 fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
                                             graph.num_ranks, cluster.topology.num_gpus())});
   }
+  std::ofstream timeline_file;
+  if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   sim::Simulator sim;
   const topology::Router router(cluster.topology);
   models::FlowNetwork network(sim, models::link_params(cluster.topology),
@@ -131,16 +133,15 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   const double iteration = ms(r.makespan.since_start());
 
   if (!f.timeline.empty()) {
-    std::ofstream file(f.timeline);
-    if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
     models::NetworkActivityOptions activity_options;
     activity_options.max_ranks = kTimelineRanks;
     models::TimelineLimits limits;
     limits.max_ranks = kTimelineRanks;
-    models::write_chrome_trace(file, graph, r,
+    models::write_chrome_trace(timeline_file, graph, r,
                                models::collect_network_activity(graph, backend, network, cluster.topology,
                                                                 activity_options),
                                limits);
+    close_output_file("--timeline", f.timeline, timeline_file);
   }
   const std::vector<std::uint32_t> hot = network.hottest_links(5);
   const auto link_name = [&](std::uint32_t l) {

@@ -101,6 +101,11 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   o.fused_embeddings = !f.unfused;
   o.pipeline_input = !f.no_pipeline;
 
+  // Output files first: an unwritable path must not cost the simulation.
+  std::ofstream timeline_file, trace_file, plot_file;
+  if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
+  if (!f.emit_trace.empty()) trace_file = open_output_file("--emit-trace", f.emit_trace);
+  if (!f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
   std::optional<int> keep;
   if (!f.timeline.empty() || !f.emit_trace.empty()) keep = *std::max_element(o.nodes.begin(), o.nodes.end());
   const auto start = std::chrono::steady_clock::now();
@@ -169,11 +174,10 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     if (largest == nullptr) {
       throw InputError(Diagnostic{"--timeline", "", "the largest cluster size does not fit; no timeline to write"});
     }
-    std::ofstream file(f.timeline);
-    if (!file) throw InputError(Diagnostic{f.timeline, "", "cannot open the file for writing"});
     models::TimelineLimits limits;
     limits.max_ranks = kTimelineRanks;
-    models::write_chrome_trace(file, *largest->graph, *largest->execution, *largest->network_activity, limits);
+    models::write_chrome_trace(timeline_file, *largest->graph, *largest->execution, *largest->network_activity, limits);
+    close_output_file("--timeline", f.timeline, timeline_file);
   }
   if (!f.emit_trace.empty()) {
     const WhatIfPoint* largest = nullptr;
@@ -183,14 +187,12 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     if (largest == nullptr) {
       throw InputError(Diagnostic{"--emit-trace", "", "the largest cluster size does not fit; no trace to write"});
     }
-    std::ofstream file(f.emit_trace);
-    if (!file) throw InputError(Diagnostic{f.emit_trace, "", "cannot open the file for writing"});
-    workloads::write_trace(file, *largest->graph);
+    workloads::write_trace(trace_file, *largest->graph);
+    close_output_file("--emit-trace", f.emit_trace, trace_file);
   }
   if (!f.plot.empty()) {
-    std::ofstream file(f.plot);
-    if (!file) throw InputError(Diagnostic{f.plot, "", "cannot open the file for writing"});
-    write_whatif_svg(file, points, fmt::format("{} on {}", o.model, o.cluster.cluster));
+    write_whatif_svg(plot_file, points, fmt::format("{} on {}", o.model, o.cluster.cluster));
+    close_output_file("--plot", f.plot, plot_file);
   }
   return kExitOk;
 }
