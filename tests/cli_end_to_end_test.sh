@@ -74,7 +74,7 @@ kinds = collections.Counter((e["ph"], e.get("cat")) for e in ev)
 assert kinds[("b", "tx")] == kinds[("e", "tx")] == kinds[("b", "rx")] == kinds[("e", "rx")] > 0, kinds
 assert kinds[("s", "transfer")] == kinds[("f", "transfer")] > 0, kinds
 assert kinds[("X", None)] == 0 and sum(v for (ph, _), v in kinds.items() if ph == "X") > 0, kinds
-assert t["metadata"]["zionsim"]["transfers_left_out"] == 0
+assert t["otherData"]["zionsim"]["transfers_left_out"] == 0
 PY
 then
   echo "FAIL: the timeline of the run lacks NIC tracks or transfer arrows"

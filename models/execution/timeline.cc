@@ -159,7 +159,7 @@ TimelineStats write_chrome_trace(std::ostream& out, const OpGraph& graph, const 
   }
   out << "\n],\n";
   out << fmt::format(
-      R"("metadata": {{"zionsim": {{"transfers_left_out": {}, "dependency_arrows_left_out": {}, "max_transfers": {}, "max_dependency_arrows": {}}}}})",
+      R"("otherData": {{"zionsim": {{"transfers_left_out": {}, "dependency_arrows_left_out": {}, "max_transfers": {}, "max_dependency_arrows": {}}}}})",
       stats.transfers_left_out, stats.dependency_arrows_left_out, limits.max_transfers,
       limits.max_dependency_arrows);
   out << "}\n";

@@ -22,7 +22,8 @@
 // Only ranks below max_ranks appear (all when 0), and only NICs and
 // transfers of those ranks; TimelineLimits caps the arrows and transfer
 // slices so that a million-flow run still gives a file a viewer can open
-// (what was left out is counted in the trace's metadata, "zionsim" key).
+// (what was left out is counted in the file's "otherData" object, the trace
+// event format's place for metadata, under "zionsim").
 // Times are microseconds with picosecond precision, converted only here.
 
 #ifndef ZIONSIM_MODELS_EXECUTION_TIMELINE_H_

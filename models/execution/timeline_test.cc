@@ -144,7 +144,7 @@ TEST(TimelineTest, NicTracksTransfersAndArrows) {
   EXPECT_EQ(stats.transfers_left_out, 1u);
   EXPECT_EQ(stats.transfer_arrows, 2u);
   EXPECT_EQ(stats.dependency_arrows, 1u);
-  EXPECT_EQ(trace["metadata"]["zionsim"]["transfers_left_out"], 1);
+  EXPECT_EQ(trace["otherData"]["zionsim"]["transfers_left_out"], 1);
 
   std::map<std::string, int> process_pid;
   std::map<std::pair<std::string, std::uint64_t>, nlohmann::json> begins;
