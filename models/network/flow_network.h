@@ -27,9 +27,9 @@
 // the bits a from-scratch solve gives (MaxMinSolver::solve_with_fixed). In an
 // ECMP-hashed fabric's tail, where flows finish at hundreds of distinct
 // levels, that is a handful of flows per instant instead of the whole fabric.
-// Active flows are kept in a max-heap by level (lazily invalidated) from
-// which the flows at or above λ are enumerated in time proportional to their
-// number. With a non-integer weight anywhere the exact replay is not
+// Active flows are kept in buckets by level (one per distinct level, lazily
+// invalidated) from which the flows at or above λ are enumerated in time
+// proportional to their number. With a non-integer weight anywhere the exact replay is not
 // available and every re-solve is a component re-solve. A
 // flow's progress is integrated only when its rate changes: remaining bytes
 // (a double inside the model) drop by rate x elapsed time, and its finish time
@@ -117,7 +117,7 @@ class FlowNetwork {
 
   NetworkFidelity fidelity() const { return fidelity_; }
   std::size_t num_links() const { return links_.size(); }
-  std::size_t num_flows() const { return flows_.size(); }
+  std::size_t num_flows() const { return records_.size(); }
   /// Flows that have started and not finished.
   std::size_t flows_in_flight() const { return in_flight_; }
 
@@ -128,7 +128,7 @@ class FlowNetwork {
   std::span<const std::uint32_t> route(FlowId id) const;
   /// The current rate of a transferring flow (0 before its first byte or
   /// after its finish), bytes per second.
-  double rate(FlowId id) const { return flows_[static_cast<std::uint32_t>(id)].rate; }
+  double rate(FlowId id) const { return transfer_[static_cast<std::uint32_t>(id)].rate; }
   /// The links that carried the most bytes relative to their capacity,
   /// largest first, ties by link index; at most k.
   std::vector<std::uint32_t> hottest_links(std::size_t k) const;
@@ -136,7 +136,7 @@ class FlowNetwork {
   /// Utilisation history (for timelines): when enabled, every change of a
   /// link's load is recorded as (time, sum of its flows' rates / capacity).
   /// Off by default: it costs a pass over each changed link's flows.
-  void record_link_history(bool on) { record_history_ = on; }
+  void record_link_history(bool on);
   struct UtilisationSample {
     sim::TimePoint time;
     double utilisation;
@@ -154,42 +154,38 @@ class FlowNetwork {
 
  private:
   enum class State : std::uint8_t { kLatent, kActive, kDone };
-  struct Flow {
-    std::uint32_t route_begin;
-    std::uint32_t route_end;
-    double weight;
-    double cap;
+  // Per-flow state is kept as a struct of arrays indexed by flow id (a
+  // million flows in an all-to-all): each hot loop touches one or two small
+  // arrays instead of a wide record, and flows without options or a callback
+  // store neither.
+  struct Transfer {
     double rate = 0.0;
-    // Normalised level at the latest solve that covered the flow (+inf before).
-    double level = std::numeric_limits<double>::infinity();
-    std::uint32_t level_version = 0;  // bumped with level; tells stale LevelEntry apart
     double remaining;  // bytes still to send at last_update
     sim::TimePoint last_update;
     sim::TimePoint finish_estimate;
-    State state = State::kLatent;
-    sim::EventCallback on_done;
-  };
-  struct Incidence {
-    std::uint32_t flow;
-    std::uint32_t route_position;  // index into route_links_
   };
   struct Link {
     LinkParams params;
-    std::vector<Incidence> active;  // transferring flows on this link
+    // Flows that joined the link, as ids. Without exact_incidence_ the list
+    // keeps join order and finished flows stay in it until a sweep drops
+    // them in bulk (when they are half of it); with it, a finishing flow is
+    // swapped out at once (incidence_slot_), the order the utilisation sums
+    // of link_history have always used.
+    std::vector<std::uint32_t> flows;
+    std::uint32_t active = 0;  // transferring flows on this link
     sim::TimePoint busy_since;
     sim::Duration busy_total;
     sim::Bytes bytes_carried;
     std::uint32_t stamp = 0;  // component search marks
     bool seeded = false;      // in seeds_ already
   };
+  // A flow's entry in the bucket of its level; stale when the flow finished
+  // or its level (and so level_version_) changed since.
   struct LevelEntry {
-    double level;
     std::uint32_t flow;
     std::uint32_t version;
-    bool operator<(const LevelEntry& o) const {
-      return level != o.level ? level < o.level : flow < o.flow;
-    }
   };
+  using LevelBuckets = std::map<double, std::vector<LevelEntry>>;
 
   void join(std::uint32_t f);
   void resolve_component();
@@ -201,7 +197,7 @@ class FlowNetwork {
   void set_level(std::uint32_t f, double level);
   void flush_levels();
   void next_stamp(std::uint32_t count);
-  void canonical(std::vector<std::uint32_t>& ids, bool of_links);
+  void canonical(std::vector<std::uint32_t>& ids, bool of_links, std::uint32_t mark);
   void finish_due();
   void request_resolve();
   void resolve();
@@ -212,14 +208,43 @@ class FlowNetwork {
   void add_seed(std::uint32_t link);
   void record_links(std::span<const std::uint32_t> links);
   void clear_seeds();
+  void sweep(Link& link);
+  void use_exact_incidence();
+  bool active(std::uint32_t f) const { return state_[f] == State::kActive; }
+  double weight_of(std::uint32_t f) const { return weight_.empty() ? 1.0 : weight_[f]; }
+  double cap_of(std::uint32_t f) const {
+    return cap_.empty() ? std::numeric_limits<double>::infinity() : cap_[f];
+  }
+  std::uint32_t route_begin(std::uint32_t f) const { return route_begin_[f]; }
+  std::uint32_t route_end(std::uint32_t f) const { return route_begin_[f + 1]; }
 
   sim::Simulator& sim_;
   NetworkFidelity fidelity_;
   std::vector<Link> links_;
-  std::vector<Flow> flows_;
+
+  // Per flow (see above).
   std::vector<FlowRecord> records_;
+  std::vector<std::uint32_t> route_begin_{0};  // route of f: route_links_[begin[f] .. begin[f + 1])
   std::vector<std::uint32_t> route_links_;
-  std::vector<std::uint32_t> incidence_slot_;  // per route entry: index in the link's active list
+  std::vector<State> state_;
+  std::vector<Transfer> transfer_;
+  // Normalised level at the latest solve that covered the flow (+inf before),
+  // and a counter bumped with it that tells stale LevelEntry apart.
+  std::vector<double> level_;
+  std::vector<std::uint32_t> level_version_;
+  std::vector<double> weight_;  // empty while every flow has weight 1
+  std::vector<double> cap_;     // empty while no flow has a cap
+  static constexpr std::uint32_t kNoCallback = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> callback_of_;  // index into callbacks_, or kNoCallback
+  std::vector<sim::EventCallback> callbacks_;
+  std::vector<std::uint32_t> free_callbacks_;  // slots of callbacks_ to reuse
+  std::vector<std::uint32_t> flow_stamp_;
+
+  // Swap-out removal from the links' lists (see Link), on from the moment
+  // link history is recorded: per route entry, its index in the link's list.
+  bool exact_incidence_ = false;
+  std::vector<std::uint32_t> incidence_slot_;
+
   // Finish estimates by time: a stable monotone radix heap (the engine's
   // queue; finish times never precede now), lazily invalidated.
   sim::RadixEventQueue completions_;
@@ -234,7 +259,6 @@ class FlowNetwork {
   std::vector<std::vector<UtilisationSample>> history_;  // per link, when recording
   bool resolve_scheduled_ = false;
   std::uint32_t stamp_ = 0;
-  std::vector<std::uint32_t> flow_stamp_;
   std::vector<std::uint32_t> component_flows_;
   std::vector<std::uint32_t> component_links_;
   std::vector<std::uint32_t> link_to_compact_;
@@ -249,12 +273,14 @@ class FlowNetwork {
   bool joined_since_resolve_ = false;  // a flow joined since the latest re-solve
   double left_min_level_ = std::numeric_limits<double>::infinity();  // λ of the leavers
   bool integer_weights_ = true;        // every flow's weight is an integer
-  std::vector<LevelEntry> level_heap_;  // max-heap by level, lazily invalidated
-  std::size_t level_heap_sorted_ = 0;   // prefix of level_heap_ that is a heap
-  std::size_t level_heap_stale_seen_ = 0;  // stale entries walked since the latest compaction
+  // Transferring flows by level: one bucket per distinct level, lazily
+  // invalidated (an all-to-all's million flows sit at a few hundred levels).
+  // The flows at or above λ are the buckets from λ up.
+  LevelBuckets level_buckets_;
+  std::size_t level_entries_ = 0;  // entries in all buckets, stale ones included
+  LevelBuckets::iterator level_hint_ = level_buckets_.end();  // the bucket set_level used last
   std::vector<std::uint32_t> fixed_flows_;
   std::vector<std::uint32_t> problem_flows_;  // the sub-problem's flows, increasing id
-  std::vector<std::uint32_t> dfs_stack_;
   std::vector<double> fixed_level_;
 
   bool completion_scheduled_ = false;
