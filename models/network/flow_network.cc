@@ -62,24 +62,30 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     throw std::invalid_argument(
         fmt::format("start_flow: rate cap {} B/s, expected > 0", options.rate_cap_bytes_per_s));
   }
+  // One pass finds unknown links, sums the latency and spots a repeated link
+  // by a fresh link mark; only a route that repeats one is scanned again, to
+  // name the link (the first one repeated later, or with more than 32 hops
+  // the smallest).
   sim::Duration latency = sim::Duration::zero();
+  next_stamp(1);
+  bool repeated = false;
   for (std::uint32_t l : route) {
     if (l >= links_.size()) {
       throw std::invalid_argument(fmt::format("start_flow: link {} does not exist ({} links)", l,
                                               links_.size()));
     }
     latency += links_[l].params.latency;
+    repeated |= links_[l].stamp == stamp_;
+    links_[l].stamp = stamp_;
   }
-  // Routes are short (a dozen hops in a Clos): a quadratic scan finds a
-  // repeated link without the allocation a sorted copy would cost per flow.
-  if (route.size() > 32) {
+  if (repeated && route.size() > 32) {
     std::vector<std::uint32_t> sorted(route.begin(), route.end());
     std::sort(sorted.begin(), sorted.end());
     if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
       throw std::invalid_argument(fmt::format("start_flow: the route crosses link {} twice", *dup));
     }
   }
-  for (std::size_t i = 0; route.size() <= 32 && i < route.size(); ++i) {
+  for (std::size_t i = 0; repeated && route.size() <= 32 && i < route.size(); ++i) {
     for (std::size_t j = i + 1; j < route.size(); ++j) {
       if (route[i] == route[j]) {
         throw std::invalid_argument(
@@ -90,32 +96,12 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
   // Integer weights (to 2^20, so that sums of up to 2^32 flows stay exact)
   // allow the exact incremental re-solve; see flow_network.h.
   integer_weights_ &= options.weight == std::trunc(options.weight) && options.weight <= 0x1p20;
-  if (records_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+  if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     throw std::length_error("network model: too many flows");
   }
 
-  const auto f = static_cast<std::uint32_t>(records_.size());
+  const auto f = static_cast<std::uint32_t>(slots_.size());
   const sim::TimePoint now = sim_.now();
-  records_.push_back(FlowRecord{.start = now,
-                                .first_byte = now + latency,
-                                .finish = sim::TimePoint::max(),
-                                .size = size});
-  route_links_.insert(route_links_.end(), route.begin(), route.end());
-  route_begin_.push_back(static_cast<std::uint32_t>(route_links_.size()));
-  if (exact_incidence_) incidence_slot_.resize(route_links_.size(), 0);
-  state_.push_back(State::kLatent);
-  transfer_.push_back(Transfer{.remaining = static_cast<double>(size.count())});
-  level_.push_back(std::numeric_limits<double>::infinity());
-  level_version_.push_back(0);
-  // weight_ and cap_ stay empty (meaning 1 and none) until a flow needs them.
-  if (options.weight != 1.0 || !weight_.empty()) {
-    weight_.resize(f, 1.0);
-    weight_.push_back(options.weight);
-  }
-  if (std::isfinite(options.rate_cap_bytes_per_s) || !cap_.empty()) {
-    cap_.resize(f, std::numeric_limits<double>::infinity());
-    cap_.push_back(options.rate_cap_bytes_per_s);
-  }
   std::uint32_t callback = kNoCallback;
   if (on_done) {
     if (free_callbacks_.empty()) {
@@ -127,7 +113,25 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
       callbacks_[callback] = std::move(on_done);
     }
   }
-  callback_of_.push_back(callback);
+  slots_.push_back(FlowSlot{.record = FlowRecord{.start = now,
+                                                 .first_byte = now + latency,
+                                                 .finish = sim::TimePoint::max(),
+                                                 .size = size},
+                            .callback = callback});
+  progress_.push_back(Progress{.remaining = static_cast<double>(size.count())});
+  state_.push_back(State::kLatent);
+  route_links_.insert(route_links_.end(), route.begin(), route.end());
+  route_begin_.push_back(static_cast<std::uint32_t>(route_links_.size()));
+  if (exact_incidence_) incidence_slot_.resize(route_links_.size(), 0);
+  // weight_ and cap_ stay empty (meaning 1 and none) until a flow needs them.
+  if (options.weight != 1.0 || !weight_.empty()) {
+    weight_.resize(f, 1.0);
+    weight_.push_back(options.weight);
+  }
+  if (std::isfinite(options.rate_cap_bytes_per_s) || !cap_.empty()) {
+    cap_.resize(f, std::numeric_limits<double>::infinity());
+    cap_.push_back(options.rate_cap_bytes_per_s);
+  }
   flow_stamp_.push_back(0);
   ++in_flight_;
   // Flows whose first byte falls on the same instant join in one event (an
@@ -172,7 +176,7 @@ void FlowNetwork::sweep(Link& link) {
 void FlowNetwork::join(std::uint32_t f) {
   joined_since_resolve_ = true;
   state_[f] = State::kActive;
-  transfer_[f].last_update = sim_.now();
+  progress_[f].last_update = sim_.now();
   const std::uint32_t begin = route_begin(f);
   const std::uint32_t end = route_end(f);
   for (std::uint32_t pos = begin; pos < end; ++pos) {
@@ -182,7 +186,7 @@ void FlowNetwork::join(std::uint32_t f) {
     if (exact_incidence_) incidence_slot_[pos] = static_cast<std::uint32_t>(link.flows.size());
     link.flows.push_back(f);
   }
-  if (transfer_[f].remaining <= 0.0 || begin == end) {
+  if (progress_[f].remaining <= 0.0 || begin == end) {
     set_rate(f, std::numeric_limits<double>::infinity());
     reschedule_completion_event();
     return;
@@ -216,7 +220,7 @@ void FlowNetwork::record_links(std::span<const std::uint32_t> links) {
   const sim::TimePoint now = sim_.now();
   for (std::uint32_t l : links) {
     double load = 0;
-    for (std::uint32_t g : links_[l].flows) load += transfer_[g].rate;
+    for (std::uint32_t g : links_[l].flows) load += slots_[g].rate;
     const double utilisation = load / links_[l].params.capacity_bytes_per_s;
     std::vector<UtilisationSample>& h = history_[l];
     if (!h.empty() && h.back().time == now) {
@@ -244,27 +248,28 @@ void FlowNetwork::request_resolve() {
 }
 
 void FlowNetwork::set_rate(std::uint32_t f, double rate) {
-  Transfer& t = transfer_[f];
+  FlowSlot& slot = slots_[f];
+  Progress& p = progress_[f];
   const sim::TimePoint now = sim_.now();
-  if (t.rate > 0.0 && now > t.last_update) {
-    const double elapsed_s = static_cast<double>((now - t.last_update).count_ps()) * 1e-12;
-    t.remaining = std::max(0.0, t.remaining - t.rate * elapsed_s);
+  if (slot.rate > 0.0 && now > p.last_update) {
+    const double elapsed_s = static_cast<double>((now - p.last_update).count_ps()) * 1e-12;
+    p.remaining = std::max(0.0, p.remaining - slot.rate * elapsed_s);
   }
-  t.rate = rate;
-  t.last_update = now;
-  t.finish_estimate = now + transfer_time(t.remaining, rate);
+  slot.rate = rate;
+  p.last_update = now;
+  slot.finish_estimate = now + transfer_time(p.remaining, rate);
   push_completion(f);
 }
 
 void FlowNetwork::push_completion(std::uint32_t f) {
-  completions_.push(static_cast<std::uint64_t>(transfer_[f].finish_estimate.count_ps()), f);
+  completions_.push(static_cast<std::uint64_t>(slots_[f].finish_estimate.count_ps()), f);
 }
 
 bool FlowNetwork::completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const {
   // A flow keeps one valid entry: the one at its current finish estimate.
   // Older entries (its rate changed since) and entries of finished flows are
   // stale; a duplicate at the same time is harmless (finished once).
-  return !active(f) || static_cast<std::uint64_t>(transfer_[f].finish_estimate.count_ps()) != time_ps;
+  return !active(f) || static_cast<std::uint64_t>(slots_[f].finish_estimate.count_ps()) != time_ps;
 }
 
 void FlowNetwork::reschedule_completion_event() {
@@ -292,7 +297,10 @@ void FlowNetwork::reschedule_completion_event() {
 void FlowNetwork::finish_due() {
   completion_scheduled_ = false;
   const sim::TimePoint now = sim_.now();
-  std::vector<std::uint32_t> finished;
+  // The finished flows, in a member buffer: an all-to-all's last instants
+  // finish hundreds of thousands of flows each.
+  std::vector<std::uint32_t> finished = std::move(finished_);
+  finished.clear();
   while (!completions_.empty()) {
     const sim::RadixEventQueue::Entry top = completions_.front();
     const bool stale = completion_is_stale(top.key, top.slot);
@@ -306,12 +314,12 @@ void FlowNetwork::finish_due() {
   // Finish in flow-id order: the queue keeps push order among equal times.
   std::sort(finished.begin(), finished.end());
   for (std::uint32_t f : finished) {
-    left_min_level_ = std::min(left_min_level_, level_[f]);
-    transfer_[f].rate = 0.0;
-    transfer_[f].remaining = 0.0;
+    FlowSlot& slot = slots_[f];
+    left_min_level_ = std::min(left_min_level_, slot.level);
+    slot.rate = 0.0;
     --in_flight_;
-    records_[f].finish = now;
-    const sim::Bytes size = records_[f].size;
+    slot.record.finish = now;
+    const sim::Bytes size = slot.record.size;
     for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
       const std::uint32_t l = route_links_[pos];
       Link& link = links_[l];
@@ -338,13 +346,14 @@ void FlowNetwork::finish_due() {
   reschedule_completion_event();
   // Callbacks last: they may start flows, which may grow callbacks_.
   for (std::uint32_t f : finished) {
-    const std::uint32_t c = callback_of_[f];
+    const std::uint32_t c = slots_[f].callback;
     if (c == kNoCallback) continue;
-    callback_of_[f] = kNoCallback;
+    slots_[f].callback = kNoCallback;
     sim::EventCallback done = std::move(callbacks_[c]);
     free_callbacks_.push_back(c);
     done();
   }
+  finished_ = std::move(finished);
 }
 
 void FlowNetwork::resolve() {
@@ -395,9 +404,10 @@ void FlowNetwork::canonical(std::vector<std::uint32_t>& ids, bool of_links, std:
 }
 
 void FlowNetwork::set_level(std::uint32_t f, double level) {
-  if (level == level_[f]) return;
-  level_[f] = level;
-  const std::uint32_t version = ++level_version_[f];
+  FlowSlot& slot = slots_[f];
+  if (level == slot.level) return;
+  slot.level = level;
+  const std::uint32_t version = ++slot.level_version;
   if (level_hint_ == level_buckets_.end() || level_hint_->first != level) {
     level_hint_ = level_buckets_.try_emplace(level).first;
   }
@@ -413,7 +423,7 @@ void FlowNetwork::flush_levels() {
   level_entries_ = 0;
   for (auto it = level_buckets_.begin(); it != level_buckets_.end();) {
     std::erase_if(it->second, [this](const LevelEntry& e) {
-      return !active(e.flow) || level_version_[e.flow] != e.version;
+      return !active(e.flow) || slots_[e.flow].level_version != e.version;
     });
     level_entries_ += it->second.size();
     it = it->second.empty() ? level_buckets_.erase(it) : std::next(it);
@@ -488,7 +498,7 @@ void FlowNetwork::resolve_component() {
   resolved_flows_ += component_flows_.size();
   for (std::size_t i = 0; i < component_flows_.size(); ++i) {
     const std::uint32_t f = component_flows_[i];
-    if (rates[i] != transfer_[f].rate) set_rate(f, rates[i]);
+    if (rates[i] != slots_[f].rate) set_rate(f, rates[i]);
     set_level(f, levels[i]);
   }
 }
@@ -505,7 +515,7 @@ bool FlowNetwork::resolve_incremental() {
     std::vector<LevelEntry>& bucket = it->second;
     std::size_t kept = 0;
     for (const LevelEntry& e : bucket) {
-      if (!active(e.flow) || level_version_[e.flow] != e.version) continue;
+      if (!active(e.flow) || slots_[e.flow].level_version != e.version) continue;
       bucket[kept++] = e;
       component_flows_.push_back(e.flow);
     }
@@ -545,7 +555,7 @@ bool FlowNetwork::resolve_incremental() {
       flow_stamp_[g] = d_mark;
       // Every flow on a link was covered by a solve, below λ; anything else
       // (which no join-free instant should produce) takes the safe path.
-      if (!(level_[g] < lambda)) return false;
+      if (!(slots_[g].level < lambda)) return false;
       fixed_flows_.push_back(g);
     }
   }
@@ -569,7 +579,7 @@ bool FlowNetwork::resolve_incremental() {
       if (free || links_[l].stamp == u_mark) problem_.links.push_back(link_to_compact_[l]);
     }
     problem_.link_offsets.push_back(static_cast<std::uint32_t>(problem_.links.size()));
-    fixed_level_.push_back(free ? MaxMinSolver::kFree : level_[f]);
+    fixed_level_.push_back(free ? MaxMinSolver::kFree : slots_[f].level);
   }
   if (weighted) {
     for (std::uint32_t f : problem_flows_) problem_.weight.push_back(weight_of(f));
@@ -586,7 +596,7 @@ bool FlowNetwork::resolve_incremental() {
   for (std::size_t i = 0; i < problem_flows_.size(); ++i) {
     const std::uint32_t f = problem_flows_[i];
     if (flow_stamp_[f] != u_mark) continue;
-    if (rates[i] != transfer_[f].rate) set_rate(f, rates[i]);
+    if (rates[i] != slots_[f].rate) set_rate(f, rates[i]);
     set_level(f, levels[i]);
   }
   return true;
@@ -601,7 +611,7 @@ LinkRecord FlowNetwork::link(std::uint32_t index) const {
 
 std::span<const std::uint32_t> FlowNetwork::route(FlowId id) const {
   const auto f = static_cast<std::uint32_t>(id);
-  if (f >= records_.size()) throw std::out_of_range(fmt::format("route: no flow {}", f));
+  if (f >= slots_.size()) throw std::out_of_range(fmt::format("route: no flow {}", f));
   return std::span<const std::uint32_t>(route_links_).subspan(route_begin(f), route_end(f) - route_begin(f));
 }
 

@@ -117,18 +117,18 @@ class FlowNetwork {
 
   NetworkFidelity fidelity() const { return fidelity_; }
   std::size_t num_links() const { return links_.size(); }
-  std::size_t num_flows() const { return records_.size(); }
+  std::size_t num_flows() const { return slots_.size(); }
   /// Flows that have started and not finished.
   std::size_t flows_in_flight() const { return in_flight_; }
 
-  const FlowRecord& flow(FlowId id) const { return records_[static_cast<std::uint32_t>(id)]; }
+  const FlowRecord& flow(FlowId id) const { return slots_[static_cast<std::uint32_t>(id)].record; }
   /// Stats of a link; busy time counts up to now() for a link still busy.
   LinkRecord link(std::uint32_t index) const;
   /// The route of a flow, as given.
   std::span<const std::uint32_t> route(FlowId id) const;
   /// The current rate of a transferring flow (0 before its first byte or
   /// after its finish), bytes per second.
-  double rate(FlowId id) const { return transfer_[static_cast<std::uint32_t>(id)].rate; }
+  double rate(FlowId id) const { return slots_[static_cast<std::uint32_t>(id)].rate; }
   /// The links that carried the most bytes relative to their capacity,
   /// largest first, ties by link index; at most k.
   std::vector<std::uint32_t> hottest_links(std::size_t k) const;
@@ -154,15 +154,28 @@ class FlowNetwork {
 
  private:
   enum class State : std::uint8_t { kLatent, kActive, kDone };
-  // Per-flow state is kept as a struct of arrays indexed by flow id (a
-  // million flows in an all-to-all): each hot loop touches one or two small
-  // arrays instead of a wide record, and flows without options or a callback
-  // store neither.
-  struct Transfer {
+  // Per-flow state is split by who touches it: a million flows' worth of a
+  // wide record does not fit in cache, and a finishing flow (at a random
+  // id) should cost one cache line, not one per field. FlowSlot is that line:
+  // what finish_due reads and writes, the record, the rate and the level.
+  // The rest lives in arrays indexed by flow id, touched in id order by the
+  // solves (Progress) or small enough to stay cached (state_); flows without
+  // options or a callback store neither.
+  static constexpr std::uint32_t kNoCallback = std::numeric_limits<std::uint32_t>::max();
+  struct alignas(64) FlowSlot {
+    FlowRecord record;
+    sim::TimePoint finish_estimate;
     double rate = 0.0;
+    // Normalised level at the latest solve that covered the flow (+inf
+    // before), and a counter bumped with it that tells stale LevelEntry apart.
+    double level = std::numeric_limits<double>::infinity();
+    std::uint32_t level_version = 0;
+    std::uint32_t callback = kNoCallback;  // index into callbacks_
+  };
+  static_assert(sizeof(FlowSlot) == 64, "one cache line per flow");
+  struct Progress {
     double remaining;  // bytes still to send at last_update
     sim::TimePoint last_update;
-    sim::TimePoint finish_estimate;
   };
   struct Link {
     LinkParams params;
@@ -180,7 +193,7 @@ class FlowNetwork {
     bool seeded = false;      // in seeds_ already
   };
   // A flow's entry in the bucket of its level; stale when the flow finished
-  // or its level (and so level_version_) changed since.
+  // or its level (and so its level_version) changed since.
   struct LevelEntry {
     std::uint32_t flow;
     std::uint32_t version;
@@ -223,19 +236,13 @@ class FlowNetwork {
   std::vector<Link> links_;
 
   // Per flow (see above).
-  std::vector<FlowRecord> records_;
+  std::vector<FlowSlot> slots_;
+  std::vector<Progress> progress_;
+  std::vector<State> state_;
   std::vector<std::uint32_t> route_begin_{0};  // route of f: route_links_[begin[f] .. begin[f + 1])
   std::vector<std::uint32_t> route_links_;
-  std::vector<State> state_;
-  std::vector<Transfer> transfer_;
-  // Normalised level at the latest solve that covered the flow (+inf before),
-  // and a counter bumped with it that tells stale LevelEntry apart.
-  std::vector<double> level_;
-  std::vector<std::uint32_t> level_version_;
   std::vector<double> weight_;  // empty while every flow has weight 1
   std::vector<double> cap_;     // empty while no flow has a cap
-  static constexpr std::uint32_t kNoCallback = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> callback_of_;  // index into callbacks_, or kNoCallback
   std::vector<sim::EventCallback> callbacks_;
   std::vector<std::uint32_t> free_callbacks_;  // slots of callbacks_ to reuse
   std::vector<std::uint32_t> flow_stamp_;
@@ -255,6 +262,7 @@ class FlowNetwork {
 
   // Re-solve state.
   std::vector<std::uint32_t> seeds_;
+  std::vector<std::uint32_t> finished_;  // finish_due's buffer, kept for its capacity
   bool record_history_ = false;
   std::vector<std::vector<UtilisationSample>> history_;  // per link, when recording
   bool resolve_scheduled_ = false;
