@@ -332,8 +332,6 @@ void FlowNetwork::finish_due() {
           if (route_links_[q] == l) incidence_slot_[q] = slot;
         }
         link.flows.pop_back();
-      } else if (link.flows.size() >= 2 * static_cast<std::size_t>(link.active) + 16) {
-        sweep(link);
       }
       --link.active;
       if (link.active == 0) link.busy_total += now - link.busy_since;
@@ -459,8 +457,10 @@ void FlowNetwork::resolve_component() {
   }
   clear_seeds();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (std::uint32_t g : links_[component_links_[i]].flows) {
-      if (flow_stamp_[g] == stamp_ || !active(g)) continue;
+    Link& link = links_[component_links_[i]];
+    if (link.flows.size() > link.active) sweep(link);
+    for (std::uint32_t g : link.flows) {
+      if (flow_stamp_[g] == stamp_) continue;
       flow_stamp_[g] = stamp_;
       component_flows_.push_back(g);
       for (std::uint32_t pos = route_begin(g); pos < route_end(g); ++pos) {
@@ -549,9 +549,11 @@ bool FlowNetwork::resolve_incremental() {
   canonical(component_links_, /*of_links=*/true, u_mark);
   fixed_flows_.clear();
   for (std::uint32_t l : component_links_) {
-    for (std::uint32_t g : links_[l].flows) {
+    Link& link = links_[l];
+    if (link.flows.size() > link.active) sweep(link);
+    for (std::uint32_t g : link.flows) {
       const std::uint32_t mark = flow_stamp_[g];
-      if (mark == u_mark || mark == d_mark || !active(g)) continue;
+      if (mark == u_mark || mark == d_mark) continue;
       flow_stamp_[g] = d_mark;
       // Every flow on a link was covered by a solve, below λ; anything else
       // (which no join-free instant should produce) takes the safe path.

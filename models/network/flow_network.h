@@ -180,8 +180,9 @@ class FlowNetwork {
   struct Link {
     LinkParams params;
     // Flows that joined the link, as ids. Without exact_incidence_ the list
-    // keeps join order and finished flows stay in it until a sweep drops
-    // them in bulk (when they are half of it); with it, a finishing flow is
+    // keeps join order and finished flows stay in it until a re-solve that
+    // walks the list sweeps them out in bulk (most lists are never walked
+    // again once their flows start finishing); with it, a finishing flow is
     // swapped out at once (incidence_slot_), the order the utilisation sums
     // of link_history have always used.
     std::vector<std::uint32_t> flows;

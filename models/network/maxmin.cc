@@ -120,24 +120,35 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   rates_.assign(num_flows, std::numeric_limits<double>::infinity());
   levels_.assign(num_flows, std::numeric_limits<double>::infinity());
   frozen_.assign(num_flows, 0);
-  base_.assign(p.capacity.begin(), p.capacity.end());
-  level_.assign(num_links, 0.0);
-  level_weight_.assign(num_links, 0.0);
-  weight_sum_.assign(num_links, 0.0);
-  unfrozen_count_.assign(num_links, 0);
 
   // Link -> flows incidence (CSR), flows in increasing index per link.
   link_flow_offsets_.assign(num_links + 1, 0);
   for (std::uint32_t l : p.links) ++link_flow_offsets_[l + 1];
-  for (std::size_t l = 0; l < num_links; ++l) link_flow_offsets_[l + 1] += link_flow_offsets_[l];
+  link_.resize(num_links);
+  for (std::size_t l = 0; l < num_links; ++l) {
+    const std::uint32_t count = link_flow_offsets_[l + 1];
+    // With every weight 1 the weight on a link is its flow count (the sum of
+    // that many 1s, exactly).
+    link_[l] = LinkState{.base = p.capacity[l],
+                         .level = 0.0,
+                         .level_weight = 0.0,
+                         .weight_sum = p.weight.empty() ? static_cast<double>(count) : 0.0,
+                         .unfrozen = count,
+                         .dirty = 0};
+    link_flow_offsets_[l + 1] += link_flow_offsets_[l];
+  }
   link_flows_.resize(p.links.size());
   cursor_.assign(link_flow_offsets_.begin(), link_flow_offsets_.end() - 1);
   for (std::size_t f = 0; f < num_flows; ++f) {
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
-      const std::uint32_t l = p.links[i];
-      link_flows_[cursor_[l]++] = static_cast<std::uint32_t>(f);
-      weight_sum_[l] += weight_of(f);
-      ++unfrozen_count_[l];
+      link_flows_[cursor_[p.links[i]]++] = static_cast<std::uint32_t>(f);
+    }
+  }
+  if (!p.weight.empty()) {
+    for (std::size_t f = 0; f < num_flows; ++f) {
+      for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+        link_[p.links[i]].weight_sum += p.weight[f];
+      }
     }
   }
 
@@ -148,12 +159,12 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   // capacity of a link in a symmetric system is off by a few ulps, not by
   // one rounding per frozen flow.
   const auto share_of = [this](std::uint32_t l) {
-    return std::max(0.0, base_[l] - level_[l] * level_weight_[l]) / weight_sum_[l];
+    const LinkState& s = link_[l];
+    return std::max(0.0, s.base - s.level * s.level_weight) / s.weight_sum;
   };
 
   // Freezes flow f at normalised level `level` (rate `rate`) and takes it off
   // every link it crosses. Links touched are queued once per step in dirty_.
-  dirty_flag_.assign(num_links, 0);
   dirty_.clear();
   const auto freeze = [&](std::size_t f, double level, double rate) {
     frozen_[f] = 1;
@@ -162,16 +173,17 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     const double w = weight_of(f);
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
       const std::uint32_t l = p.links[i];
-      if (level_[l] != level) {  // a new group: fold the previous one into the base
-        base_[l] -= level_[l] * level_weight_[l];
-        level_[l] = level;
-        level_weight_[l] = 0.0;
+      LinkState& s = link_[l];
+      if (s.level != level) {  // a new group: fold the previous one into the base
+        s.base -= s.level * s.level_weight;
+        s.level = level;
+        s.level_weight = 0.0;
       }
-      level_weight_[l] += w;
-      weight_sum_[l] -= w;
-      --unfrozen_count_[l];
-      if (!dirty_flag_[l]) {
-        dirty_flag_[l] = 1;
+      s.level_weight += w;
+      s.weight_sum -= w;
+      --s.unfrozen;
+      if (!s.dirty) {
+        s.dirty = 1;
         dirty_.push_back(l);
       }
     }
@@ -203,14 +215,14 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
           !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / weight_of(f);
       freeze(f, level, at_cap ? p.cap[f] : level * weight_of(f));
     }
-    for (std::uint32_t l : dirty_) dirty_flag_[l] = 0;
+    for (std::uint32_t l : dirty_) link_[l].dirty = 0;
     dirty_.clear();
   }
 
   heap_.clear();
   const std::greater<> later;
   for (std::size_t l = 0; l < num_links; ++l) {
-    if (unfrozen_count_[l] > 0) heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
+    if (link_[l].unfrozen > 0) heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
   }
   for (std::size_t f = 0; f < p.cap.size(); ++f) {
     if (std::isfinite(p.cap[f]) && !frozen_[f]) {
@@ -229,11 +241,11 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     const double snap = level * (1.0 + kLevelTolerance);
     for (std::size_t i = 0; i < dirty_.size(); ++i) {
       const std::uint32_t l = dirty_[i];
-      if (unfrozen_count_[l] > 0 && share_of(l) <= snap) freeze_link(l, level);
+      if (link_[l].unfrozen > 0 && share_of(l) <= snap) freeze_link(l, level);
     }
     for (std::uint32_t l : dirty_) {
-      dirty_flag_[l] = 0;
-      if (unfrozen_count_[l] > 0) {
+      link_[l].dirty = 0;
+      if (link_[l].unfrozen > 0) {
         heap_.push_back({share_of(l), l});
         std::push_heap(heap_.begin(), heap_.end(), later);
       }
@@ -254,7 +266,7 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
       continue;
     }
     const std::uint32_t l = top.id;
-    if (unfrozen_count_[l] == 0) continue;
+    if (link_[l].unfrozen == 0) continue;
     const double share = share_of(l);
     if (share != top.share) continue;  // stale: a newer entry carries the current share
     freeze_link(l, share);

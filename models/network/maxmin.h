@@ -131,17 +131,21 @@ class MaxMinSolver {
 
   std::vector<double> rates_;
   std::vector<double> levels_;
+  // Per link, together: freeze() touches all of it for every link of a flow.
+  struct LinkState {
+    double base;                // capacity less the folded frozen groups
+    double level;               // level of the link's latest frozen group
+    double level_weight;        // weight frozen at level
+    double weight_sum;          // weight of the unfrozen flows
+    std::uint32_t unfrozen;     // unfrozen flows
+    std::uint32_t dirty;        // queued in dirty_ this step
+  };
+  std::vector<LinkState> link_;
   std::vector<std::uint32_t> fixed_order_;
-  std::vector<double> base_;          // capacity less the folded frozen groups
-  std::vector<double> level_;         // level of the link's latest frozen group
-  std::vector<double> level_weight_;  // weight frozen at level_
   std::vector<std::uint32_t> cursor_;
-  std::vector<double> weight_sum_;
-  std::vector<std::uint32_t> unfrozen_count_;
   std::vector<std::uint32_t> link_flow_offsets_;
   std::vector<std::uint32_t> link_flows_;
   std::vector<std::uint8_t> frozen_;
-  std::vector<std::uint8_t> dirty_flag_;
   std::vector<std::uint32_t> dirty_;
   std::vector<HeapEntry> heap_;
 };
