@@ -108,6 +108,63 @@ const std::vector<double>& MaxMinSolver::solve_with_fixed(const MaxMinProblem& p
   return run(p, any_fixed ? fixed_level : std::span<const double>());
 }
 
+// The indexed heap: a binary min-heap by (share, id) with every link's
+// position in heap_pos_.
+void MaxMinSolver::place_at(std::size_t i, const HeapEntry& e) {
+  heap_[i] = e;
+  heap_pos_[e.id] = static_cast<std::uint32_t>(i);
+}
+
+void MaxMinSolver::sift_up(std::size_t i) {
+  const HeapEntry e = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!(heap_[parent] > e)) break;
+    place_at(i, heap_[parent]);
+    i = parent;
+  }
+  place_at(i, e);
+}
+
+void MaxMinSolver::sift_down(std::size_t i) {
+  const HeapEntry e = heap_[i];
+  const std::size_t n = heap_.size();
+  while (true) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_[child] > heap_[child + 1]) ++child;
+    if (!(e > heap_[child])) break;
+    place_at(i, heap_[child]);
+    i = child;
+  }
+  place_at(i, e);
+}
+
+void MaxMinSolver::update_key(std::uint32_t l, double share) {
+  const std::uint32_t i = heap_pos_[l];
+  if (i == kNotInHeap) {
+    heap_.push_back({share, l});
+    sift_up(heap_.size() - 1);
+    return;
+  }
+  const double old = heap_[i].share;
+  heap_[i].share = share;
+  if (share < old) {
+    sift_up(i);
+  } else if (share > old) {
+    sift_down(i);
+  }
+}
+
+void MaxMinSolver::pop_heap_front() {
+  heap_pos_[heap_.front().id] = kNotInHeap;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (heap_.empty()) return;
+  heap_[0] = last;
+  sift_down(0);
+}
+
 const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
                                              std::span<const double> fixed_level) {
   const std::size_t num_flows = p.num_flows();
@@ -219,24 +276,34 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     dirty_.clear();
   }
 
+  // Links by current share in an indexed heap (one entry per link, its key
+  // updated in place when the link's share changes); caps, whose keys never
+  // change, in one sorted list. The next step is the smaller of the two
+  // fronts by (share, id): a cap's id is num_links + its flow, so at equal
+  // shares links go first, then caps by flow.
   heap_.clear();
-  const std::greater<> later;
+  heap_pos_.assign(num_links, kNotInHeap);
   for (std::size_t l = 0; l < num_links; ++l) {
-    if (link_[l].unfrozen > 0) heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
-  }
-  for (std::size_t f = 0; f < p.cap.size(); ++f) {
-    if (std::isfinite(p.cap[f]) && !frozen_[f]) {
-      heap_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
+    if (link_[l].unfrozen > 0) {
+      heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
+      heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
     }
   }
-  std::make_heap(heap_.begin(), heap_.end(), later);
+  for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
+  caps_.clear();
+  for (std::size_t f = 0; f < p.cap.size(); ++f) {
+    if (std::isfinite(p.cap[f]) && !frozen_[f]) {
+      caps_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
+    }
+  }
+  std::sort(caps_.begin(), caps_.end(), [](const HeapEntry& a, const HeapEntry& b) { return b > a; });
 
   // Ends a step at normalised level `level`. Progressive filling never lowers
   // a link's share, so a touched link whose share is now at most the level
   // (within kLevelTolerance, rounding noise) is saturated at this same level:
   // its flows freeze at exactly `level` too, in this step. This makes flows
   // of a symmetric system get bit-identical rates. The other touched links get
-  // a fresh heap entry (older entries become stale and are skipped).
+  // their new share as their key.
   const auto end_step = [&](double level) {
     const double snap = level * (1.0 + kLevelTolerance);
     for (std::size_t i = 0; i < dirty_.size(); ++i) {
@@ -245,30 +312,27 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     }
     for (std::uint32_t l : dirty_) {
       link_[l].dirty = 0;
-      if (link_[l].unfrozen > 0) {
-        heap_.push_back({share_of(l), l});
-        std::push_heap(heap_.begin(), heap_.end(), later);
-      }
+      if (link_[l].unfrozen > 0) update_key(l, share_of(l));
     }
     dirty_.clear();
   };
 
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    const HeapEntry top = heap_.back();
-    heap_.pop_back();
-    if (top.id >= num_links) {  // a flow's cap
-      const std::size_t f = top.id - num_links;
+  std::size_t next_cap = 0;
+  while (!heap_.empty() || next_cap < caps_.size()) {
+    if (heap_.empty() || (next_cap < caps_.size() && heap_.front() > caps_[next_cap])) {
+      const HeapEntry cap = caps_[next_cap++];
+      const std::size_t f = cap.id - num_links;
       if (!frozen_[f]) {
-        freeze(f, top.share, p.cap[f]);
-        end_step(top.share);
+        freeze(f, cap.share, p.cap[f]);
+        end_step(cap.share);
       }
       continue;
     }
-    const std::uint32_t l = top.id;
+    const std::uint32_t l = heap_.front().id;
+    pop_heap_front();
+    // A link whose flows all froze since its key was set has nothing left.
     if (link_[l].unfrozen == 0) continue;
     const double share = share_of(l);
-    if (share != top.share) continue;  // stale: a newer entry carries the current share
     freeze_link(l, share);
     end_step(share);
   }

@@ -17,7 +17,9 @@
 // speed; when a link fills, the flows crossing it freeze at the link's fair
 // share (remaining capacity / remaining weight); when a flow reaches its cap
 // it freezes there. Links are processed in increasing order of their current
-// fair share from a heap with lazy deletion, so the cost is
+// fair share from an indexed heap (one entry per link, its key updated in
+// place; a lazy heap grew to millions of stale entries on an all-to-all and
+// spent its time in cache misses), caps from a sorted list, so the cost is
 // O((L + I) log L) for L links and I flow-link incidences.
 //
 // Determinism and exactness. Ties between equal shares are broken by link id
@@ -147,7 +149,15 @@ class MaxMinSolver {
   std::vector<std::uint32_t> link_flows_;
   std::vector<std::uint8_t> frozen_;
   std::vector<std::uint32_t> dirty_;
-  std::vector<HeapEntry> heap_;
+  static constexpr std::uint32_t kNotInHeap = std::numeric_limits<std::uint32_t>::max();
+  void place_at(std::size_t i, const HeapEntry& e);
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  void update_key(std::uint32_t l, double share);
+  void pop_heap_front();
+  std::vector<HeapEntry> heap_;        // links, a min-heap by (share, id)
+  std::vector<std::uint32_t> heap_pos_;  // per link: index in heap_, or kNotInHeap
+  std::vector<HeapEntry> caps_;        // flows' caps, increasing (share, id)
 };
 
 }  // namespace zx::models
