@@ -262,7 +262,22 @@ void FlowNetwork::set_rate(std::uint32_t f, double rate) {
 }
 
 void FlowNetwork::push_completion(std::uint32_t f) {
-  completions_.push(static_cast<std::uint64_t>(slots_[f].finish_estimate.count_ps()), f);
+  new_completions_.push_back({static_cast<std::uint64_t>(slots_[f].finish_estimate.count_ps()), f});
+}
+
+void FlowNetwork::flush_completions() {
+  // The radix queue re-buckets everything when a key falls below the last
+  // key it handed out, which peeking at the next completion moved past now;
+  // pushing the batch's earliest entry first does that at most once per
+  // batch instead of once per new minimum. (Order among equal keys does not
+  // matter: finish_due sorts each instant's flows by id.)
+  if (new_completions_.empty()) return;
+  const auto earliest = std::min_element(
+      new_completions_.begin(), new_completions_.end(),
+      [](const sim::RadixEventQueue::Entry& a, const sim::RadixEventQueue::Entry& b) { return a.key < b.key; });
+  std::swap(*earliest, new_completions_.front());
+  for (const sim::RadixEventQueue::Entry& e : new_completions_) completions_.push(e.key, e.slot);
+  new_completions_.clear();
 }
 
 bool FlowNetwork::completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const {
@@ -273,6 +288,7 @@ bool FlowNetwork::completion_is_stale(std::uint64_t time_ps, std::uint32_t f) co
 }
 
 void FlowNetwork::reschedule_completion_event() {
+  flush_completions();
   // Drop stale entries wholesale when they dominate, then from the front.
   if (completions_.size() > 1024 && completions_.size() > 4 * in_flight_) {
     completions_.remove_if([this](const sim::RadixEventQueue::Entry& e) { return completion_is_stale(e.key, e.slot); });
@@ -297,6 +313,7 @@ void FlowNetwork::reschedule_completion_event() {
 void FlowNetwork::finish_due() {
   completion_scheduled_ = false;
   const sim::TimePoint now = sim_.now();
+  flush_completions();
   // The finished flows, in a member buffer: an all-to-all's last instants
   // finish hundreds of thousands of flows each.
   std::vector<std::uint32_t> finished = std::move(finished_);

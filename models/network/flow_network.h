@@ -217,6 +217,7 @@ class FlowNetwork {
   void resolve();
   void set_rate(std::uint32_t f, double rate);
   void push_completion(std::uint32_t f);
+  void flush_completions();
   bool completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const;
   void reschedule_completion_event();
   void add_seed(std::uint32_t link);
@@ -256,6 +257,7 @@ class FlowNetwork {
   // Finish estimates by time: a stable monotone radix heap (the engine's
   // queue; finish times never precede now), lazily invalidated.
   sim::RadixEventQueue completions_;
+  std::vector<sim::RadixEventQueue::Entry> new_completions_;  // pushed by the next flush
   // Flows waiting for their first byte, by that instant (ps): one engine
   // event per instant.
   std::map<std::int64_t, std::vector<std::uint32_t>> pending_joins_;
