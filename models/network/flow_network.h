@@ -51,6 +51,7 @@
 #include <limits>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/network/maxmin.h"
@@ -265,7 +266,10 @@ class FlowNetwork {
 
   // Re-solve state.
   std::vector<std::uint32_t> seeds_;
-  std::vector<std::uint32_t> finished_;  // finish_due's buffer, kept for its capacity
+  // finish_due's buffers, kept for their capacity: the flows finishing, and
+  // (flow, index in callbacks_) of those with a callback.
+  std::vector<std::uint32_t> finished_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> due_callbacks_;
   bool record_history_ = false;
   std::vector<std::vector<UtilisationSample>> history_;  // per link, when recording
   bool resolve_scheduled_ = false;
