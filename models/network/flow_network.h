@@ -48,6 +48,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -98,6 +99,33 @@ struct LinkRecord {
 /// The time to move `bytes` at `rate_bytes_per_s`, rounded up to the
 /// picosecond: the one place where the model's doubles become time.
 sim::Duration transfer_time(double bytes, double rate_bytes_per_s);
+
+namespace internal {
+
+/// A growable array in fixed chunks of 2^kChunkBits elements: it never moves
+/// what it holds, so growing it to a million flows copies nothing and
+/// touches each page once, where a std::vector's doublings copy everything
+/// and fault in twice the final size. Indexing costs a shift and one load
+/// more.
+template <typename T, int kChunkBits = 12>
+class ChunkedArray {
+ public:
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return chunks_[i >> kChunkBits][i & kMask]; }
+  const T& operator[](std::size_t i) const { return chunks_[i >> kChunkBits][i & kMask]; }
+  void push_back(const T& value) {
+    if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<T[]>(kMask + 1));
+    chunks_.back()[size_ & kMask] = value;
+    ++size_;
+  }
+
+ private:
+  static constexpr std::size_t kMask = (std::size_t{1} << kChunkBits) - 1;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace internal
 
 class FlowNetwork {
  public:
@@ -239,8 +267,8 @@ class FlowNetwork {
   std::vector<Link> links_;
 
   // Per flow (see above).
-  std::vector<FlowSlot> slots_;
-  std::vector<Progress> progress_;
+  internal::ChunkedArray<FlowSlot> slots_;
+  internal::ChunkedArray<Progress> progress_;
   std::vector<State> state_;
   std::vector<std::uint32_t> route_begin_{0};  // route of f: route_links_[begin[f] .. begin[f + 1])
   std::vector<std::uint32_t> route_links_;
