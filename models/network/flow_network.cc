@@ -463,7 +463,14 @@ void FlowNetwork::flush_levels() {
   level_hint_ = level_buckets_.end();
 }
 
-void FlowNetwork::begin_problem() {
+void FlowNetwork::begin_problem(std::span<const std::uint32_t> flows) {
+  // Room for every flow's whole route, reserved at once: a million-flow
+  // problem grown by doubling would copy and fault in twice its size.
+  std::size_t incidences = 0;
+  for (std::uint32_t f : flows) incidences += route_end(f) - route_begin(f);
+  problem_.links.reserve(incidences);
+  problem_.link_offsets.reserve(flows.size() + 1);
+  new_completions_.reserve(flows.size());
   // The links of the problem are component_links_, numbered in that order.
   problem_.capacity.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
@@ -509,7 +516,7 @@ void FlowNetwork::resolve_component() {
   canonical(component_links_, /*of_links=*/true, stamp_);
   canonical(component_flows_, /*of_links=*/false, stamp_);
 
-  begin_problem();
+  begin_problem(component_flows_);
   bool weighted = false;
   bool capped = false;
   for (std::uint32_t f : component_flows_) {
@@ -602,8 +609,9 @@ bool FlowNetwork::resolve_incremental() {
 
   // The sub-problem: U's links in increasing id, its flows in increasing id;
   // a fixed flow lists only its links among U's (the others do not matter).
-  begin_problem();
+  begin_problem(problem_flows_);
   fixed_level_.clear();
+  fixed_level_.reserve(problem_flows_.size());
   bool weighted = false;
   bool capped = false;
   for (std::uint32_t f : problem_flows_) {

@@ -232,8 +232,9 @@ class FlowNetwork {
 
   void join(std::uint32_t f);
   void resolve_component();
-  // Starts problem_ over component_links_ (capacities, compact link numbers).
-  void begin_problem();
+  // Starts problem_ over component_links_ (capacities, compact link numbers)
+  // for `flows`.
+  void begin_problem(std::span<const std::uint32_t> flows);
   // Returns false (having changed nothing) when the instant cannot be handled
   // incrementally after all; the caller then re-solves components.
   bool resolve_incremental();

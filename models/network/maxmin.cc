@@ -29,7 +29,9 @@ std::uint32_t MaxMinProblem::add_flow(std::span<const std::uint32_t> route, doub
 
 namespace {
 
-void validate(const MaxMinProblem& p) {
+// Also counts each link's flows into link_counts[l + 1] (the pass over the
+// links that checks them), for run()'s incidence table.
+void validate(const MaxMinProblem& p, std::vector<std::uint32_t>& link_counts) {
   const std::size_t flows = p.num_flows();
   if (!p.link_offsets.empty() && p.link_offsets.front() != 0) {
     throw std::invalid_argument("max-min problem: link_offsets must start at 0");
@@ -48,10 +50,12 @@ void validate(const MaxMinProblem& p) {
           fmt::format("max-min problem: link {} has capacity {}, expected > 0", l, p.capacity[l]));
     }
   }
+  link_counts.assign(p.capacity.size() + 1, 0);
   for (std::uint32_t l : p.links) {
     if (l >= p.capacity.size()) {
       throw std::invalid_argument(fmt::format("max-min problem: link index {} out of range", l));
     }
+    ++link_counts[l + 1];
   }
   if (!p.weight.empty() && p.weight.size() != flows) {
     throw std::invalid_argument("max-min problem: weight has the wrong size");
@@ -72,13 +76,13 @@ void validate(const MaxMinProblem& p) {
 }  // namespace
 
 const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
-  validate(p);
+  validate(p, link_flow_offsets_);
   return run(p, {});
 }
 
 const std::vector<double>& MaxMinSolver::solve_with_fixed(const MaxMinProblem& p,
                                                           std::span<const double> fixed_level) {
-  validate(p);
+  validate(p, link_flow_offsets_);
   if (fixed_level.size() != p.num_flows()) {
     throw std::invalid_argument("max-min problem: fixed_level has the wrong size");
   }
@@ -178,9 +182,8 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   levels_.assign(num_flows, std::numeric_limits<double>::infinity());
   frozen_.assign(num_flows, 0);
 
-  // Link -> flows incidence (CSR), flows in increasing index per link.
-  link_flow_offsets_.assign(num_links + 1, 0);
-  for (std::uint32_t l : p.links) ++link_flow_offsets_[l + 1];
+  // Link -> flows incidence (CSR), flows in increasing index per link;
+  // validate() counted the flows per link.
   link_.resize(num_links);
   for (std::size_t l = 0; l < num_links; ++l) {
     const std::uint32_t count = link_flow_offsets_[l + 1];
