@@ -161,12 +161,23 @@ void MaxMinSolver::update_key(std::uint32_t l, double share) {
 }
 
 void MaxMinSolver::pop_heap_front() {
+  // Bottom-up: the hole at the root sinks along the smaller children to a
+  // leaf (one comparison per level), and the last entry rises from there
+  // (rarely far: it came from the bottom). Every link is popped once per
+  // solve, so pops are most of the heap's work.
   heap_pos_[heap_.front().id] = kNotInHeap;
   const HeapEntry last = heap_.back();
   heap_.pop_back();
-  if (heap_.empty()) return;
-  heap_[0] = last;
-  sift_down(0);
+  const std::size_t n = heap_.size();
+  if (n == 0) return;
+  std::size_t i = 0;
+  for (std::size_t child = 1; child < n; child = 2 * i + 1) {
+    if (child + 1 < n && heap_[child] > heap_[child + 1]) ++child;
+    place_at(i, heap_[child]);
+    i = child;
+  }
+  heap_[i] = last;
+  sift_up(i);
 }
 
 const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
