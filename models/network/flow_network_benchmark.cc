@@ -14,8 +14,8 @@
 // here) and is what the figures below give, as the range over three runs
 // alternating the two binaries. Peak RSS is the whole process (routes
 // included), one size per process (after bazel build --config=opt):
-//   for n in 16 32 64 128; do bazel-bin/models/network/flow_network_benchmark \
-//     --benchmark_filter="AllToAll/$n/"; done
+//   for n in 16 32 64 128; do
+//     bazel-bin/models/network/flow_network_benchmark --benchmark_filter="AllToAll/$n/"; done
 //                                       before (commit 001dbc2)     now
 //   AllToAll/16   128 GPUs, 16,256 flows    11-12 ms,    15 MiB      7-8 ms,       12.5 MiB
 //   AllToAll/32   256 GPUs, 65,280 flows    0.09-0.11 s, 45 MiB      0.046-0.048 s, 34 MiB
