@@ -29,8 +29,8 @@
 // levels, that is a handful of flows per instant instead of the whole fabric.
 // Active flows are kept in buckets by level (one per distinct level, lazily
 // invalidated) from which the flows at or above λ are enumerated in time
-// proportional to their number. With a non-integer weight anywhere the exact replay is not
-// available and every re-solve is a component re-solve. A
+// proportional to their number. With a non-integer weight anywhere the exact
+// replay is not available and every re-solve is a component re-solve. A
 // flow's progress is integrated only when its rate changes: remaining bytes
 // (a double inside the model) drop by rate x elapsed time, and its finish time
 // becomes now + remaining / rate rounded up to the picosecond, in one place
@@ -47,9 +47,9 @@
 #define ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
-#include <limits>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -164,7 +164,10 @@ class FlowNetwork {
 
   /// Utilisation history (for timelines): when enabled, every change of a
   /// link's load is recorded as (time, sum of its flows' rates / capacity).
-  /// Off by default: it costs a pass over each changed link's flows.
+  /// Off by default: it costs a pass over each changed link's flows. Turned
+  /// on while flows are in flight, the sums add those flows in the order
+  /// they joined (a run recording from the start can differ in the last
+  /// bits of a sample).
   void record_link_history(bool on);
   struct UtilisationSample {
     sim::TimePoint time;
