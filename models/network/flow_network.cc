@@ -342,7 +342,7 @@ void FlowNetwork::finish_due() {
       __builtin_prefetch(&route_begin_[finished[i + kAhead]]);
     }
     if (i + kAhead / 2 < finished.size()) {
-      __builtin_prefetch(&route_links_[route_begin_[finished[i + kAhead / 2]]]);
+      __builtin_prefetch(route_links_.data() + route_begin_[finished[i + kAhead / 2]]);
     }
     const std::uint32_t f = finished[i];
     FlowSlot& slot = slots_[f];

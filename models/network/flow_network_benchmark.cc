@@ -17,7 +17,7 @@
 //   for n in 16 32 64 128; do
 //     bazel-bin/models/network/flow_network_benchmark --benchmark_filter="AllToAll/$n/"; done
 //                                       before (commit 001dbc2)     now
-//   AllToAll/16   128 GPUs, 16,256 flows    11-12 ms,    15 MiB      7-8 ms,       12.5 MiB
+//   AllToAll/16   128 GPUs, 16,256 flows    11-12 ms,    15 MiB      6.6-7.6 ms,   12.5 MiB
 //   AllToAll/32   256 GPUs, 65,280 flows    0.09-0.11 s, 45 MiB      0.046-0.048 s, 34 MiB
 //   AllToAll/64   512 GPUs, 261,632 flows   0.47-0.53 s, 168-174 MiB 0.24-0.26 s,  124 MiB
 //   AllToAll/128  1,024 GPUs, 1.05 M flows  3.0-3.3 s,   645 MiB     1.15-1.33 s,  474 MiB
