@@ -360,11 +360,11 @@ void FlowNetwork::finish_due() {
       Link& link = links_[l];
       if (exact_incidence_) {
         // Swap the flow out; the moved flow's slot is found on its route.
-        const std::uint32_t slot = incidence_slot_[pos];
+        const std::uint32_t at = incidence_slot_[pos];
         const std::uint32_t moved = link.flows.back();
-        link.flows[slot] = moved;
+        link.flows[at] = moved;
         for (std::uint32_t q = route_begin(moved); q < route_end(moved); ++q) {
-          if (route_links_[q] == l) incidence_slot_[q] = slot;
+          if (route_links_[q] == l) incidence_slot_[q] = at;
         }
         link.flows.pop_back();
       }
