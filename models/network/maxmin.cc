@@ -189,7 +189,6 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     return !fixed_level.empty() && !std::isnan(fixed_level[f]);
   };
 
-  rates_.assign(num_flows, std::numeric_limits<double>::infinity());
   levels_.assign(num_flows, std::numeric_limits<double>::infinity());
   frozen_.assign(num_flows, 0);
 
@@ -237,9 +236,12 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   // Freezes flow f at normalised level `level` (rate `rate`) and takes it off
   // every link it crosses. Links touched are queued once per step in dirty_.
   dirty_.clear();
-  const auto freeze = [&](std::size_t f, double level, double rate) {
+  // A flow's rate is written after the filling, in one pass in flow order
+  // (level x weight, or its cap for the flows in at_cap_): freezes happen at
+  // scattered flows, and one array less to write there is one miss less.
+  at_cap_.clear();
+  const auto freeze = [&](std::size_t f, double level) {
     frozen_[f] = 1;
-    rates_[f] = rate;
     levels_[f] = level;
     const double w = weight_of(f);
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
@@ -262,7 +264,7 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   const auto freeze_link = [&](std::uint32_t l, double level) {
     for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
       const std::uint32_t f = link_flows_[i];
-      if (!frozen_[f]) freeze(f, level, level * weight_of(f));
+      if (!frozen_[f]) freeze(f, level);
     }
   };
   // Replay of the fixed flows: the freezes a from-scratch solve performs below
@@ -284,7 +286,8 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
       const double level = fixed_level[f];
       const bool at_cap =
           !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / weight_of(f);
-      freeze(f, level, at_cap ? p.cap[f] : level * weight_of(f));
+      freeze(f, level);
+      if (at_cap) at_cap_.push_back(f);
     }
     for (std::uint32_t l : dirty_) link_[l].dirty = 0;
     dirty_.clear();
@@ -337,7 +340,8 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
       const HeapEntry cap = caps_[next_cap++];
       const std::size_t f = cap.id - num_links;
       if (!frozen_[f]) {
-        freeze(f, cap.share, p.cap[f]);
+        freeze(f, cap.share);
+        at_cap_.push_back(static_cast<std::uint32_t>(f));
         end_step(cap.share);
       }
       continue;
@@ -350,6 +354,9 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     freeze_link(l, share);
     end_step(share);
   }
+  rates_.resize(num_flows);
+  for (std::size_t f = 0; f < num_flows; ++f) rates_[f] = levels_[f] * weight_of(f);
+  for (std::uint32_t f : at_cap_) rates_[f] = p.cap[f];
   return rates_;
 }
 

@@ -153,6 +153,7 @@ class MaxMinSolver {
   };
   std::vector<LinkState> link_;
   std::vector<std::uint32_t> fixed_order_;
+  std::vector<std::uint32_t> at_cap_;  // flows frozen at their cap
   std::vector<std::uint32_t> cursor_;
   std::vector<std::uint32_t> link_flow_offsets_;
   std::vector<std::uint32_t> link_flows_;
