@@ -7,31 +7,30 @@
 //     --benchmark_filter='AllToAll/(16|32|64|128)/|Staggered'
 // (AllToAll/512, 16 M flows, is registered but needs far more than 1 GB; not run.)
 //
-// Figures on the 2-core development VM, opt build, shared with a fuzzer that
-// keeps one core busy and with other builds. sim_s is the wall time of the
-// simulation only (start_flow for every pair, then run); sim_cpu_s its CPU
-// time, which swings far less with the load than the wall time (up to 2x
-// here) and is what the figures below give, as the range over three runs
-// alternating the two binaries. Peak RSS is the whole process (routes
+// Figures on the 2-core development VM, opt build, with a fuzzer keeping
+// one core busy (load 1.2-1.6). sim_s is the wall time of the simulation
+// only (start_flow for every pair, then run); sim_cpu_s its CPU time, which
+// swings far less than the wall time when builds share the machine (up to
+// 2x there); here the two agree within 2%. Ranges are over three runs
+// alternating the two binaries; peak RSS is the whole process (routes
 // included), one size per process (after bazel build --config=opt):
 //   for n in 16 32 64 128; do
 //     bazel-bin/models/network/flow_network_benchmark --benchmark_filter="AllToAll/$n/"; done
-//                                       before (commit 001dbc2)     now
-//   AllToAll/16   128 GPUs, 16,256 flows    11-12 ms,    15 MiB      6.6-7.6 ms,   12.5 MiB
-//   AllToAll/32   256 GPUs, 65,280 flows    0.09-0.11 s, 45 MiB      0.046-0.048 s, 34 MiB
-//   AllToAll/64   512 GPUs, 261,632 flows   0.47-0.53 s, 168-174 MiB 0.24-0.26 s,  124 MiB
-//   AllToAll/128  1,024 GPUs, 1.05 M flows  3.0-3.3 s,   645 MiB     1.15-1.33 s,  474 MiB
-// (wall time with only the fuzzer running: 128 nodes 2.68-2.71 s before,
-// 1.04-1.07 s now, so the 2 s target is met; with two builds on top, load
-// 4-5 on the two cores, the same binary's wall time reached 2.6-3.0 s.) Routing is unchanged (route_s 0.41-0.52 s at 128 nodes),
-// and so is everything the model computes: makespan (43,468.9 us at 128
-// nodes), engine events (3,064), re-solves (4) and flows re-solved (2.09 M).
-//   Staggered/1000    1,988 re-solves, mean 244 flows each:
-//                     0.65-0.69 s CPU before (2,900-3,100 re-solves per CPU second),
-//                     0.48-0.53 s now (3,700-4,100 per CPU second)
-//   Staggered/10000  19,898 re-solves, mean 772 flows each:
-//                     20.1-20.3 s CPU before (980-990 per CPU second),
-//                     12.8-13.1 s now (1,520-1,550 per CPU second)
+//                                           before (commit 001dbc2)       now
+//   AllToAll/16   128 GPUs, 16,256 flows    sim 10.5-10.8 ms, 14.7 MiB    6.6-6.9 ms,   12.5 MiB
+//   AllToAll/32   256 GPUs, 65,280 flows    sim 86-101 ms,    45 MiB      43-46 ms,     34 MiB
+//   AllToAll/64   512 GPUs, 261,632 flows   sim 0.46-0.49 s,  167-169 MiB 0.22-0.24 s,  124 MiB
+//   AllToAll/128  1,024 GPUs, 1.05 M flows  sim 2.85-2.95 s,  645 MiB     1.11-1.16 s,  475 MiB
+// The 2 s target at 128 nodes is met. With two builds on top (load 4-5 on
+// the two cores) the same binary's wall time at 128 nodes reached 2.6-3.0 s
+// (CPU time 1.15-1.5 s). Routing is unchanged (route_s 0.36-0.38 s at 128
+// nodes), and so is everything the model computes: makespan (43,468.9 us
+// at 128 nodes), engine events (3,064), re-solves (4) and flows re-solved
+// (2.09 M).
+//   Staggered/1000    1,988 re-solves, mean 244 flows each: 3,070 re-solves/s
+//                     before (0.65 s CPU), 4,160 now (0.48 s)
+//   Staggered/10000  19,898 re-solves, mean 772 flows each: 1,020 re-solves/s
+//                     before (19.5 s CPU), 1,610 now (12.3 s)
 //
 // The four re-solves at 128 nodes: one component re-solve at each of the
 // three first-byte instants (0.2 us: 7,168 intra-node flows; 1.5 us: 122,880
@@ -44,8 +43,8 @@
 // per-flow state as arrays by flow id, with what finishing a flow touches
 // (record, rate, level, callback index) in one 64-byte slot, routes as
 // offsets into one shared array, callbacks in a side table, weights and caps
-// only when some flow has one (the whole process over the flows: 640 bytes
-// per flow before, 470 now); finished flows left in the links' lists and
+// only when some flow has one (the whole process over the flows: 645 bytes
+// per flow before, 475 now); finished flows left in the links' lists and
 // swept out in bulk by the next re-solve that walks a list (most lists are
 // never walked again), instead of a swap-out per flow and link at random
 // addresses; level buckets (one per distinct level) instead of a
