@@ -62,24 +62,30 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     throw std::invalid_argument(
         fmt::format("start_flow: rate cap {} B/s, expected > 0", options.rate_cap_bytes_per_s));
   }
+  // One pass finds unknown links, sums the latency and spots a repeated link
+  // by a fresh link mark; only a route that repeats one is scanned again, to
+  // name the link (the first one repeated later, or with more than 32 hops
+  // the smallest).
   sim::Duration latency = sim::Duration::zero();
+  next_stamp(1);
+  bool repeated = false;
   for (std::uint32_t l : route) {
     if (l >= links_.size()) {
       throw std::invalid_argument(fmt::format("start_flow: link {} does not exist ({} links)", l,
                                               links_.size()));
     }
     latency += links_[l].params.latency;
+    repeated |= links_[l].stamp == stamp_;
+    links_[l].stamp = stamp_;
   }
-  // Routes are short (a dozen hops in a Clos): a quadratic scan finds a
-  // repeated link without the allocation a sorted copy would cost per flow.
-  if (route.size() > 32) {
+  if (repeated && route.size() > 32) {
     std::vector<std::uint32_t> sorted(route.begin(), route.end());
     std::sort(sorted.begin(), sorted.end());
     if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
       throw std::invalid_argument(fmt::format("start_flow: the route crosses link {} twice", *dup));
     }
   }
-  for (std::size_t i = 0; route.size() <= 32 && i < route.size(); ++i) {
+  for (std::size_t i = 0; repeated && route.size() <= 32 && i < route.size(); ++i) {
     for (std::size_t j = i + 1; j < route.size(); ++j) {
       if (route[i] == route[j]) {
         throw std::invalid_argument(
@@ -90,25 +96,42 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
   // Integer weights (to 2^20, so that sums of up to 2^32 flows stay exact)
   // allow the exact incremental re-solve; see flow_network.h.
   integer_weights_ &= options.weight == std::trunc(options.weight) && options.weight <= 0x1p20;
-  if (flows_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+  if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     throw std::length_error("network model: too many flows");
   }
 
-  const auto f = static_cast<std::uint32_t>(flows_.size());
-  const auto begin = static_cast<std::uint32_t>(route_links_.size());
-  route_links_.insert(route_links_.end(), route.begin(), route.end());
-  incidence_slot_.resize(route_links_.size(), 0);
+  const auto f = static_cast<std::uint32_t>(slots_.size());
   const sim::TimePoint now = sim_.now();
-  records_.push_back(FlowRecord{.start = now,
-                                .first_byte = now + latency,
-                                .finish = sim::TimePoint::max(),
-                                .size = size});
-  flows_.push_back(Flow{.route_begin = begin,
-                        .route_end = static_cast<std::uint32_t>(route_links_.size()),
-                        .weight = options.weight,
-                        .cap = options.rate_cap_bytes_per_s,
-                        .remaining = static_cast<double>(size.count()),
-                        .on_done = std::move(on_done)});
+  std::uint32_t callback = kNoCallback;
+  if (on_done) {
+    if (free_callbacks_.empty()) {
+      callback = static_cast<std::uint32_t>(callbacks_.size());
+      callbacks_.push_back(std::move(on_done));
+    } else {
+      callback = free_callbacks_.back();
+      free_callbacks_.pop_back();
+      callbacks_[callback] = std::move(on_done);
+    }
+  }
+  slots_.push_back(FlowSlot{.record = FlowRecord{.start = now,
+                                                 .first_byte = now + latency,
+                                                 .finish = sim::TimePoint::max(),
+                                                 .size = size},
+                            .callback = callback});
+  progress_.push_back(Progress{.remaining = static_cast<double>(size.count())});
+  state_.push_back(State::kLatent);
+  route_links_.insert(route_links_.end(), route.begin(), route.end());
+  route_begin_.push_back(static_cast<std::uint32_t>(route_links_.size()));
+  if (exact_incidence_) incidence_slot_.resize(route_links_.size(), 0);
+  // weight_ and cap_ stay empty (meaning 1 and none) until a flow needs them.
+  if (options.weight != 1.0 || !weight_.empty()) {
+    weight_.resize(f, 1.0);
+    weight_.push_back(options.weight);
+  }
+  if (std::isfinite(options.rate_cap_bytes_per_s) || !cap_.empty()) {
+    cap_.resize(f, std::numeric_limits<double>::infinity());
+    cap_.push_back(options.rate_cap_bytes_per_s);
+  }
   flow_stamp_.push_back(0);
   ++in_flight_;
   // Flows whose first byte falls on the same instant join in one event (an
@@ -125,37 +148,62 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
   return FlowId{f};
 }
 
+void FlowNetwork::record_link_history(bool on) {
+  record_history_ = on;
+  if (on) use_exact_incidence();
+}
+
+void FlowNetwork::use_exact_incidence() {
+  if (exact_incidence_) return;
+  exact_incidence_ = true;
+  incidence_slot_.assign(route_links_.size(), 0);
+  for (std::uint32_t l = 0; l < links_.size(); ++l) {
+    Link& link = links_[l];
+    sweep(link);
+    for (std::uint32_t slot = 0; slot < link.flows.size(); ++slot) {
+      const std::uint32_t g = link.flows[slot];
+      for (std::uint32_t pos = route_begin(g); pos < route_end(g); ++pos) {
+        if (route_links_[pos] == l) incidence_slot_[pos] = slot;
+      }
+    }
+  }
+}
+
+void FlowNetwork::sweep(Link& link) {
+  std::erase_if(link.flows, [this](std::uint32_t g) { return !active(g); });
+}
+
 void FlowNetwork::join(std::uint32_t f) {
   joined_since_resolve_ = true;
-  Flow& flow = flows_[f];
-  flow.state = State::kActive;
-  flow.last_update = sim_.now();
-  for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+  state_[f] = State::kActive;
+  progress_[f].last_update = sim_.now();
+  const std::uint32_t begin = route_begin(f);
+  const std::uint32_t end = route_end(f);
+  for (std::uint32_t pos = begin; pos < end; ++pos) {
     Link& link = links_[route_links_[pos]];
-    if (link.active.empty()) link.busy_since = sim_.now();
-    incidence_slot_[pos] = static_cast<std::uint32_t>(link.active.size());
-    link.active.push_back({f, pos});
+    if (link.active == 0) link.busy_since = sim_.now();
+    ++link.active;
+    if (exact_incidence_) incidence_slot_[pos] = static_cast<std::uint32_t>(link.flows.size());
+    link.flows.push_back(f);
   }
-  const bool empty_route = flow.route_begin == flow.route_end;
-  if (flow.remaining <= 0.0 || empty_route) {
+  if (progress_[f].remaining <= 0.0 || begin == end) {
     set_rate(f, std::numeric_limits<double>::infinity());
     reschedule_completion_event();
     return;
   }
   if (fidelity_ == NetworkFidelity::kAnalytical) {
-    double bottleneck = flow.cap;
-    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+    double bottleneck = cap_of(f);
+    for (std::uint32_t pos = begin; pos < end; ++pos) {
       bottleneck = std::min(bottleneck, links_[route_links_[pos]].params.capacity_bytes_per_s);
     }
     set_rate(f, bottleneck);
     if (record_history_) {
-      record_links(std::span<const std::uint32_t>(route_links_).subspan(flow.route_begin,
-                                                                         flow.route_end - flow.route_begin));
+      record_links(std::span<const std::uint32_t>(route_links_).subspan(begin, end - begin));
     }
     reschedule_completion_event();
     return;
   }
-  for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) add_seed(route_links_[pos]);
+  for (std::uint32_t pos = begin; pos < end; ++pos) add_seed(route_links_[pos]);
   request_resolve();
 }
 
@@ -172,7 +220,7 @@ void FlowNetwork::record_links(std::span<const std::uint32_t> links) {
   const sim::TimePoint now = sim_.now();
   for (std::uint32_t l : links) {
     double load = 0;
-    for (const Incidence& inc : links_[l].active) load += flows_[inc.flow].rate;
+    for (std::uint32_t g : links_[l].flows) load += slots_[g].rate;
     const double utilisation = load / links_[l].params.capacity_bytes_per_s;
     std::vector<UtilisationSample>& h = history_[l];
     if (!h.empty() && h.back().time == now) {
@@ -200,31 +248,47 @@ void FlowNetwork::request_resolve() {
 }
 
 void FlowNetwork::set_rate(std::uint32_t f, double rate) {
-  Flow& flow = flows_[f];
+  FlowSlot& slot = slots_[f];
+  Progress& p = progress_[f];
   const sim::TimePoint now = sim_.now();
-  if (flow.rate > 0.0 && now > flow.last_update) {
-    const double elapsed_s = static_cast<double>((now - flow.last_update).count_ps()) * 1e-12;
-    flow.remaining = std::max(0.0, flow.remaining - flow.rate * elapsed_s);
+  if (slot.rate > 0.0 && now > p.last_update) {
+    const double elapsed_s = static_cast<double>((now - p.last_update).count_ps()) * 1e-12;
+    p.remaining = std::max(0.0, p.remaining - slot.rate * elapsed_s);
   }
-  flow.rate = rate;
-  flow.last_update = now;
-  flow.finish_estimate = now + transfer_time(flow.remaining, rate);
+  slot.rate = rate;
+  p.last_update = now;
+  slot.finish_estimate = now + transfer_time(p.remaining, rate);
   push_completion(f);
 }
 
 void FlowNetwork::push_completion(std::uint32_t f) {
-  completions_.push(static_cast<std::uint64_t>(flows_[f].finish_estimate.count_ps()), f);
+  new_completions_.push_back({static_cast<std::uint64_t>(slots_[f].finish_estimate.count_ps()), f});
+}
+
+void FlowNetwork::flush_completions() {
+  // The radix queue re-buckets everything when a key falls below the last
+  // key it handed out, which peeking at the next completion moved past now;
+  // pushing the batch's earliest entry first does that at most once per
+  // batch instead of once per new minimum. (Order among equal keys does not
+  // matter: finish_due sorts each instant's flows by id.)
+  if (new_completions_.empty()) return;
+  const auto earliest = std::min_element(
+      new_completions_.begin(), new_completions_.end(),
+      [](const sim::RadixEventQueue::Entry& a, const sim::RadixEventQueue::Entry& b) { return a.key < b.key; });
+  std::swap(*earliest, new_completions_.front());
+  for (const sim::RadixEventQueue::Entry& e : new_completions_) completions_.push(e.key, e.slot);
+  new_completions_.clear();
 }
 
 bool FlowNetwork::completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const {
   // A flow keeps one valid entry: the one at its current finish estimate.
   // Older entries (its rate changed since) and entries of finished flows are
   // stale; a duplicate at the same time is harmless (finished once).
-  const Flow& flow = flows_[f];
-  return flow.state != State::kActive || static_cast<std::uint64_t>(flow.finish_estimate.count_ps()) != time_ps;
+  return !active(f) || static_cast<std::uint64_t>(slots_[f].finish_estimate.count_ps()) != time_ps;
 }
 
 void FlowNetwork::reschedule_completion_event() {
+  flush_completions();
   // Drop stale entries wholesale when they dominate, then from the front.
   if (completions_.size() > 1024 && completions_.size() > 4 * in_flight_) {
     completions_.remove_if([this](const sim::RadixEventQueue::Entry& e) { return completion_is_stale(e.key, e.slot); });
@@ -249,47 +313,79 @@ void FlowNetwork::reschedule_completion_event() {
 void FlowNetwork::finish_due() {
   completion_scheduled_ = false;
   const sim::TimePoint now = sim_.now();
-  std::vector<std::uint32_t> finished;
+  flush_completions();
+  // The finished flows, in a member buffer: an all-to-all's last instants
+  // finish hundreds of thousands of flows each.
+  std::vector<std::uint32_t> finished = std::move(finished_);
+  finished.clear();
   while (!completions_.empty()) {
     const sim::RadixEventQueue::Entry top = completions_.front();
     const bool stale = completion_is_stale(top.key, top.slot);
     if (!stale && top.key != static_cast<std::uint64_t>(now.count_ps())) break;
     completions_.pop();
-    if (!stale && flows_[top.slot].state == State::kActive) {
+    if (!stale && active(top.slot)) {
       finished.push_back(top.slot);
-      flows_[top.slot].state = State::kDone;  // a duplicate entry is now stale
+      state_[top.slot] = State::kDone;  // a duplicate entry is now stale
     }
   }
   // Finish in flow-id order: the queue keeps push order among equal times.
   std::sort(finished.begin(), finished.end());
-  for (std::uint32_t f : finished) {
-    Flow& flow = flows_[f];
-    left_min_level_ = std::min(left_min_level_, flow.level);
-    flow.rate = 0.0;
-    flow.remaining = 0.0;
+  // The flows of one instant sit at scattered ids (hundreds of thousands of
+  // them at an all-to-all's last instants): their slots and routes are
+  // fetched a few flows ahead, so that the misses overlap.
+  constexpr std::size_t kAhead = 8;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> callbacks = std::move(due_callbacks_);
+  callbacks.clear();
+  for (std::size_t i = 0; i < finished.size(); ++i) {
+    if (i + kAhead < finished.size()) {
+      __builtin_prefetch(&slots_[finished[i + kAhead]], 1);
+      __builtin_prefetch(&route_begin_[finished[i + kAhead]]);
+    }
+    if (i + kAhead / 2 < finished.size()) {
+      __builtin_prefetch(route_links_.data() + route_begin_[finished[i + kAhead / 2]]);
+    }
+    const std::uint32_t f = finished[i];
+    FlowSlot& slot = slots_[f];
+    left_min_level_ = std::min(left_min_level_, slot.level);
+    slot.rate = 0.0;
     --in_flight_;
-    records_[f].finish = now;
-    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+    slot.record.finish = now;
+    if (slot.callback != kNoCallback) {
+      callbacks.emplace_back(f, slot.callback);
+      slot.callback = kNoCallback;
+    }
+    const sim::Bytes size = slot.record.size;
+    for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
       const std::uint32_t l = route_links_[pos];
       Link& link = links_[l];
-      const std::uint32_t slot = incidence_slot_[pos];
-      const Incidence moved = link.active.back();
-      link.active[slot] = moved;
-      incidence_slot_[moved.route_position] = slot;
-      link.active.pop_back();
-      if (link.active.empty()) link.busy_total += now - link.busy_since;
-      link.bytes_carried += records_[f].size;
+      if (exact_incidence_) {
+        // Swap the flow out; the moved flow's slot is found on its route.
+        const std::uint32_t at = incidence_slot_[pos];
+        const std::uint32_t moved = link.flows.back();
+        link.flows[at] = moved;
+        for (std::uint32_t q = route_begin(moved); q < route_end(moved); ++q) {
+          if (route_links_[q] == l) incidence_slot_[q] = at;
+        }
+        link.flows.pop_back();
+      }
+      --link.active;
+      if (link.active == 0) link.busy_total += now - link.busy_since;
+      link.bytes_carried += size;
       if (fidelity_ == NetworkFidelity::kFlow) add_seed(l);
       if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) record_links({&l, 1});
     }
   }
   if (!seeds_.empty()) request_resolve();
   reschedule_completion_event();
-  // Callbacks last: they may start flows, which may grow flows_.
-  for (std::uint32_t f : finished) {
-    sim::EventCallback done = std::move(flows_[f].on_done);
-    if (done) done();
+  finished_ = std::move(finished);
+  // Callbacks last, in flow-id order: they may start flows, which may grow
+  // callbacks_.
+  for (const auto& [f, c] : callbacks) {
+    sim::EventCallback done = std::move(callbacks_[c]);
+    free_callbacks_.push_back(c);
+    done();
   }
+  due_callbacks_ = std::move(callbacks);
 }
 
 void FlowNetwork::resolve() {
@@ -321,9 +417,10 @@ void FlowNetwork::next_stamp(std::uint32_t count) {
 }
 
 // Canonical order (increasing ids) so that the rates do not depend on how a
-// set was discovered. For a set that covers most of its id range a scan of
-// the range (by the current stamp) is cheaper than sorting.
-void FlowNetwork::canonical(std::vector<std::uint32_t>& ids, bool of_links) {
+// set was discovered. Every id in the set carries `mark`. For a set that
+// covers most of its id range a scan of the range (by the mark) is cheaper
+// than sorting.
+void FlowNetwork::canonical(std::vector<std::uint32_t>& ids, bool of_links, std::uint32_t mark) {
   if (ids.empty()) return;
   const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
   const std::uint32_t first = *lo;
@@ -331,7 +428,7 @@ void FlowNetwork::canonical(std::vector<std::uint32_t>& ids, bool of_links) {
   if (static_cast<std::uint64_t>(last - first) < 16 * static_cast<std::uint64_t>(ids.size())) {
     ids.clear();
     for (std::uint32_t id = first; id <= last; ++id) {
-      if ((of_links ? links_[id].stamp : flow_stamp_[id]) == stamp_) ids.push_back(id);
+      if ((of_links ? links_[id].stamp : flow_stamp_[id]) == mark) ids.push_back(id);
     }
   } else {
     std::sort(ids.begin(), ids.end());
@@ -339,40 +436,41 @@ void FlowNetwork::canonical(std::vector<std::uint32_t>& ids, bool of_links) {
 }
 
 void FlowNetwork::set_level(std::uint32_t f, double level) {
-  Flow& flow = flows_[f];
-  if (level == flow.level) return;
-  flow.level = level;
-  ++flow.level_version;
-  level_heap_.push_back({level, f, flow.level_version});
+  FlowSlot& slot = slots_[f];
+  if (level == slot.level) return;
+  slot.level = level;
+  const std::uint32_t version = ++slot.level_version;
+  if (level_hint_ == level_buckets_.end() || level_hint_->first != level) {
+    level_hint_ = level_buckets_.try_emplace(level).first;
+  }
+  level_hint_->second.push_back({f, version});
+  ++level_entries_;
 }
 
 void FlowNetwork::flush_levels() {
-  const auto stale = [this](const LevelEntry& e) {
-    const Flow& flow = flows_[e.flow];
-    return flow.state != State::kActive || flow.level_version != e.version;
-  };
-  const std::size_t added = level_heap_.size() - level_heap_sorted_;
-  // Compact when stale entries dominate the heap, or when walks have met
-  // more stale entries than half its size since the latest compaction
-  // (finished flows sit at the top, where every walk passes): either way the
-  // O(n) rebuild costs about what the stale entries already cost.
-  const bool dominated = level_heap_.size() > 2 * in_flight_;
-  const bool walked = 2 * level_heap_stale_seen_ > level_heap_.size();
-  if (level_heap_.size() > 1024 && (dominated || walked)) {
-    level_heap_stale_seen_ = 0;
-    std::erase_if(level_heap_, stale);
-    std::make_heap(level_heap_.begin(), level_heap_.end());
-  } else if (added > level_heap_sorted_ / 4) {
-    std::make_heap(level_heap_.begin(), level_heap_.end());
-  } else {
-    for (std::size_t i = level_heap_sorted_; i < level_heap_.size(); ++i) {
-      std::push_heap(level_heap_.begin(), level_heap_.begin() + static_cast<std::ptrdiff_t>(i + 1));
-    }
+  // Walks drop the stale entries of the buckets they visit; the buckets
+  // below every leaver's level are swept here, wholesale, when stale entries
+  // dominate (O(entries), about what they already cost).
+  if (level_entries_ <= 1024 || level_entries_ <= 2 * in_flight_) return;
+  level_entries_ = 0;
+  for (auto it = level_buckets_.begin(); it != level_buckets_.end();) {
+    std::erase_if(it->second, [this](const LevelEntry& e) {
+      return !active(e.flow) || slots_[e.flow].level_version != e.version;
+    });
+    level_entries_ += it->second.size();
+    it = it->second.empty() ? level_buckets_.erase(it) : std::next(it);
   }
-  level_heap_sorted_ = level_heap_.size();
+  level_hint_ = level_buckets_.end();
 }
 
-void FlowNetwork::begin_problem() {
+void FlowNetwork::begin_problem(std::span<const std::uint32_t> flows) {
+  // Room for every flow's whole route, reserved at once: a million-flow
+  // problem grown by doubling would copy and fault in twice its size.
+  std::size_t incidences = 0;
+  for (std::uint32_t f : flows) incidences += route_end(f) - route_begin(f);
+  problem_.links.reserve(incidences);
+  problem_.link_offsets.reserve(flows.size() + 1);
+  new_completions_.reserve(flows.size());
   // The links of the problem are component_links_, numbered in that order.
   problem_.capacity.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
@@ -400,12 +498,13 @@ void FlowNetwork::resolve_component() {
   }
   clear_seeds();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (const Incidence& inc : links_[component_links_[i]].active) {
-      if (flow_stamp_[inc.flow] == stamp_) continue;
-      flow_stamp_[inc.flow] = stamp_;
-      component_flows_.push_back(inc.flow);
-      const Flow& flow = flows_[inc.flow];
-      for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+    Link& link = links_[component_links_[i]];
+    if (link.flows.size() > link.active) sweep(link);
+    for (std::uint32_t g : link.flows) {
+      if (flow_stamp_[g] == stamp_) continue;
+      flow_stamp_[g] = stamp_;
+      component_flows_.push_back(g);
+      for (std::uint32_t pos = route_begin(g); pos < route_end(g); ++pos) {
         Link& other = links_[route_links_[pos]];
         if (other.stamp == stamp_) continue;
         other.stamp = stamp_;
@@ -414,26 +513,25 @@ void FlowNetwork::resolve_component() {
     }
   }
   if (component_flows_.empty()) return;
-  canonical(component_links_, /*of_links=*/true);
-  canonical(component_flows_, /*of_links=*/false);
+  canonical(component_links_, /*of_links=*/true, stamp_);
+  canonical(component_flows_, /*of_links=*/false, stamp_);
 
-  begin_problem();
+  begin_problem(component_flows_);
   bool weighted = false;
   bool capped = false;
   for (std::uint32_t f : component_flows_) {
-    const Flow& flow = flows_[f];
-    weighted |= flow.weight != 1.0;
-    capped |= std::isfinite(flow.cap);
-    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+    weighted |= weight_of(f) != 1.0;
+    capped |= std::isfinite(cap_of(f));
+    for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
       problem_.links.push_back(link_to_compact_[route_links_[pos]]);
     }
     problem_.link_offsets.push_back(static_cast<std::uint32_t>(problem_.links.size()));
   }
   if (weighted) {
-    for (std::uint32_t f : component_flows_) problem_.weight.push_back(flows_[f].weight);
+    for (std::uint32_t f : component_flows_) problem_.weight.push_back(weight_of(f));
   }
   if (capped) {
-    for (std::uint32_t f : component_flows_) problem_.cap.push_back(flows_[f].cap);
+    for (std::uint32_t f : component_flows_) problem_.cap.push_back(cap_of(f));
   }
   const std::vector<double>& rates = solver_.solve(problem_);
   const std::vector<double>& levels = solver_.levels();
@@ -441,7 +539,7 @@ void FlowNetwork::resolve_component() {
   resolved_flows_ += component_flows_.size();
   for (std::size_t i = 0; i < component_flows_.size(); ++i) {
     const std::uint32_t f = component_flows_[i];
-    if (rates[i] != flows_[f].rate) set_rate(f, rates[i]);
+    if (rates[i] != slots_[f].rate) set_rate(f, rates[i]);
     set_level(f, levels[i]);
   }
 }
@@ -451,25 +549,25 @@ bool FlowNetwork::resolve_incremental() {
   // Leavers that no solve covered (zero-size flows) change no one's rate.
   if (!(lambda < std::numeric_limits<double>::infinity())) return true;
 
-  // U: the transferring flows at or above λ, from the level max-heap (a
-  // pruned walk of its tree visits only entries at or above λ and their
-  // children).
+  // U: the transferring flows at or above λ, the buckets from λ up (whose
+  // stale entries are dropped on the way).
   component_flows_.clear();
-  dfs_stack_.clear();
-  if (!level_heap_.empty()) dfs_stack_.push_back(0);
-  while (!dfs_stack_.empty()) {
-    const std::size_t i = dfs_stack_.back();
-    dfs_stack_.pop_back();
-    const LevelEntry& e = level_heap_[i];
-    if (e.level < lambda) continue;
-    const Flow& flow = flows_[e.flow];
-    if (flow.state == State::kActive && flow.level_version == e.version) {
+  for (auto it = level_buckets_.lower_bound(lambda); it != level_buckets_.end();) {
+    std::vector<LevelEntry>& bucket = it->second;
+    std::size_t kept = 0;
+    for (const LevelEntry& e : bucket) {
+      if (!active(e.flow) || slots_[e.flow].level_version != e.version) continue;
+      bucket[kept++] = e;
       component_flows_.push_back(e.flow);
-    } else {
-      ++level_heap_stale_seen_;
     }
-    if (2 * i + 1 < level_heap_.size()) dfs_stack_.push_back(2 * i + 1);
-    if (2 * i + 2 < level_heap_.size()) dfs_stack_.push_back(2 * i + 2);
+    level_entries_ -= bucket.size() - kept;
+    bucket.resize(kept);
+    if (kept == 0) {
+      if (it == level_hint_) level_hint_ = level_buckets_.end();
+      it = level_buckets_.erase(it);
+    } else {
+      ++it;
+    }
   }
   if (component_flows_.empty()) return true;
 
@@ -481,56 +579,57 @@ bool FlowNetwork::resolve_incremental() {
   component_links_.clear();
   for (std::uint32_t f : component_flows_) {
     flow_stamp_[f] = u_mark;
-    const Flow& flow = flows_[f];
-    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+    for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
       Link& link = links_[route_links_[pos]];
       if (link.stamp == u_mark) continue;
       link.stamp = u_mark;
       component_links_.push_back(route_links_[pos]);
     }
   }
-  std::sort(component_flows_.begin(), component_flows_.end());
-  std::sort(component_links_.begin(), component_links_.end());
+  canonical(component_flows_, /*of_links=*/false, u_mark);
+  canonical(component_links_, /*of_links=*/true, u_mark);
   fixed_flows_.clear();
   for (std::uint32_t l : component_links_) {
-    for (const Incidence& inc : links_[l].active) {
-      const std::uint32_t mark = flow_stamp_[inc.flow];
+    Link& link = links_[l];
+    if (link.flows.size() > link.active) sweep(link);
+    for (std::uint32_t g : link.flows) {
+      const std::uint32_t mark = flow_stamp_[g];
       if (mark == u_mark || mark == d_mark) continue;
-      flow_stamp_[inc.flow] = d_mark;
+      flow_stamp_[g] = d_mark;
       // Every flow on a link was covered by a solve, below λ; anything else
       // (which no join-free instant should produce) takes the safe path.
-      if (!(flows_[inc.flow].level < lambda)) return false;
-      fixed_flows_.push_back(inc.flow);
+      if (!(slots_[g].level < lambda)) return false;
+      fixed_flows_.push_back(g);
     }
   }
-  std::sort(fixed_flows_.begin(), fixed_flows_.end());
+  canonical(fixed_flows_, /*of_links=*/false, d_mark);
   problem_flows_.resize(component_flows_.size() + fixed_flows_.size());
   std::merge(component_flows_.begin(), component_flows_.end(), fixed_flows_.begin(),
              fixed_flows_.end(), problem_flows_.begin());
 
   // The sub-problem: U's links in increasing id, its flows in increasing id;
   // a fixed flow lists only its links among U's (the others do not matter).
-  begin_problem();
+  begin_problem(problem_flows_);
   fixed_level_.clear();
+  fixed_level_.reserve(problem_flows_.size());
   bool weighted = false;
   bool capped = false;
   for (std::uint32_t f : problem_flows_) {
-    const Flow& flow = flows_[f];
-    weighted |= flow.weight != 1.0;
-    capped |= std::isfinite(flow.cap);
+    weighted |= weight_of(f) != 1.0;
+    capped |= std::isfinite(cap_of(f));
     const bool free = flow_stamp_[f] == u_mark;
-    for (std::uint32_t pos = flow.route_begin; pos < flow.route_end; ++pos) {
+    for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
       const std::uint32_t l = route_links_[pos];
       if (free || links_[l].stamp == u_mark) problem_.links.push_back(link_to_compact_[l]);
     }
     problem_.link_offsets.push_back(static_cast<std::uint32_t>(problem_.links.size()));
-    fixed_level_.push_back(free ? MaxMinSolver::kFree : flow.level);
+    fixed_level_.push_back(free ? MaxMinSolver::kFree : slots_[f].level);
   }
   if (weighted) {
-    for (std::uint32_t f : problem_flows_) problem_.weight.push_back(flows_[f].weight);
+    for (std::uint32_t f : problem_flows_) problem_.weight.push_back(weight_of(f));
   }
   if (capped) {
-    for (std::uint32_t f : problem_flows_) problem_.cap.push_back(flows_[f].cap);
+    for (std::uint32_t f : problem_flows_) problem_.cap.push_back(cap_of(f));
   }
   const std::vector<double>& rates = solver_.solve_with_fixed(problem_, fixed_level_);
   const std::vector<double>& levels = solver_.levels();
@@ -541,7 +640,7 @@ bool FlowNetwork::resolve_incremental() {
   for (std::size_t i = 0; i < problem_flows_.size(); ++i) {
     const std::uint32_t f = problem_flows_[i];
     if (flow_stamp_[f] != u_mark) continue;
-    if (rates[i] != flows_[f].rate) set_rate(f, rates[i]);
+    if (rates[i] != slots_[f].rate) set_rate(f, rates[i]);
     set_level(f, levels[i]);
   }
   return true;
@@ -550,14 +649,14 @@ bool FlowNetwork::resolve_incremental() {
 LinkRecord FlowNetwork::link(std::uint32_t index) const {
   const Link& l = links_.at(index);
   LinkRecord record{l.bytes_carried, l.busy_total};
-  if (!l.active.empty()) record.busy_time += sim_.now() - l.busy_since;
+  if (l.active > 0) record.busy_time += sim_.now() - l.busy_since;
   return record;
 }
 
 std::span<const std::uint32_t> FlowNetwork::route(FlowId id) const {
-  const Flow& flow = flows_.at(static_cast<std::uint32_t>(id));
-  return std::span<const std::uint32_t>(route_links_).subspan(flow.route_begin,
-                                                              flow.route_end - flow.route_begin);
+  const auto f = static_cast<std::uint32_t>(id);
+  if (f >= slots_.size()) throw std::out_of_range(fmt::format("route: no flow {}", f));
+  return std::span<const std::uint32_t>(route_links_).subspan(route_begin(f), route_end(f) - route_begin(f));
 }
 
 std::vector<std::uint32_t> FlowNetwork::hottest_links(std::size_t k) const {

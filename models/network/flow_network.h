@@ -27,10 +27,10 @@
 // the bits a from-scratch solve gives (MaxMinSolver::solve_with_fixed). In an
 // ECMP-hashed fabric's tail, where flows finish at hundreds of distinct
 // levels, that is a handful of flows per instant instead of the whole fabric.
-// Active flows are kept in a max-heap by level (lazily invalidated) from
-// which the flows at or above λ are enumerated in time proportional to their
-// number. With a non-integer weight anywhere the exact replay is not
-// available and every re-solve is a component re-solve. A
+// Active flows are kept in buckets by level (one per distinct level, lazily
+// invalidated) from which the flows at or above λ are enumerated in time
+// proportional to their number. With a non-integer weight anywhere the exact
+// replay is not available and every re-solve is a component re-solve. A
 // flow's progress is integrated only when its rate changes: remaining bytes
 // (a double inside the model) drop by rate x elapsed time, and its finish time
 // becomes now + remaining / rate rounded up to the picosecond, in one place
@@ -47,10 +47,12 @@
 #define ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_
 
 #include <cstdint>
-#include <map>
 #include <limits>
+#include <map>
+#include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/network/maxmin.h"
@@ -98,6 +100,33 @@ struct LinkRecord {
 /// picosecond: the one place where the model's doubles become time.
 sim::Duration transfer_time(double bytes, double rate_bytes_per_s);
 
+namespace internal {
+
+/// A growable array in fixed chunks of 2^kChunkBits elements: it never moves
+/// what it holds, so growing it to a million flows copies nothing and
+/// touches each page once, where a std::vector's doublings copy everything
+/// and fault in twice the final size. Indexing costs a shift and one load
+/// more.
+template <typename T, int kChunkBits = 12>
+class ChunkedArray {
+ public:
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return chunks_[i >> kChunkBits][i & kMask]; }
+  const T& operator[](std::size_t i) const { return chunks_[i >> kChunkBits][i & kMask]; }
+  void push_back(const T& value) {
+    if ((size_ & kMask) == 0) chunks_.push_back(std::make_unique<T[]>(kMask + 1));
+    chunks_.back()[size_ & kMask] = value;
+    ++size_;
+  }
+
+ private:
+  static constexpr std::size_t kMask = (std::size_t{1} << kChunkBits) - 1;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace internal
+
 class FlowNetwork {
  public:
   /// Throws std::invalid_argument for a non-positive or non-finite capacity
@@ -117,26 +146,29 @@ class FlowNetwork {
 
   NetworkFidelity fidelity() const { return fidelity_; }
   std::size_t num_links() const { return links_.size(); }
-  std::size_t num_flows() const { return flows_.size(); }
+  std::size_t num_flows() const { return slots_.size(); }
   /// Flows that have started and not finished.
   std::size_t flows_in_flight() const { return in_flight_; }
 
-  const FlowRecord& flow(FlowId id) const { return records_[static_cast<std::uint32_t>(id)]; }
+  const FlowRecord& flow(FlowId id) const { return slots_[static_cast<std::uint32_t>(id)].record; }
   /// Stats of a link; busy time counts up to now() for a link still busy.
   LinkRecord link(std::uint32_t index) const;
   /// The route of a flow, as given.
   std::span<const std::uint32_t> route(FlowId id) const;
   /// The current rate of a transferring flow (0 before its first byte or
   /// after its finish), bytes per second.
-  double rate(FlowId id) const { return flows_[static_cast<std::uint32_t>(id)].rate; }
+  double rate(FlowId id) const { return slots_[static_cast<std::uint32_t>(id)].rate; }
   /// The links that carried the most bytes relative to their capacity,
   /// largest first, ties by link index; at most k.
   std::vector<std::uint32_t> hottest_links(std::size_t k) const;
 
   /// Utilisation history (for timelines): when enabled, every change of a
   /// link's load is recorded as (time, sum of its flows' rates / capacity).
-  /// Off by default: it costs a pass over each changed link's flows.
-  void record_link_history(bool on) { record_history_ = on; }
+  /// Off by default: it costs a pass over each changed link's flows. Turned
+  /// on while flows are in flight, the sums add those flows in the order
+  /// they joined (a run recording from the start can differ in the last
+  /// bits of a sample).
+  void record_link_history(bool on);
   struct UtilisationSample {
     sim::TimePoint time;
     double utilisation;
@@ -154,75 +186,111 @@ class FlowNetwork {
 
  private:
   enum class State : std::uint8_t { kLatent, kActive, kDone };
-  struct Flow {
-    std::uint32_t route_begin;
-    std::uint32_t route_end;
-    double weight;
-    double cap;
+  // Per-flow state is split by who touches it: a million flows' worth of a
+  // wide record does not fit in cache, and a finishing flow (at a random
+  // id) should cost one cache line, not one per field. FlowSlot is that line:
+  // what finish_due reads and writes, the record, the rate and the level.
+  // The rest lives in arrays indexed by flow id, touched in id order by the
+  // solves (Progress) or small enough to stay cached (state_); flows without
+  // options or a callback store neither.
+  static constexpr std::uint32_t kNoCallback = std::numeric_limits<std::uint32_t>::max();
+  struct alignas(64) FlowSlot {
+    FlowRecord record;
+    sim::TimePoint finish_estimate;
     double rate = 0.0;
-    // Normalised level at the latest solve that covered the flow (+inf before).
+    // Normalised level at the latest solve that covered the flow (+inf
+    // before), and a counter bumped with it that tells stale LevelEntry apart.
     double level = std::numeric_limits<double>::infinity();
-    std::uint32_t level_version = 0;  // bumped with level; tells stale LevelEntry apart
+    std::uint32_t level_version = 0;
+    std::uint32_t callback = kNoCallback;  // index into callbacks_
+  };
+  static_assert(sizeof(FlowSlot) == 64, "one cache line per flow");
+  struct Progress {
     double remaining;  // bytes still to send at last_update
     sim::TimePoint last_update;
-    sim::TimePoint finish_estimate;
-    State state = State::kLatent;
-    sim::EventCallback on_done;
-  };
-  struct Incidence {
-    std::uint32_t flow;
-    std::uint32_t route_position;  // index into route_links_
   };
   struct Link {
     LinkParams params;
-    std::vector<Incidence> active;  // transferring flows on this link
+    // Flows that joined the link, as ids. Without exact_incidence_ the list
+    // keeps join order and finished flows stay in it until a re-solve that
+    // walks the list sweeps them out in bulk (most lists are never walked
+    // again once their flows start finishing); with it, a finishing flow is
+    // swapped out at once (incidence_slot_), the order the utilisation sums
+    // of link_history have always used.
+    std::vector<std::uint32_t> flows;
+    std::uint32_t active = 0;  // transferring flows on this link
     sim::TimePoint busy_since;
     sim::Duration busy_total;
     sim::Bytes bytes_carried;
     std::uint32_t stamp = 0;  // component search marks
     bool seeded = false;      // in seeds_ already
   };
+  // A flow's entry in the bucket of its level; stale when the flow finished
+  // or its level (and so its level_version) changed since.
   struct LevelEntry {
-    double level;
     std::uint32_t flow;
     std::uint32_t version;
-    bool operator<(const LevelEntry& o) const {
-      return level != o.level ? level < o.level : flow < o.flow;
-    }
   };
+  using LevelBuckets = std::map<double, std::vector<LevelEntry>>;
 
   void join(std::uint32_t f);
   void resolve_component();
-  // Starts problem_ over component_links_ (capacities, compact link numbers).
-  void begin_problem();
+  // Starts problem_ over component_links_ (capacities, compact link numbers)
+  // for `flows`.
+  void begin_problem(std::span<const std::uint32_t> flows);
   // Returns false (having changed nothing) when the instant cannot be handled
   // incrementally after all; the caller then re-solves components.
   bool resolve_incremental();
   void set_level(std::uint32_t f, double level);
   void flush_levels();
   void next_stamp(std::uint32_t count);
-  void canonical(std::vector<std::uint32_t>& ids, bool of_links);
+  void canonical(std::vector<std::uint32_t>& ids, bool of_links, std::uint32_t mark);
   void finish_due();
   void request_resolve();
   void resolve();
   void set_rate(std::uint32_t f, double rate);
   void push_completion(std::uint32_t f);
+  void flush_completions();
   bool completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const;
   void reschedule_completion_event();
   void add_seed(std::uint32_t link);
   void record_links(std::span<const std::uint32_t> links);
   void clear_seeds();
+  void sweep(Link& link);
+  void use_exact_incidence();
+  bool active(std::uint32_t f) const { return state_[f] == State::kActive; }
+  double weight_of(std::uint32_t f) const { return weight_.empty() ? 1.0 : weight_[f]; }
+  double cap_of(std::uint32_t f) const {
+    return cap_.empty() ? std::numeric_limits<double>::infinity() : cap_[f];
+  }
+  std::uint32_t route_begin(std::uint32_t f) const { return route_begin_[f]; }
+  std::uint32_t route_end(std::uint32_t f) const { return route_begin_[f + 1]; }
 
   sim::Simulator& sim_;
   NetworkFidelity fidelity_;
   std::vector<Link> links_;
-  std::vector<Flow> flows_;
-  std::vector<FlowRecord> records_;
+
+  // Per flow (see above).
+  internal::ChunkedArray<FlowSlot> slots_;
+  internal::ChunkedArray<Progress> progress_;
+  std::vector<State> state_;
+  std::vector<std::uint32_t> route_begin_{0};  // route of f: route_links_[begin[f] .. begin[f + 1])
   std::vector<std::uint32_t> route_links_;
-  std::vector<std::uint32_t> incidence_slot_;  // per route entry: index in the link's active list
+  std::vector<double> weight_;  // empty while every flow has weight 1
+  std::vector<double> cap_;     // empty while no flow has a cap
+  std::vector<sim::EventCallback> callbacks_;
+  std::vector<std::uint32_t> free_callbacks_;  // slots of callbacks_ to reuse
+  std::vector<std::uint32_t> flow_stamp_;
+
+  // Swap-out removal from the links' lists (see Link), on from the moment
+  // link history is recorded: per route entry, its index in the link's list.
+  bool exact_incidence_ = false;
+  std::vector<std::uint32_t> incidence_slot_;
+
   // Finish estimates by time: a stable monotone radix heap (the engine's
   // queue; finish times never precede now), lazily invalidated.
   sim::RadixEventQueue completions_;
+  std::vector<sim::RadixEventQueue::Entry> new_completions_;  // pushed by the next flush
   // Flows waiting for their first byte, by that instant (ps): one engine
   // event per instant.
   std::map<std::int64_t, std::vector<std::uint32_t>> pending_joins_;
@@ -230,11 +298,14 @@ class FlowNetwork {
 
   // Re-solve state.
   std::vector<std::uint32_t> seeds_;
+  // finish_due's buffers, kept for their capacity: the flows finishing, and
+  // (flow, index in callbacks_) of those with a callback.
+  std::vector<std::uint32_t> finished_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> due_callbacks_;
   bool record_history_ = false;
   std::vector<std::vector<UtilisationSample>> history_;  // per link, when recording
   bool resolve_scheduled_ = false;
   std::uint32_t stamp_ = 0;
-  std::vector<std::uint32_t> flow_stamp_;
   std::vector<std::uint32_t> component_flows_;
   std::vector<std::uint32_t> component_links_;
   std::vector<std::uint32_t> link_to_compact_;
@@ -249,12 +320,14 @@ class FlowNetwork {
   bool joined_since_resolve_ = false;  // a flow joined since the latest re-solve
   double left_min_level_ = std::numeric_limits<double>::infinity();  // λ of the leavers
   bool integer_weights_ = true;        // every flow's weight is an integer
-  std::vector<LevelEntry> level_heap_;  // max-heap by level, lazily invalidated
-  std::size_t level_heap_sorted_ = 0;   // prefix of level_heap_ that is a heap
-  std::size_t level_heap_stale_seen_ = 0;  // stale entries walked since the latest compaction
+  // Transferring flows by level: one bucket per distinct level, lazily
+  // invalidated (an all-to-all's million flows sit at a few hundred levels).
+  // The flows at or above λ are the buckets from λ up.
+  LevelBuckets level_buckets_;
+  std::size_t level_entries_ = 0;  // entries in all buckets, stale ones included
+  LevelBuckets::iterator level_hint_ = level_buckets_.end();  // the bucket set_level used last
   std::vector<std::uint32_t> fixed_flows_;
   std::vector<std::uint32_t> problem_flows_;  // the sub-problem's flows, increasing id
-  std::vector<std::uint32_t> dfs_stack_;
   std::vector<double> fixed_level_;
 
   bool completion_scheduled_ = false;

@@ -7,49 +7,91 @@
 //     --benchmark_filter='AllToAll/(16|32|64|128)/|Staggered'
 // (AllToAll/512, 16 M flows, is registered but needs far more than 1 GB; not run.)
 //
-// Figures on the 2-core development VM, opt build, shared with another build
-// (noisy: sim_s is wall time of the simulation only, the lower of 2 runs;
-// CPU time for Staggered). Peak RSS is the whole process.
-//   AllToAll/16   128 GPUs, 16,256 flows:   sim 16 ms, 2 re-solves, 15 MiB
-//   AllToAll/32   256 GPUs, 65,280 flows:   route 14 ms, sim 94 ms, 4 re-solves
-//                 (128,768 flows re-solved in total), 48 MiB   [before: 1.9 s, 464 re-solves]
-//   AllToAll/64   512 GPUs, 261,632 flows:  route 54 ms, sim 0.50 s, 4 re-solves
-//                 (519,680 flows), 181 MiB                    [before: 18 s, 241 re-solves]
-//   AllToAll/128  1,024 GPUs, 1,047,552 flows: route 0.34 s, sim 3.0 s, 4 re-solves
-//                 (2.09 M flows), 710 MiB   [before: over 600 s; target 2 s: not met yet]
-//                 With finish estimates in the engine's radix heap (sim::RadixEventQueue)
-//                 instead of a binary heap: sim 2.87 s, route 0.38 s, 767 MiB (load 2.6).
-//                 With joins batched per instant (3,064 engine events instead of 1.05 M)
-//                 and seeds deduplicated: sim 3.2-4.2 s over three runs on an idle
-//                 machine, 645 MiB. At this size the run is memory bound (about 600
-//                 bytes per flow; 64 nodes takes 0.50 s, so 4x the flows cost 6-8x the
-//                 time) and noisy; the 2 s target needs a leaner per-flow layout.
-//   Staggered/1000    1,988 re-solves, mean 244 flows each, 0.65 s CPU   [before: 0.8-1.0 s]
-//   Staggered/10000  19,898 re-solves, mean 772 flows each, 19.8 s CPU   [before: 26 s]
-// Makespan and event counts are unchanged by the incremental re-solve (32 nodes:
-// 10,611.6 us, 66,211 events, before and after).
+// Figures on the 2-core development VM, opt build, with a fuzzer keeping
+// one core busy (load 1.2-1.6). sim_s is the wall time of the simulation
+// only (start_flow for every pair, then run); sim_cpu_s its CPU time, which
+// swings far less than the wall time when builds share the machine (up to
+// 2x there); here the two agree within 2%. Ranges are over three runs
+// alternating the two binaries; peak RSS is the whole process (routes
+// included), one size per process (after bazel build --config=opt):
+//   for n in 16 32 64 128; do
+//     bazel-bin/models/network/flow_network_benchmark --benchmark_filter="AllToAll/$n/"; done
+//                                           before (commit 001dbc2)       now
+//   AllToAll/16   128 GPUs, 16,256 flows    sim 10.5-10.8 ms, 14.7 MiB    6.6-6.9 ms,   12.5 MiB
+//   AllToAll/32   256 GPUs, 65,280 flows    sim 86-101 ms,    45 MiB      43-46 ms,     34 MiB
+//   AllToAll/64   512 GPUs, 261,632 flows   sim 0.46-0.49 s,  167-169 MiB 0.22-0.24 s,  124 MiB
+//   AllToAll/128  1,024 GPUs, 1.05 M flows  sim 2.85-2.95 s,  645 MiB     1.11-1.16 s,  475 MiB
+// The 2 s target at 128 nodes is met. With two builds on top (load 4-5 on
+// the two cores) the same binary's wall time at 128 nodes reached 2.6-3.0 s
+// (CPU time 1.15-1.5 s). Routing is unchanged (route_s 0.36-0.38 s at 128
+// nodes), and so is everything the model computes: makespan (43,468.9 us
+// at 128 nodes), engine events (3,064), re-solves (4) and flows re-solved
+// (2.09 M).
+//   Staggered/1000    1,988 re-solves, mean 244 flows each: 3,070 re-solves/s
+//                     before (0.65 s CPU), 4,160 now (0.48 s)
+//   Staggered/10000  19,898 re-solves, mean 772 flows each: 1,020 re-solves/s
+//                     before (19.5 s CPU), 1,610 now (12.3 s)
 //
-// What dominated before (callgrind, AllToAll/32): FlowNetwork::resolve at 97%
-// of all instructions, re-solving the whole remaining fabric component (tens
-// of thousands of flows at 32 nodes, ~900,000 at 128) at each of hundreds of
-// distinct completion instants in the all-to-all's tail, where ECMP hash
-// imbalance makes a few hundred uplinks and NICs distinct bottlenecks. The
-// incremental re-solve (flow_network.h) re-fills only the flows at or above
-// the leavers' smallest level; in this tail the leavers are almost always the
-// fastest flows, so nobody else gains and nothing is re-solved at all: of the
-// 464 instants at 32 nodes, 2 re-solve anything. What remains is linear in the
-// flows (callgrind, AllToAll/64, opt): completions (finish_due, its heap) 10%,
-// the solver 17% (two solves of the whole fabric: the joins' component and
-// the one incremental re-solve that covers the cross-rack flows), building
-// problems 13%, start_flow and the per-flow join events 11%, the level heap
-// 5%, routing the rest. Reaching 2 s at 128 nodes needs those per-flow
-// constants (about 3 us per flow) cut further: batching the joins of one
-// instant into one event, a completion structure cheaper than a binary heap of
-// a million entries, and incremental re-solves that skip flows of components
-// no leaver touched.
+// The four re-solves at 128 nodes: one component re-solve at each of the
+// three first-byte instants (0.2 us: 7,168 intra-node flows; 1.5 us: 122,880
+// flows; 2.6 us: the whole fabric, 1,040,384 flows) and one incremental
+// re-solve at 43.46 ms of the 917,504 flows still in flight (all at or above
+// the leavers' level). Every flow is thus solved about twice, and the run is
+// linear in the flows: about 1.1 us per flow in all.
+//
+// What made it so (each measured on its own, CPU time at 128 nodes):
+// per-flow state as arrays by flow id, with what finishing a flow touches
+// (record, rate, level, callback index) in one 64-byte slot, routes as
+// offsets into one shared array, callbacks in a side table, weights and caps
+// only when some flow has one (the whole process over the flows: 645 bytes
+// per flow before, 475 now); finished flows left in the links' lists and
+// swept out in bulk by the next re-solve that walks a list (most lists are
+// never walked again), instead of a swap-out per flow and link at random
+// addresses; level buckets (one per distinct level) instead of a
+// level max-heap of a million entries (2.9 -> 1.7 s together); the solver's
+// per-link state in one record, unit weights summed as counts, and an
+// indexed heap of links with in-place key updates, bottom-up pops and caps
+// in a sorted list, instead of a lazily invalidated heap that grew to
+// millions of stale entries (1.7 -> 1.4 s; most of Staggered's gain); new
+// finish estimates pushed to the radix queue in one batch, earliest first
+// (one re-bucketing per batch instead of one per new minimum: 1.46 -> 1.34
+// s); finish_due prefetching the scattered slots and routes of one
+// instant's flows (about 5%); flow slots in fixed chunks (no copying when
+// growing: 3-4%); problems reserved at their size (5%); the solver writing
+// rates in one pass after the filling instead of at each scattered freeze
+// (3%; Staggered 1% slower, within the noise).
+//
+// What dominates now (perf, AllToAll/128, share of the simulation's
+// samples): the solver 32% (building its link -> flows table and freezing
+// flows, both a pass over every flow's route at scattered flows), the
+// re-solves' own work 34% (component search, problem building, new rates
+// and levels, the level buckets), finish_due 20%, start_flow and the joins
+// 12%, the completion queue 6%. Spread over all of these, the kernel
+// faulting in fresh pages takes about a sixth of the process's samples
+// (450 MiB touched once, plus the growth of vectors whose final size is not
+// known in advance). Tried and dropped (no gain measurable above the
+// noise): prefetching in the solver's freeze_link, cache-line-aligned link
+// state, one sum per link for the link being frozen, reserving the links'
+// lists per join batch, and prefetching finish_due's pops through a
+// run-of-equal-keys view of the radix queue.
+//
+// Earlier history (wall time): before the incremental re-solve, 32 nodes
+// took 1.9 s (464 re-solves) and 64 nodes 18 s; 128 nodes over 600 s. What
+// dominated then (callgrind, AllToAll/32): FlowNetwork::resolve at 97% of
+// all instructions, re-solving the whole remaining fabric component at each
+// of hundreds of distinct completion instants in the all-to-all's tail,
+// where ECMP hash imbalance makes a few hundred uplinks and NICs distinct
+// bottlenecks. The incremental re-solve (flow_network.h) re-fills only the
+// flows at or above the leavers' smallest level; in this tail the leavers are
+// almost always the fastest flows, so nobody else gains and nothing is
+// re-solved at all: of the 464 instants at 32 nodes, 2 re-solve anything.
+// Then finish estimates moved to the engine's radix heap, and joins were
+// batched per instant (3,064 engine events instead of 1.05 M), which left
+// 128 nodes at 2.7-4.2 s and 645 MiB.
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>
@@ -76,6 +118,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// CPU time of the whole process, in seconds: on a shared machine the wall
+// time of a phase swings with the load; its CPU time much less.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 // Direct all-to-all of 1 MiB between all GPUs of an n-node ZionEX, every flow
 // started at t = 0, ECMP key from the (src, dst) pair. The router is built
 // once outside the timed region (its tables fill lazily, inside routing).
@@ -89,6 +139,7 @@ void BM_AllToAll(benchmark::State& state) {
   const sim::Bytes size = sim::Bytes::mib(1);
   double route_s = 0.0;
   double sim_s = 0.0;
+  double sim_cpu_s = 0.0;
   std::uint64_t resolves = 0;
   std::uint64_t resolved_flows = 0;
   std::uint64_t events = 0;
@@ -112,6 +163,7 @@ void BM_AllToAll(benchmark::State& state) {
     route_s += seconds_since(start);
 
     start = std::chrono::steady_clock::now();
+    const double cpu_start = cpu_seconds();
     sim::Simulator sim;
     FlowNetwork net(sim, params);
     const std::span<const std::uint32_t> all(links);
@@ -120,6 +172,7 @@ void BM_AllToAll(benchmark::State& state) {
     }
     sim.run();
     sim_s += seconds_since(start);
+    sim_cpu_s += cpu_seconds() - cpu_start;
     resolves = net.resolves();
     resolved_flows = net.resolved_flows();
     events = sim.executed();
@@ -129,6 +182,7 @@ void BM_AllToAll(benchmark::State& state) {
   state.counters["flows"] = static_cast<double>(gpus) * (gpus - 1);
   state.counters["route_s"] = route_s / iterations;
   state.counters["sim_s"] = sim_s / iterations;
+  state.counters["sim_cpu_s"] = sim_cpu_s / iterations;
   state.counters["resolves"] = static_cast<double>(resolves);
   state.counters["resolved_flows"] = static_cast<double>(resolved_flows);
   state.counters["events"] = static_cast<double>(events);

@@ -29,7 +29,9 @@ std::uint32_t MaxMinProblem::add_flow(std::span<const std::uint32_t> route, doub
 
 namespace {
 
-void validate(const MaxMinProblem& p) {
+// Also counts each link's flows into link_counts[l + 1] (the pass over the
+// links that checks them), for run()'s incidence table.
+void validate(const MaxMinProblem& p, std::vector<std::uint32_t>& link_counts) {
   const std::size_t flows = p.num_flows();
   if (!p.link_offsets.empty() && p.link_offsets.front() != 0) {
     throw std::invalid_argument("max-min problem: link_offsets must start at 0");
@@ -48,10 +50,12 @@ void validate(const MaxMinProblem& p) {
           fmt::format("max-min problem: link {} has capacity {}, expected > 0", l, p.capacity[l]));
     }
   }
+  link_counts.assign(p.capacity.size() + 1, 0);
   for (std::uint32_t l : p.links) {
     if (l >= p.capacity.size()) {
       throw std::invalid_argument(fmt::format("max-min problem: link index {} out of range", l));
     }
+    ++link_counts[l + 1];
   }
   if (!p.weight.empty() && p.weight.size() != flows) {
     throw std::invalid_argument("max-min problem: weight has the wrong size");
@@ -72,13 +76,13 @@ void validate(const MaxMinProblem& p) {
 }  // namespace
 
 const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
-  validate(p);
+  validate(p, link_flow_offsets_);
   return run(p, {});
 }
 
 const std::vector<double>& MaxMinSolver::solve_with_fixed(const MaxMinProblem& p,
                                                           std::span<const double> fixed_level) {
-  validate(p);
+  validate(p, link_flow_offsets_);
   if (fixed_level.size() != p.num_flows()) {
     throw std::invalid_argument("max-min problem: fixed_level has the wrong size");
   }
@@ -108,6 +112,74 @@ const std::vector<double>& MaxMinSolver::solve_with_fixed(const MaxMinProblem& p
   return run(p, any_fixed ? fixed_level : std::span<const double>());
 }
 
+// The indexed heap: a binary min-heap by (share, id) with every link's
+// position in heap_pos_.
+void MaxMinSolver::place_at(std::size_t i, const HeapEntry& e) {
+  heap_[i] = e;
+  heap_pos_[e.id] = static_cast<std::uint32_t>(i);
+}
+
+void MaxMinSolver::sift_up(std::size_t i) {
+  const HeapEntry e = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!(heap_[parent] > e)) break;
+    place_at(i, heap_[parent]);
+    i = parent;
+  }
+  place_at(i, e);
+}
+
+void MaxMinSolver::sift_down(std::size_t i) {
+  const HeapEntry e = heap_[i];
+  const std::size_t n = heap_.size();
+  while (true) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_[child] > heap_[child + 1]) ++child;
+    if (!(e > heap_[child])) break;
+    place_at(i, heap_[child]);
+    i = child;
+  }
+  place_at(i, e);
+}
+
+void MaxMinSolver::update_key(std::uint32_t l, double share) {
+  const std::uint32_t i = heap_pos_[l];
+  if (i == kNotInHeap) {
+    heap_.push_back({share, l});
+    sift_up(heap_.size() - 1);
+    return;
+  }
+  const double old = heap_[i].share;
+  heap_[i].share = share;
+  if (share < old) {
+    sift_up(i);
+  } else if (share > old) {
+    sift_down(i);
+  }
+}
+
+void MaxMinSolver::pop_heap_front() {
+  // Bottom-up: the hole at the root sinks along the smaller children to a
+  // leaf (one comparison per level), and the last entry rises from there
+  // (rarely far: it came from the bottom). Every link is popped once per
+  // solve, so pops are most of the heap's work.
+  heap_pos_[heap_.front().id] = kNotInHeap;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return;
+  std::size_t i = 0;
+  for (std::size_t child = 1; child < n; child = 2 * i + 1) {
+    if (child + 1 < n && heap_[child] > heap_[child + 1]) ++child;
+    place_at(i, heap_[child]);
+    i = child;
+  }
+  heap_[i] = last;
+  sift_up(i);
+}
+
 const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
                                              std::span<const double> fixed_level) {
   const std::size_t num_flows = p.num_flows();
@@ -117,27 +189,36 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     return !fixed_level.empty() && !std::isnan(fixed_level[f]);
   };
 
-  rates_.assign(num_flows, std::numeric_limits<double>::infinity());
   levels_.assign(num_flows, std::numeric_limits<double>::infinity());
   frozen_.assign(num_flows, 0);
-  base_.assign(p.capacity.begin(), p.capacity.end());
-  level_.assign(num_links, 0.0);
-  level_weight_.assign(num_links, 0.0);
-  weight_sum_.assign(num_links, 0.0);
-  unfrozen_count_.assign(num_links, 0);
 
-  // Link -> flows incidence (CSR), flows in increasing index per link.
-  link_flow_offsets_.assign(num_links + 1, 0);
-  for (std::uint32_t l : p.links) ++link_flow_offsets_[l + 1];
-  for (std::size_t l = 0; l < num_links; ++l) link_flow_offsets_[l + 1] += link_flow_offsets_[l];
+  // Link -> flows incidence (CSR), flows in increasing index per link;
+  // validate() counted the flows per link.
+  link_.resize(num_links);
+  for (std::size_t l = 0; l < num_links; ++l) {
+    const std::uint32_t count = link_flow_offsets_[l + 1];
+    // With every weight 1 the weight on a link is its flow count (the sum of
+    // that many 1s, exactly).
+    link_[l] = LinkState{.base = p.capacity[l],
+                         .level = 0.0,
+                         .level_weight = 0.0,
+                         .weight_sum = p.weight.empty() ? static_cast<double>(count) : 0.0,
+                         .unfrozen = count,
+                         .dirty = 0};
+    link_flow_offsets_[l + 1] += link_flow_offsets_[l];
+  }
   link_flows_.resize(p.links.size());
   cursor_.assign(link_flow_offsets_.begin(), link_flow_offsets_.end() - 1);
   for (std::size_t f = 0; f < num_flows; ++f) {
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
-      const std::uint32_t l = p.links[i];
-      link_flows_[cursor_[l]++] = static_cast<std::uint32_t>(f);
-      weight_sum_[l] += weight_of(f);
-      ++unfrozen_count_[l];
+      link_flows_[cursor_[p.links[i]]++] = static_cast<std::uint32_t>(f);
+    }
+  }
+  if (!p.weight.empty()) {
+    for (std::size_t f = 0; f < num_flows; ++f) {
+      for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+        link_[p.links[i]].weight_sum += p.weight[f];
+      }
     }
   }
 
@@ -148,30 +229,34 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   // capacity of a link in a symmetric system is off by a few ulps, not by
   // one rounding per frozen flow.
   const auto share_of = [this](std::uint32_t l) {
-    return std::max(0.0, base_[l] - level_[l] * level_weight_[l]) / weight_sum_[l];
+    const LinkState& s = link_[l];
+    return std::max(0.0, s.base - s.level * s.level_weight) / s.weight_sum;
   };
 
   // Freezes flow f at normalised level `level` (rate `rate`) and takes it off
   // every link it crosses. Links touched are queued once per step in dirty_.
-  dirty_flag_.assign(num_links, 0);
   dirty_.clear();
-  const auto freeze = [&](std::size_t f, double level, double rate) {
+  // A flow's rate is written after the filling, in one pass in flow order
+  // (level x weight, or its cap for the flows in at_cap_): freezes happen at
+  // scattered flows, and one array less to write there is one miss less.
+  at_cap_.clear();
+  const auto freeze = [&](std::size_t f, double level) {
     frozen_[f] = 1;
-    rates_[f] = rate;
     levels_[f] = level;
     const double w = weight_of(f);
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
       const std::uint32_t l = p.links[i];
-      if (level_[l] != level) {  // a new group: fold the previous one into the base
-        base_[l] -= level_[l] * level_weight_[l];
-        level_[l] = level;
-        level_weight_[l] = 0.0;
+      LinkState& s = link_[l];
+      if (s.level != level) {  // a new group: fold the previous one into the base
+        s.base -= s.level * s.level_weight;
+        s.level = level;
+        s.level_weight = 0.0;
       }
-      level_weight_[l] += w;
-      weight_sum_[l] -= w;
-      --unfrozen_count_[l];
-      if (!dirty_flag_[l]) {
-        dirty_flag_[l] = 1;
+      s.level_weight += w;
+      s.weight_sum -= w;
+      --s.unfrozen;
+      if (!s.dirty) {
+        s.dirty = 1;
         dirty_.push_back(l);
       }
     }
@@ -179,7 +264,7 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   const auto freeze_link = [&](std::uint32_t l, double level) {
     for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
       const std::uint32_t f = link_flows_[i];
-      if (!frozen_[f]) freeze(f, level, level * weight_of(f));
+      if (!frozen_[f]) freeze(f, level);
     }
   };
   // Replay of the fixed flows: the freezes a from-scratch solve performs below
@@ -201,65 +286,77 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
       const double level = fixed_level[f];
       const bool at_cap =
           !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / weight_of(f);
-      freeze(f, level, at_cap ? p.cap[f] : level * weight_of(f));
+      freeze(f, level);
+      if (at_cap) at_cap_.push_back(f);
     }
-    for (std::uint32_t l : dirty_) dirty_flag_[l] = 0;
+    for (std::uint32_t l : dirty_) link_[l].dirty = 0;
     dirty_.clear();
   }
 
+  // Links by current share in an indexed heap (one entry per link, its key
+  // updated in place when the link's share changes); caps, whose keys never
+  // change, in one sorted list. The next step is the smaller of the two
+  // fronts by (share, id): a cap's id is num_links + its flow, so at equal
+  // shares links go first, then caps by flow.
   heap_.clear();
-  const std::greater<> later;
+  heap_pos_.assign(num_links, kNotInHeap);
   for (std::size_t l = 0; l < num_links; ++l) {
-    if (unfrozen_count_[l] > 0) heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
-  }
-  for (std::size_t f = 0; f < p.cap.size(); ++f) {
-    if (std::isfinite(p.cap[f]) && !frozen_[f]) {
-      heap_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
+    if (link_[l].unfrozen > 0) {
+      heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
+      heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
     }
   }
-  std::make_heap(heap_.begin(), heap_.end(), later);
+  for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
+  caps_.clear();
+  for (std::size_t f = 0; f < p.cap.size(); ++f) {
+    if (std::isfinite(p.cap[f]) && !frozen_[f]) {
+      caps_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
+    }
+  }
+  std::sort(caps_.begin(), caps_.end(), [](const HeapEntry& a, const HeapEntry& b) { return b > a; });
 
   // Ends a step at normalised level `level`. Progressive filling never lowers
   // a link's share, so a touched link whose share is now at most the level
   // (within kLevelTolerance, rounding noise) is saturated at this same level:
   // its flows freeze at exactly `level` too, in this step. This makes flows
   // of a symmetric system get bit-identical rates. The other touched links get
-  // a fresh heap entry (older entries become stale and are skipped).
+  // their new share as their key.
   const auto end_step = [&](double level) {
     const double snap = level * (1.0 + kLevelTolerance);
     for (std::size_t i = 0; i < dirty_.size(); ++i) {
       const std::uint32_t l = dirty_[i];
-      if (unfrozen_count_[l] > 0 && share_of(l) <= snap) freeze_link(l, level);
+      if (link_[l].unfrozen > 0 && share_of(l) <= snap) freeze_link(l, level);
     }
     for (std::uint32_t l : dirty_) {
-      dirty_flag_[l] = 0;
-      if (unfrozen_count_[l] > 0) {
-        heap_.push_back({share_of(l), l});
-        std::push_heap(heap_.begin(), heap_.end(), later);
-      }
+      link_[l].dirty = 0;
+      if (link_[l].unfrozen > 0) update_key(l, share_of(l));
     }
     dirty_.clear();
   };
 
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    const HeapEntry top = heap_.back();
-    heap_.pop_back();
-    if (top.id >= num_links) {  // a flow's cap
-      const std::size_t f = top.id - num_links;
+  std::size_t next_cap = 0;
+  while (!heap_.empty() || next_cap < caps_.size()) {
+    if (heap_.empty() || (next_cap < caps_.size() && heap_.front() > caps_[next_cap])) {
+      const HeapEntry cap = caps_[next_cap++];
+      const std::size_t f = cap.id - num_links;
       if (!frozen_[f]) {
-        freeze(f, top.share, p.cap[f]);
-        end_step(top.share);
+        freeze(f, cap.share);
+        at_cap_.push_back(static_cast<std::uint32_t>(f));
+        end_step(cap.share);
       }
       continue;
     }
-    const std::uint32_t l = top.id;
-    if (unfrozen_count_[l] == 0) continue;
+    const std::uint32_t l = heap_.front().id;
+    pop_heap_front();
+    // A link whose flows all froze since its key was set has nothing left.
+    if (link_[l].unfrozen == 0) continue;
     const double share = share_of(l);
-    if (share != top.share) continue;  // stale: a newer entry carries the current share
     freeze_link(l, share);
     end_step(share);
   }
+  rates_.resize(num_flows);
+  for (std::size_t f = 0; f < num_flows; ++f) rates_[f] = levels_[f] * weight_of(f);
+  for (std::uint32_t f : at_cap_) rates_[f] = p.cap[f];
   return rates_;
 }
 

@@ -17,8 +17,11 @@
 // speed; when a link fills, the flows crossing it freeze at the link's fair
 // share (remaining capacity / remaining weight); when a flow reaches its cap
 // it freezes there. Links are processed in increasing order of their current
-// fair share from a heap with lazy deletion, so the cost is
-// O((L + I) log L) for L links and I flow-link incidences.
+// fair share from an indexed heap (one entry per link, its key updated in
+// place when its share changes; a lazily invalidated heap keeps every stale
+// entry until it surfaces, and on an all-to-all grew far beyond L), and caps
+// from a sorted list, so the cost is O((L + I) log L) for L links and I
+// flow-link incidences.
 //
 // Determinism and exactness. Ties between equal shares are broken by link id
 // (caps after links with the same share, by flow id); flows on a link are
@@ -129,21 +132,36 @@ class MaxMinSolver {
   /// the current level (see solve()); far below any modelled effect.
   static constexpr double kLevelTolerance = 1e-10;
 
+  // The indexed heap of links (heap_, heap_pos_).
+  static constexpr std::uint32_t kNotInHeap = std::numeric_limits<std::uint32_t>::max();
+  void place_at(std::size_t i, const HeapEntry& e);
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  void update_key(std::uint32_t l, double share);
+  void pop_heap_front();
+
   std::vector<double> rates_;
   std::vector<double> levels_;
+  // Per link, together: freeze() touches all of it for every link of a flow.
+  struct LinkState {
+    double base;             // capacity less the folded frozen groups
+    double level;            // level of the link's latest frozen group
+    double level_weight;     // weight frozen at level
+    double weight_sum;       // weight of the unfrozen flows
+    std::uint32_t unfrozen;  // unfrozen flows
+    std::uint32_t dirty;     // queued in dirty_ this step
+  };
+  std::vector<LinkState> link_;
   std::vector<std::uint32_t> fixed_order_;
-  std::vector<double> base_;          // capacity less the folded frozen groups
-  std::vector<double> level_;         // level of the link's latest frozen group
-  std::vector<double> level_weight_;  // weight frozen at level_
+  std::vector<std::uint32_t> at_cap_;  // flows frozen at their cap
   std::vector<std::uint32_t> cursor_;
-  std::vector<double> weight_sum_;
-  std::vector<std::uint32_t> unfrozen_count_;
   std::vector<std::uint32_t> link_flow_offsets_;
   std::vector<std::uint32_t> link_flows_;
   std::vector<std::uint8_t> frozen_;
-  std::vector<std::uint8_t> dirty_flag_;
   std::vector<std::uint32_t> dirty_;
-  std::vector<HeapEntry> heap_;
+  std::vector<HeapEntry> heap_;          // links, a min-heap by (share, id)
+  std::vector<std::uint32_t> heap_pos_;  // per link: index in heap_, or kNotInHeap
+  std::vector<HeapEntry> caps_;          // flows' caps, increasing (share, id)
 };
 
 }  // namespace zx::models
