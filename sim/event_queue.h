@@ -5,19 +5,35 @@
 // for the shortest path problem", JACM 1990) keyed by unsigned 64-bit time,
 // made stable: entries with equal keys come out in the order they went in.
 //
-// Model. `last` is the key of the most recently popped entry. Every entry
-// with key k sits in bucket bit_width(k XOR last): bucket 0 holds k == last,
-// bucket b > 0 holds the keys that first differ from `last` at bit b-1. Pop
-// takes the front of bucket 0; when it is empty, the lowest non-empty bucket
-// is scanned for its minimum, which becomes the new `last`, and its entries
-// are redistributed (in order) into strictly lower buckets. An entry moves at
-// most 64 times, in practice a handful, and every move is a sequential read
-// and an append: no pointer chasing, no sift-up or sift-down.
+// Model. `last` is the smallest key seen at the last refill. Every entry
+// with key k sits in bucket bit_width(k XOR last): bucket b > 0 holds the
+// keys that first differ from `last` at bit b-1, so every key of bucket b is
+// below every key of bucket b+1. Bucket 0 is the front run: a sorted run of
+// the smallest keys, popped from its head. When it is empty, the lowest
+// non-empty bucket becomes the new run: a small one (at most kSortedRunMax
+// entries) is sorted stably in place of the run, and `last` becomes its
+// minimum; a large one is scanned for its minimum, which becomes `last`, and
+// its entries are redistributed (in order) into strictly lower buckets. An
+// entry moves at most 64 times, in practice a handful, and every move is a
+// sequential read and an append: no pointer chasing, no sift-up or sift-down.
+// A push with a key below the end of the run is inserted into the run
+// (rare: the engine schedules ahead of the few smallest keys).
+//
+// Why the sorted run: without it a key descends one bucket per refill all
+// the way to bucket 0; the last levels, where buckets hold a few entries,
+// cost more than sorting those few once. And the run tells which events pop
+// next, so the engine prefetches their slots (Simulator::run). On the hold
+// model (--config=opt, this 2-core machine) it took the bare queue from
+// 14.0 to 18.5 M events/s at P = 1,000 and from 9.8 to 11.8 M at
+// P = 1,000,000; run sizes 16 / 32 / 64 / 128 gave the engine 13.5 / 13.8 /
+// 13.9 / 13.5 M at P = 1,000 (64 kept).
 //
 // Stability. Within one bucket, entries with equal keys are in insertion
-// order: a redistributed bucket keeps its order and later pushes carry later
-// sequence numbers than everything already queued. So FIFO tie-breaking needs
-// no sequence number in the entry (16 bytes, four to a cache line).
+// order: a redistributed or sorted bucket keeps its order (the sort is an
+// insertion sort) and later pushes carry later sequence numbers than
+// everything already queued; a push into the run goes behind its equal keys.
+// So FIFO tie-breaking needs no sequence number in the entry (16 bytes, four
+// to a cache line).
 //
 // Monotonicity. A radix heap requires pushed keys >= last. The simulator only
 // schedules at or after now, but peeking past a run(until) horizon can move
@@ -30,9 +46,9 @@
 // bucket holds more entries, so each refill scans more.
 //
 // Why not a binary heap: on the hold model with a million pending events a
-// binary heap of the same entries runs 1.5 M events/s here and this queue
-// 9.8 M; at a thousand they are even (13.4 vs 13.9). The figures and the
-// command are in sim/simulator_benchmark.cc.
+// binary heap of the same entries runs 1.45 M events/s here and this queue
+// 11.8 M; at a thousand 13.0 vs 18.5. The figures and the command are in
+// sim/simulator_benchmark.cc.
 
 #ifndef ZIONSIM_SIM_EVENT_QUEUE_H_
 #define ZIONSIM_SIM_EVENT_QUEUE_H_
@@ -60,7 +76,11 @@ class RadixEventQueue {
     if (key < last_) [[unlikely]] {
       rebase(key);
     }
-    place({key, slot});
+    if (front_head_ < front_.size() && key < front_.back().key) [[unlikely]] {
+      insert_into_front({key, slot});
+    } else {
+      place({key, slot});
+    }
     ++size_;
   }
 
@@ -76,6 +96,17 @@ class RadixEventQueue {
   const Entry& front() {
     refill_front();
     return front_[front_head_];
+  }
+
+  /// The slot of the entry `ahead` places behind the front (0: the front),
+  /// when the sorted front run reaches that far; kNone otherwise. Reads
+  /// only, so the engine can prefetch the slots of the next events while the
+  /// current one runs. A later push with a smaller key makes it a wasted
+  /// prefetch, nothing worse.
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  std::uint32_t upcoming_slot(std::size_t ahead) const {
+    const std::size_t i = front_head_ + ahead;
+    return i < front_.size() ? front_[i].slot : kNone;
   }
 
   /// Removes and returns the front entry; requires !empty().
@@ -104,6 +135,8 @@ class RadixEventQueue {
   // buckets_[b] holds bucket b+1; bucket 0 is front_ (consumed from
   // front_head_, so popping never shifts memory).
   static constexpr int kBuckets = 64;
+  // A bucket of at most this many entries becomes the front run by sorting.
+  static constexpr std::size_t kSortedRunMax = 64;
 
   void place(const Entry& e) {
     const std::uint64_t diff = e.key ^ last_;
@@ -123,13 +156,40 @@ class RadixEventQueue {
     // The lowest non-empty bucket holds the smallest keys.
     const int b = std::countr_zero(nonempty_);
     std::vector<Entry>& bucket = buckets_[b];
+    nonempty_ &= ~(std::uint64_t{1} << b);
+    if (bucket.size() <= kSortedRunMax) {
+      // Small: sort it (stably) into the front run instead of moving each
+      // entry down the buckets one level at a time.
+      front_.swap(bucket);
+      insertion_sort(front_);
+      last_ = front_.front().key;
+      return;
+    }
     std::uint64_t smallest = bucket.front().key;
     for (const Entry& e : bucket) smallest = e.key < smallest ? e.key : smallest;
     last_ = smallest;
-    nonempty_ &= ~(std::uint64_t{1} << b);
     // Every entry lands in a bucket below b; `bucket` itself is not appended to.
     for (const Entry& e : bucket) place(e);
     bucket.clear();
+  }
+
+  // Keeps `run` in key order; equal keys keep their order (stable).
+  static void insertion_sort(std::vector<Entry>& run) {
+    for (std::size_t i = 1; i < run.size(); ++i) {
+      const Entry e = run[i];
+      std::size_t j = i;
+      for (; j > 0 && run[j - 1].key > e.key; --j) run[j] = run[j - 1];
+      run[j] = e;
+    }
+  }
+
+  // A key below the end of the front run goes into the run, after the
+  // entries with equal keys.
+  void insert_into_front(const Entry& e) {
+    std::size_t j = front_.size();
+    front_.push_back(e);
+    for (; j > front_head_ && front_[j - 1].key > e.key; --j) front_[j] = front_[j - 1];
+    front_[j] = e;
   }
 
   void compact_front() {

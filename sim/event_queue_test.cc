@@ -72,6 +72,30 @@ TEST(RadixEventQueueTest, RemoveIfKeepsOrderOfTheRest) {
   EXPECT_EQ(order, (std::vector<std::uint32_t>{4, 8, 16, 1, 5, 13, 17, 2, 10, 14, 7, 11, 19}));
 }
 
+// A small bucket becomes the front run by sorting; pushes below the end of
+// that run go into it, behind entries with equal keys.
+TEST(RadixEventQueueTest, PushesIntoTheSortedFrontRunKeepOrderAndTies) {
+  RadixEventQueue q;
+  // Keys 16..31 share one bucket while the base is 0.
+  q.push(28, 0);
+  q.push(17, 1);
+  q.push(24, 2);
+  q.push(20, 3);
+  EXPECT_EQ(q.pop().slot, 1u);  // key 17; keys 20, 24, 28 remain in the run
+  EXPECT_EQ(q.upcoming_slot(0), 3u);
+  EXPECT_EQ(q.upcoming_slot(1), 2u);
+  EXPECT_EQ(q.upcoming_slot(2), 0u);
+  EXPECT_EQ(q.upcoming_slot(3), RadixEventQueue::kNone);
+  q.push(22, 4);
+  q.push(20, 5);  // equal to the run's first key: behind it
+  q.push(28, 6);  // equal to the run's last key: behind it
+  q.push(17, 7);  // equal to the key just popped: first
+  q.push(29, 8);
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().slot);
+  EXPECT_EQ(order, (std::vector<std::uint32_t>{7, 3, 5, 4, 2, 0, 6, 8}));
+}
+
 // Randomised: interleave pushes (at or after the last popped key, with many
 // ties and keys spanning all 64 bits) and pops; compare with a stable sort.
 TEST(RadixEventQueueTest, RandomisedAgainstStableSort) {
@@ -87,6 +111,30 @@ TEST(RadixEventQueueTest, RandomisedAgainstStableSort) {
   std::uint64_t seq = 0;
   std::uint32_t next_slot = 0;
   for (int round = 0; round < 200'000; ++round) {
+    const auto before = [](const Item& a, const Item& b) {
+      return a.key != b.key ? a.key < b.key : a.seq < b.seq;
+    };
+    const std::uint64_t op = rng() % 1000;
+    if (!pending.empty() && op < 20) {
+      // Peek (may move the base past later pushes) and check the hints.
+      std::vector<Item> sorted = pending;
+      std::sort(sorted.begin(), sorted.end(), before);
+      ASSERT_EQ(q.min_key(), sorted.front().key) << "round " << round;
+      for (std::size_t i = 0; i < 4 && i < sorted.size(); ++i) {
+        const std::uint32_t hint = q.upcoming_slot(i);
+        if (hint != RadixEventQueue::kNone) {
+          ASSERT_EQ(hint, sorted[i].slot) << "round " << round;
+        }
+      }
+      continue;
+    }
+    if (!pending.empty() && op < 22) {
+      const std::uint32_t r = static_cast<std::uint32_t>(rng() % 7);
+      q.remove_if([r](const RadixEventQueue::Entry& e) { return e.slot % 7 == r; });
+      std::erase_if(pending, [r](const Item& i) { return i.slot % 7 == r; });
+      ASSERT_EQ(q.size(), pending.size());
+      continue;
+    }
     const bool push = pending.empty() || (rng() % 100) < 52;
     if (push) {
       std::uint64_t delta = 0;
@@ -100,9 +148,7 @@ TEST(RadixEventQueueTest, RandomisedAgainstStableSort) {
       pending.push_back({key, seq++, next_slot});
       q.push(key, next_slot++);
     } else {
-      auto it = std::min_element(pending.begin(), pending.end(), [](const Item& a, const Item& b) {
-        return a.key != b.key ? a.key < b.key : a.seq < b.seq;
-      });
+      auto it = std::min_element(pending.begin(), pending.end(), before);
       const auto e = q.pop();
       ASSERT_EQ(e.key, it->key) << "round " << round;
       ASSERT_EQ(e.slot, it->slot) << "round " << round;

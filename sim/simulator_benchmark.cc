@@ -16,20 +16,32 @@
 // fails if they differ, so a fast but wrong queue cannot report a figure.
 //
 // Measured 2026-11-30 on the 2-core build machine (--config=opt, median of 3
-// runs, million events per second; P = pending events):
+// repetitions in each of 3 alternating runs, million events per second;
+// P = pending events):
 //
 //                                   P = 1,000   P = 1,000,000
-//   BM_QueueHold<BinaryHeapQueue>      13.4         1.53
-//   BM_QueueHold<RadixQueue>           13.9         9.8
-//   BM_SimulatorHold (the engine)      10.5         3.4
-//   ns-3.37 PriorityQueue (its best)    6.1         2.25   (BENCHMARKS.md)
+//   BM_QueueHold<BinaryHeapQueue>      13.0         1.45
+//   BM_QueueHold<RadixQueue>           18.5        11.8
+//   BM_SimulatorHold (the engine)      13.6         6.7
+//   ns-3.37 PriorityQueue (its best)    5.4         1.9    (same runs)
+//
+// The ns-3 line is a driver of the same workload on Debian's libns3-dev 3.37
+// (picosecond resolution, ns3::PriorityQueueScheduler, the reference final
+// time and hash reached), run alternately with this binary: the engine is
+// 2.5x ns-3 at P = 1,000 and 3.5x at P = 1,000,000.
 //
 // The binary heap matches the radix heap when the queue fits in L1/L2, and
-// is 6.4x slower at a million events, where every sift is a chain of cache
+// is 8x slower at a million events, where every sift is a chain of cache
 // misses; the radix heap only ever streams through its buckets. The rest of
 // the engine's cost at P = 1e6 is the one random access to the event's slot
-// (64 MB of slots at P = 1e6); 2 MiB transparent huge pages for the slot pool
-// gained about 10% there, software prefetch of soon-due slots gained nothing.
+// (64 MB of slots at P = 1e6). Two things cut it: 2 MiB transparent huge
+// pages for the slot pool (about 10%), and prefetching the slots of the next
+// three events, which the queue's sorted front run names
+// (RadixEventQueue::upcoming_slot): 3.4 -> 6.7 M events/s. The sorted run
+// itself (sim/event_queue.h) took P = 1,000 from 10.5 to 13.6 M.
+// Prefetching the next two, three or five events' slots gave 6.7, 7.1 and
+// 7.3 M at P = 1e6 and 13.8, 13.6 and 13.3 M at P = 1e3 (one tuning run
+// each); three kept.
 
 #include <benchmark/benchmark.h>
 
