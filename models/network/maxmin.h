@@ -152,7 +152,29 @@ class MaxMinSolver {
     std::uint32_t dirty;     // queued in dirty_ this step
   };
   std::vector<LinkState> link_;
-  std::vector<std::uint32_t> fixed_order_;
+  // The fixed flows keyed by their level's bit pattern (for levels >= 0 it
+  // orders as the level does), sorted by sort_fixed_flows().
+  struct FixedFlow {
+    std::uint64_t key;
+    std::uint32_t flow;
+  };
+  void sort_fixed_flows();
+  bool sort_fixed_flows_by_level_class();
+  std::vector<FixedFlow> fixed_order_;
+  std::vector<FixedFlow> fixed_scratch_;
+  // Level classes (distinct levels) of the fixed flows: an open-addressing
+  // table from key to class, valid where its stamp is class_stamp_.
+  struct ClassSlot {
+    std::uint64_t key;
+    std::uint32_t stamp;
+    std::uint32_t id;
+  };
+  std::vector<ClassSlot> class_table_;
+  std::uint32_t class_stamp_ = 0;
+  std::vector<std::uint64_t> class_keys_;
+  std::vector<std::uint32_t> class_start_;  // by class: its first place in the sorted order
+  std::vector<std::uint32_t> class_order_;
+  std::vector<std::uint32_t> flow_class_;
   std::vector<std::uint32_t> at_cap_;  // flows frozen at their cap
   std::vector<std::uint32_t> cursor_;
   std::vector<std::uint32_t> link_flow_offsets_;

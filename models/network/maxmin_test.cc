@@ -202,11 +202,12 @@ std::vector<double> naive_maxmin(const MaxMinProblem& p) {
   return rate;
 }
 
-MaxMinProblem random_problem(std::mt19937_64& rng, bool weighted, bool capped) {
+MaxMinProblem random_problem(std::mt19937_64& rng, bool weighted, bool capped,
+                             std::size_t max_links = 12, std::size_t max_flows = 20) {
   MaxMinProblem p;
-  const std::size_t links = 1 + rng() % 12;
+  const std::size_t links = 1 + rng() % max_links;
   for (std::size_t l = 0; l < links; ++l) p.capacity.push_back(1.0 + static_cast<double>(rng() % 100));
-  const std::size_t flows = 1 + rng() % 20;
+  const std::size_t flows = 1 + rng() % max_flows;
   for (std::size_t f = 0; f < flows; ++f) {
     std::vector<std::uint32_t> route;
     const std::size_t hops = 1 + rng() % std::min<std::size_t>(links, 5);
@@ -305,13 +306,18 @@ TEST(MaxMinTest, ComponentSolveIsBitIdentical) {
 // every remaining flow whose level is below the smallest removed level λ at
 // its level: the fixed flows' rates are those of a from-scratch solve of the
 // smaller problem (the claim the network model relies on), and the free flows
-// get exactly the from-scratch rates and levels.
+// get exactly the from-scratch rates and levels. Every fourth problem is
+// large (up to 600 flows), so the replay's radix sort of the fixed flows runs
+// too (small sets are sorted by comparison).
 TEST(MaxMinTest, SolveWithFixedMatchesFromScratchAfterRemovals) {
   std::mt19937_64 rng(515);
   MaxMinSolver solver;
   int fixed_seen = 0;
+  int large_fixed_sets = 0;
   for (int trial = 0; trial < 800; ++trial) {
-    MaxMinProblem p = random_problem(rng, false, trial % 3 == 0);
+    const bool large = trial % 4 == 3;
+    MaxMinProblem p = large ? random_problem(rng, false, trial % 3 == 0, 40, 600)
+                            : random_problem(rng, false, trial % 3 == 0);
     p.weight.clear();
     for (std::size_t f = 0; f < p.num_flows(); ++f) p.weight.push_back(rng() % 3 == 0 ? 2.0 : 1.0);
     const std::vector<double> old_rates = solver.solve(p);
@@ -340,6 +346,9 @@ TEST(MaxMinTest, SolveWithFixedMatchesFromScratchAfterRemovals) {
     const std::vector<double> scratch = solver.solve(q);
     const std::vector<double> scratch_levels = solver.levels();
     const std::vector<double> replay = solver.solve_with_fixed(q, fixed);
+    if (std::count_if(fixed.begin(), fixed.end(), [](double x) { return !std::isnan(x); }) >= 64) {
+      ++large_fixed_sets;
+    }
     for (std::size_t i = 0; i < kept.size(); ++i) {
       if (std::isnan(fixed[i])) {
         ASSERT_EQ(replay[i], scratch[i]) << "trial " << trial << " flow " << kept[i];
@@ -352,6 +361,48 @@ TEST(MaxMinTest, SolveWithFixedMatchesFromScratchAfterRemovals) {
     }
   }
   EXPECT_GT(fixed_seen, 1000);
+  EXPECT_GT(large_fixed_sets, 50);
+}
+
+// More distinct fixed levels than the replay's level classes hold (it then
+// radix-sorts them): 3,000 flows, each bottlenecked on its own link at its own
+// level, all crossing one shared link, where their rates fold into the
+// remaining capacity in ascending level; 5 more flows cross only the shared
+// link and get what is left. Remove one of those 5: the other 4 must get the
+// from-scratch rate to the bit, which a wrong fold order would round apart.
+TEST(MaxMinTest, SolveWithFixedManyDistinctLevels) {
+  constexpr std::uint32_t kPrivate = 3000;
+  constexpr std::uint32_t kShared = 5;
+  const auto build = [&](std::uint32_t shared_flows) {
+    MaxMinProblem p;
+    double sum = 0.0;
+    p.capacity.push_back(0.0);  // link 0, shared: set below
+    for (std::uint32_t i = 0; i < kPrivate; ++i) {
+      // Distinct, not round, and in no monotone order of flow index.
+      const double c = 1.0 + static_cast<double>((i * 7919u) % kPrivate) / 3.0 + 1e-7 * i;
+      p.capacity.push_back(c);
+      sum += c;
+      p.add_flow(std::vector<std::uint32_t>{0, i + 1});
+    }
+    p.capacity[0] = sum + 12345.678;
+    for (std::uint32_t k = 0; k < shared_flows; ++k) p.add_flow(std::vector<std::uint32_t>{0});
+    return p;
+  };
+  MaxMinSolver solver;
+  const MaxMinProblem before = build(kShared);
+  const std::vector<double> levels_before = solver.solve(before);  // weights 1: level = rate
+  const double lambda = levels_before[kPrivate];  // a shared-only flow's level, the largest
+  for (std::uint32_t i = 0; i < kPrivate; ++i) ASSERT_LT(levels_before[i], lambda);
+
+  const MaxMinProblem after = build(kShared - 1);
+  std::vector<double> fixed(after.num_flows(), MaxMinSolver::kFree);
+  for (std::uint32_t i = 0; i < kPrivate; ++i) fixed[i] = levels_before[i];
+  const std::vector<double> scratch = solver.solve(after);
+  const std::vector<double> replay = solver.solve_with_fixed(after, fixed);
+  for (std::uint32_t k = kPrivate; k < after.num_flows(); ++k) {
+    ASSERT_EQ(replay[k], scratch[k]) << "shared flow " << k;
+  }
+  for (std::uint32_t i = 0; i < kPrivate; ++i) ASSERT_EQ(levels_before[i], scratch[i]) << "flow " << i;
 }
 
 TEST(MaxMinTest, SolveWithFixedRejectsWhatItCannotReplay) {
