@@ -75,11 +75,27 @@ void validate(const MaxMinProblem& p, std::vector<std::uint32_t>& link_counts) {
   }
 }
 
+// The re-solves from a level sum the weights of one level's flows in another
+// order than a from-scratch solve; only integer sums are exact in any order.
+void require_integer_weights(const MaxMinProblem& p) {
+  double total = 0.0;
+  for (double w : p.weight) {
+    if (w != std::trunc(w)) {
+      throw std::invalid_argument(
+          fmt::format("max-min problem: weight {} with fixed flows, expected an integer", w));
+    }
+    total += w;
+  }
+  if (total >= 0x1p53) {
+    throw std::invalid_argument("max-min problem: weights with fixed flows sum to 2^53 or more");
+  }
+}
+
 }  // namespace
 
 const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {
   validate(p, link_flow_offsets_);
-  return run(p, {});
+  return run(p, {}, {});
 }
 
 const std::vector<double>& MaxMinSolver::solve_with_fixed(const MaxMinProblem& p,
@@ -96,22 +112,30 @@ const std::vector<double>& MaxMinSolver::solve_with_fixed(const MaxMinProblem& p
       throw std::invalid_argument(fmt::format("max-min problem: fixed level {}, expected >= 0", x));
     }
   }
-  if (any_fixed) {
-    // The replay sums the weights of one level's flows in another order than
-    // a from-scratch solve; only integer sums are exact in any order.
-    double total = 0.0;
-    for (double w : p.weight) {
-      if (w != std::trunc(w)) {
-        throw std::invalid_argument(
-            fmt::format("max-min problem: weight {} with fixed flows, expected an integer", w));
-      }
-      total += w;
-    }
-    if (total >= 0x1p53) {
-      throw std::invalid_argument("max-min problem: weights with fixed flows sum to 2^53 or more");
+  if (any_fixed) require_integer_weights(p);
+  return run(p, any_fixed ? fixed_level : std::span<const double>(), {});
+}
+
+const std::vector<double>& MaxMinSolver::solve_with_fixed_links(
+    const MaxMinProblem& p, std::span<const FixedLinkState> fixed_links) {
+  validate(p, link_flow_offsets_);
+  if (fixed_links.size() != p.num_links()) {
+    throw std::invalid_argument(fmt::format("max-min problem: {} fixed link states for {} links",
+                                            fixed_links.size(), p.num_links()));
+  }
+  for (std::size_t l = 0; l < fixed_links.size(); ++l) {
+    const FixedLinkState& s = fixed_links[l];
+    if (!std::isfinite(s.base) || !(s.level >= 0.0) || !std::isfinite(s.level) ||
+        !(s.level_weight >= 0.0) || s.level_weight != std::trunc(s.level_weight) ||
+        !(s.level_weight < 0x1p53)) {
+      throw std::invalid_argument(fmt::format(
+          "max-min problem: link {} has fixed state (base {}, level {}, level weight {}), expected "
+          "a finite base, a finite level >= 0 and an integer level weight >= 0",
+          l, s.base, s.level, s.level_weight));
     }
   }
-  return run(p, any_fixed ? fixed_level : std::span<const double>());
+  require_integer_weights(p);
+  return run(p, {}, fixed_links);
 }
 
 // The indexed heap: a binary min-heap by (share, id) with every link's
@@ -276,7 +300,8 @@ bool MaxMinSolver::sort_fixed_flows_by_level_class() {
 }
 
 const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
-                                             std::span<const double> fixed_level) {
+                                             std::span<const double> fixed_level,
+                                             std::span<const FixedLinkState> fixed_links) {
   const std::size_t num_flows = p.num_flows();
   const std::size_t num_links = p.num_links();
   const auto weight_of = [&p](std::size_t f) { return p.weight.empty() ? 1.0 : p.weight[f]; };
@@ -294,9 +319,13 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     const std::uint32_t count = link_flow_offsets_[l + 1];
     // With every weight 1 the weight on a link is its flow count (the sum of
     // that many 1s, exactly).
-    link_[l] = LinkState{.base = p.capacity[l],
-                         .level = 0.0,
-                         .level_weight = 0.0,
+    // Fixed flows given as link states (solve_with_fixed_links) are folded
+    // in already; the flows of the problem are the free ones.
+    const FixedLinkState start =
+        fixed_links.empty() ? FixedLinkState{p.capacity[l], 0.0, 0.0} : fixed_links[l];
+    link_[l] = LinkState{.base = start.base,
+                         .level = start.level,
+                         .level_weight = start.level_weight,
                          .weight_sum = p.weight.empty() ? static_cast<double>(count) : 0.0,
                          .unfrozen = count,
                          .dirty = 0};
@@ -343,7 +372,7 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
       const std::uint32_t l = p.links[i];
       LinkState& s = link_[l];
       if (s.level != level) {  // a new group: fold the previous one into the base
-        s.base -= s.level * s.level_weight;
+        s.base = fold_step(s.base, s.level, s.level_weight);
         s.level = level;
         s.level_weight = 0.0;
       }

@@ -59,6 +59,17 @@
 // steps freeze them; the sums agree exactly only when every weight is an
 // integer (and the total is below 2^53), which solve_with_fixed requires.
 // With other weights callers re-solve from scratch.
+//
+// Re-solving from per-link states (solve_with_fixed_links). The replay's
+// outcome on a link depends only on that link's fixed flows, through the
+// ascending list of their distinct levels L_1 < ... < L_k with the weight W_i
+// frozen at each: the remaining capacity is C - L_1 W_1 - ... - L_{k-1} W_{k-1}
+// (subtracted in that order, each product rounded once) and the last group
+// (L_k, W_k) stays open, exactly as FixedLinkState and fold_step describe. A
+// caller that keeps those lists per link (the network model does, so that a
+// re-solve costs the free flows and not the fixed flows sharing their links)
+// passes the states instead of the fixed flows; the free flows then get the
+// same bits as with solve_with_fixed.
 
 #ifndef ZIONSIM_MODELS_NETWORK_MAXMIN_H_
 #define ZIONSIM_MODELS_NETWORK_MAXMIN_H_
@@ -86,6 +97,20 @@ struct MaxMinProblem {
                          double rate_cap = std::numeric_limits<double>::infinity());
 };
 
+/// A link as the free flows find it once the fixed flows on it have frozen
+/// (see the header comment): `base` is the capacity less every fixed group
+/// but the last, (`level`, `level_weight`) the last group, still open. A link
+/// without fixed flows: {capacity, 0, 0}.
+struct FixedLinkState {
+  double base;
+  double level;
+  double level_weight;
+};
+
+/// One step of the fold: the remaining capacity once the group frozen at
+/// `level` with total weight `weight` is closed, from `base` before it.
+inline double fold_step(double base, double level, double weight) { return base - level * weight; }
+
 /// Solves max-min problems, reusing its scratch memory between calls.
 class MaxMinSolver {
  public:
@@ -112,13 +137,26 @@ class MaxMinSolver {
   const std::vector<double>& solve_with_fixed(const MaxMinProblem& problem,
                                               std::span<const double> fixed_level);
 
+  /// Solves the free flows of a re-solve from a known level given, for each
+  /// link of `problem`, its state after its fixed flows froze (so `problem`
+  /// lists only the free flows). Returns the rates a from-scratch solve of
+  /// the whole problem gives the free flows, bit for bit, when the states are
+  /// the folds of the fixed flows' levels below every free flow's level.
+  /// Throws std::invalid_argument as solve() does, for a `fixed_links` of the
+  /// wrong size, a non-finite state, a negative level or level weight, a
+  /// level weight that is not an integer, and for weights that are not all
+  /// integers summing below 2^53.
+  const std::vector<double>& solve_with_fixed_links(const MaxMinProblem& problem,
+                                                    std::span<const FixedLinkState> fixed_links);
+
   /// The normalised level of every flow in the latest solve: rate / weight
   /// as the solver froze it (cap / weight for a flow held at its cap; +inf
   /// for a flow with no link and no cap).
   const std::vector<double>& levels() const { return levels_; }
 
  private:
-  const std::vector<double>& run(const MaxMinProblem& problem, std::span<const double> fixed_level);
+  const std::vector<double>& run(const MaxMinProblem& problem, std::span<const double> fixed_level,
+                                 std::span<const FixedLinkState> fixed_links);
 
   struct HeapEntry {
     double share;

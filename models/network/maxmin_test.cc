@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -301,6 +302,45 @@ TEST(MaxMinTest, ComponentSolveIsBitIdentical) {
   }
 }
 
+// The states solve_with_fixed_links takes, computed the slow way: per link,
+// the distinct levels of its fixed flows in ascending order with their total
+// weights, folded. Also the problem of the free flows alone, and their
+// indices in `q`.
+struct FreeProblem {
+  MaxMinProblem problem;
+  std::vector<FixedLinkState> links;
+  std::vector<std::size_t> flows;
+};
+FreeProblem free_problem(const MaxMinProblem& q, const std::vector<double>& fixed) {
+  FreeProblem out;
+  out.problem.capacity = q.capacity;
+  std::vector<std::map<double, double>> groups(q.num_links());
+  for (std::size_t f = 0; f < q.num_flows(); ++f) {
+    const double w = q.weight.empty() ? 1.0 : q.weight[f];
+    std::vector<std::uint32_t> route(q.links.begin() + q.link_offsets[f],
+                                     q.links.begin() + q.link_offsets[f + 1]);
+    if (std::isnan(fixed[f])) {
+      out.problem.add_flow(route, w, q.cap.empty() ? kInf : q.cap[f]);
+      out.flows.push_back(f);
+    } else {
+      for (std::uint32_t l : route) groups[l][fixed[f]] += w;
+    }
+  }
+  if (out.problem.weight.empty() && out.problem.num_flows() > 0 && !q.weight.empty()) {
+    out.problem.weight.assign(out.problem.num_flows(), 1.0);
+  }
+  for (std::size_t l = 0; l < q.num_links(); ++l) {
+    FixedLinkState state{q.capacity[l], 0.0, 0.0};
+    for (const auto& [level, weight] : groups[l]) {
+      if (state.level_weight > 0.0) state.base = fold_step(state.base, state.level, state.level_weight);
+      state.level = level;
+      state.level_weight = weight;
+    }
+    out.links.push_back(state);
+  }
+  return out;
+}
+
 // Re-solving from a level (solve_with_fixed). Take a random problem with
 // weights 1 and 2 (some flows capped), solve it, remove a few flows, and fix
 // every remaining flow whose level is below the smallest removed level λ at
@@ -346,13 +386,21 @@ TEST(MaxMinTest, SolveWithFixedMatchesFromScratchAfterRemovals) {
     const std::vector<double> scratch = solver.solve(q);
     const std::vector<double> scratch_levels = solver.levels();
     const std::vector<double> replay = solver.solve_with_fixed(q, fixed);
+    const std::vector<double> replay_levels = solver.levels();
+    // The same re-solve from link states: the free flows get the same bits.
+    const FreeProblem free = free_problem(q, fixed);
+    const std::vector<double> from_links = solver.solve_with_fixed_links(free.problem, free.links);
+    for (std::size_t i = 0; i < free.flows.size(); ++i) {
+      ASSERT_EQ(from_links[i], replay[free.flows[i]]) << "trial " << trial << " free flow " << i;
+      ASSERT_EQ(solver.levels()[i], replay_levels[free.flows[i]]) << "trial " << trial;
+    }
     if (std::count_if(fixed.begin(), fixed.end(), [](double x) { return !std::isnan(x); }) >= 64) {
       ++large_fixed_sets;
     }
     for (std::size_t i = 0; i < kept.size(); ++i) {
       if (std::isnan(fixed[i])) {
         ASSERT_EQ(replay[i], scratch[i]) << "trial " << trial << " flow " << kept[i];
-        ASSERT_EQ(solver.levels()[i], scratch_levels[i]) << "trial " << trial << " flow " << i;
+        ASSERT_EQ(replay_levels[i], scratch_levels[i]) << "trial " << trial << " flow " << i;
       } else {
         ++fixed_seen;
         ASSERT_EQ(old_rates[kept[i]], scratch[i]) << "trial " << trial << " fixed flow " << kept[i];
@@ -403,6 +451,10 @@ TEST(MaxMinTest, SolveWithFixedManyDistinctLevels) {
     ASSERT_EQ(replay[k], scratch[k]) << "shared flow " << k;
   }
   for (std::uint32_t i = 0; i < kPrivate; ++i) ASSERT_EQ(levels_before[i], scratch[i]) << "flow " << i;
+  const FreeProblem free = free_problem(after, fixed);
+  const std::vector<double> from_links = solver.solve_with_fixed_links(free.problem, free.links);
+  ASSERT_EQ(from_links.size(), kShared - 1);
+  for (std::size_t i = 0; i < from_links.size(); ++i) ASSERT_EQ(from_links[i], scratch[kPrivate + i]);
 }
 
 TEST(MaxMinTest, SolveWithFixedRejectsWhatItCannotReplay) {
@@ -426,6 +478,28 @@ TEST(MaxMinTest, SolveWithFixedRejectsWhatItCannotReplay) {
   p.weight = {2.0, 1.0};
   const std::vector<double> fixed{2.0, MaxMinSolver::kFree};
   EXPECT_EQ(solver.solve_with_fixed(p, fixed), (std::vector<double>{4.0, 6.0}));
+}
+
+TEST(MaxMinTest, SolveWithFixedLinksChecksItsStates) {
+  MaxMinSolver solver;
+  MaxMinProblem free;
+  free.capacity = {10.0, 8.0};
+  free.add_flow(std::vector<std::uint32_t>{0, 1});
+  free.add_flow(std::vector<std::uint32_t>{0});
+  // Link 0 carried fixed flows at levels 1 (weight 2) and 1.5 (weight 1):
+  // base 10 - 1 x 2 = 8 with the group at 1.5 open, 6.5 left. Link 1: none.
+  const std::vector<FixedLinkState> states{{8.0, 1.5, 1.0}, {8.0, 0.0, 0.0}};
+  EXPECT_EQ(solver.solve_with_fixed_links(free, states), (std::vector<double>{3.25, 3.25}));
+  const std::vector<FixedLinkState> wrong_size{{8.0, 1.5, 1.0}};
+  EXPECT_THROW(solver.solve_with_fixed_links(free, wrong_size), std::invalid_argument);
+  const std::vector<FixedLinkState> negative_level{{8.0, -1.0, 1.0}, {8.0, 0.0, 0.0}};
+  EXPECT_THROW(solver.solve_with_fixed_links(free, negative_level), std::invalid_argument);
+  const std::vector<FixedLinkState> fractional_weight{{8.0, 1.5, 0.5}, {8.0, 0.0, 0.0}};
+  EXPECT_THROW(solver.solve_with_fixed_links(free, fractional_weight), std::invalid_argument);
+  const std::vector<FixedLinkState> infinite_base{{kInf, 1.5, 1.0}, {8.0, 0.0, 0.0}};
+  EXPECT_THROW(solver.solve_with_fixed_links(free, infinite_base), std::invalid_argument);
+  free.weight = {1.5, 1.0};
+  EXPECT_THROW(solver.solve_with_fixed_links(free, states), std::invalid_argument);
 }
 
 }  // namespace
