@@ -47,6 +47,8 @@ FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkParams> link
     links_.push_back(Link{.params = p});
   }
   link_to_compact_.assign(links_.size(), 0);
+  track_levels_ = fidelity_ == NetworkFidelity::kFlow;
+  if (track_levels_) link_levels_.resize(links_.size());
 }
 
 FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes size,
@@ -96,6 +98,10 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
   // Integer weights (to 2^20, so that sums of up to 2^32 flows stay exact)
   // allow the exact incremental re-solve; see flow_network.h.
   integer_weights_ &= options.weight == std::trunc(options.weight) && options.weight <= 0x1p20;
+  if (!integer_weights_ && track_levels_) {  // no incremental re-solve from now on
+    track_levels_ = false;
+    link_levels_ = {};
+  }
   if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     throw std::length_error("network model: too many flows");
   }
@@ -355,9 +361,11 @@ void FlowNetwork::finish_due() {
       slot.callback = kNoCallback;
     }
     const sim::Bytes size = slot.record.size;
+    const bool grouped = track_levels_ && std::isfinite(slot.level);
     for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
       const std::uint32_t l = route_links_[pos];
       Link& link = links_[l];
+      if (grouped && link_levels_[l].built) remove_from_level_group(l, slot.level, weight_of(f));
       if (exact_incidence_) {
         // Swap the flow out; the moved flow's slot is found on its route.
         const std::uint32_t at = incidence_slot_[pos];
@@ -438,6 +446,15 @@ void FlowNetwork::canonical(std::vector<std::uint32_t>& ids, bool of_links, std:
 void FlowNetwork::set_level(std::uint32_t f, double level) {
   FlowSlot& slot = slots_[f];
   if (level == slot.level) return;
+  if (track_levels_) {
+    const double w = weight_of(f);
+    for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
+      const std::uint32_t l = route_links_[pos];
+      if (!link_levels_[l].built) continue;
+      if (std::isfinite(slot.level)) remove_from_level_group(l, slot.level, w);
+      if (std::isfinite(level)) add_to_level_group(l, level, w);
+    }
+  }
   slot.level = level;
   const std::uint32_t version = ++slot.level_version;
   if (level_hint_ == level_buckets_.end() || level_hint_->first != level) {
@@ -445,6 +462,95 @@ void FlowNetwork::set_level(std::uint32_t f, double level) {
   }
   level_hint_->second.push_back({f, version});
   ++level_entries_;
+}
+
+void FlowNetwork::add_to_level_group(std::uint32_t link, double level, double weight) {
+  LinkLevels& ll = link_levels_[link];
+  std::vector<LevelGroup>& g = ll.groups;
+  // Most flows of a solve share a few levels: try the last group first.
+  auto it = !g.empty() && g.back().level <= level
+                ? g.end() - 1
+                : std::lower_bound(g.begin(), g.end(), level,
+                                   [](const LevelGroup& a, double x) { return a.level < x; });
+  if (it != g.end() && it->level == level) {
+    it->weight += weight;
+    ++it->flows;
+    ll.folded = std::min(ll.folded, static_cast<std::uint32_t>(it - g.begin()) + 1);
+    return;
+  }
+  if (it != g.end() && it->level < level) ++it;  // the last group, below level
+  const auto index = static_cast<std::uint32_t>(it - g.begin());
+  g.insert(it, LevelGroup{.level = level, .weight = weight, .flows = 1, .base_before = 0.0});
+  ll.folded = std::min(ll.folded, index);
+}
+
+void FlowNetwork::remove_from_level_group(std::uint32_t link, double level, double weight) {
+  LinkLevels& ll = link_levels_[link];
+  std::vector<LevelGroup>& g = ll.groups;
+  auto it = std::lower_bound(g.begin(), g.end(), level,
+                             [](const LevelGroup& a, double x) { return a.level < x; });
+  // Every grouped flow was added at its current level.
+  if (it == g.end() || it->level != level) {
+    throw std::logic_error(fmt::format("network model: link {} has no flow at level {}", link, level));
+  }
+  const auto index = static_cast<std::uint32_t>(it - g.begin());
+  it->weight -= weight;
+  if (--it->flows == 0) {
+    g.erase(it);
+    ll.folded = std::min(ll.folded, index);
+  } else {
+    ll.folded = std::min(ll.folded, index + 1);
+  }
+}
+
+void FlowNetwork::build_level_groups(std::uint32_t link) {
+  LinkLevels& ll = link_levels_[link];
+  Link& l = links_[link];
+  if (l.flows.size() > l.active) sweep(l);
+  level_scratch_.clear();
+  for (std::uint32_t g : l.flows) {
+    if (std::isfinite(slots_[g].level)) level_scratch_.emplace_back(slots_[g].level, weight_of(g));
+  }
+  // Integer weights: their sums are exact in any order.
+  std::sort(level_scratch_.begin(), level_scratch_.end());
+  ll.groups.clear();
+  for (const auto& [level, weight] : level_scratch_) {
+    if (!ll.groups.empty() && ll.groups.back().level == level) {
+      ll.groups.back().weight += weight;
+      ++ll.groups.back().flows;
+    } else {
+      ll.groups.push_back(LevelGroup{.level = level, .weight = weight, .flows = 1, .base_before = 0.0});
+    }
+  }
+  ll.folded = 0;
+  ll.built = true;
+}
+
+void FlowNetwork::drop_level_groups(std::uint32_t link) {
+  LinkLevels& ll = link_levels_[link];
+  if (!ll.built) return;
+  ll.groups.clear();
+  ll.folded = 0;
+  ll.built = false;
+}
+
+FixedLinkState FlowNetwork::fixed_link_state(std::uint32_t link, double lambda) {
+  // The groups below λ, folded as the solver's replay folds them: every group
+  // but the last closed in ascending order, the last one open.
+  LinkLevels& ll = link_levels_[link];
+  std::vector<LevelGroup>& g = ll.groups;
+  const double capacity = links_[link].params.capacity_bytes_per_s;
+  const auto below = static_cast<std::uint32_t>(
+      std::lower_bound(g.begin(), g.end(), lambda,
+                       [](const LevelGroup& a, double x) { return a.level < x; }) -
+      g.begin());
+  if (below == 0) return FixedLinkState{capacity, 0.0, 0.0};
+  for (std::uint32_t i = ll.folded; i < below; ++i) {
+    g[i].base_before = i == 0 ? capacity : fold_step(g[i - 1].base_before, g[i - 1].level, g[i - 1].weight);
+  }
+  ll.folded = std::max(ll.folded, below);
+  const LevelGroup& last = g[below - 1];
+  return FixedLinkState{last.base_before, last.level, last.weight};
 }
 
 void FlowNetwork::flush_levels() {
@@ -537,6 +643,9 @@ void FlowNetwork::resolve_component() {
   const std::vector<double>& levels = solver_.levels();
   ++resolves_;
   resolved_flows_ += component_flows_.size();
+  if (track_levels_) {
+    for (std::uint32_t l : component_links_) drop_level_groups(l);
+  }
   for (std::size_t i = 0; i < component_flows_.size(); ++i) {
     const std::uint32_t f = component_flows_[i];
     if (rates[i] != slots_[f].rate) set_rate(f, rates[i]);
@@ -571,14 +680,16 @@ bool FlowNetwork::resolve_incremental() {
   }
   if (component_flows_.empty()) return true;
 
-  // U's links, and D: the other flows on them, fixed at their levels (all
-  // below λ). Two marks: stamp_ - 1 for U (flows and links), stamp_ for D.
+  // U's links. Every other flow on them (D) is below λ and keeps its rate.
+  // Two marks: stamp_ - 1 for U (flows and links), stamp_ for D.
   next_stamp(2);
   const std::uint32_t u_mark = stamp_ - 1;
   const std::uint32_t d_mark = stamp_;
   component_links_.clear();
+  std::uint64_t u_incidences = 0;
   for (std::uint32_t f : component_flows_) {
     flow_stamp_[f] = u_mark;
+    u_incidences += route_end(f) - route_begin(f);
     for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
       Link& link = links_[route_links_[pos]];
       if (link.stamp == u_mark) continue;
@@ -588,30 +699,49 @@ bool FlowNetwork::resolve_incremental() {
   }
   canonical(component_flows_, /*of_links=*/false, u_mark);
   canonical(component_links_, /*of_links=*/true, u_mark);
-  fixed_flows_.clear();
-  for (std::uint32_t l : component_links_) {
-    Link& link = links_[l];
-    if (link.flows.size() > link.active) sweep(link);
-    for (std::uint32_t g : link.flows) {
-      const std::uint32_t mark = flow_stamp_[g];
-      if (mark == u_mark || mark == d_mark) continue;
-      flow_stamp_[g] = d_mark;
-      // Every flow on a link was covered by a solve, below λ; anything else
-      // (which no join-free instant should produce) takes the safe path.
-      if (!(slots_[g].level < lambda)) return false;
-      fixed_flows_.push_back(g);
+  std::uint64_t link_incidences = 0;
+  for (std::uint32_t l : component_links_) link_incidences += links_[l].active;
+
+  // What the free flows need of D is, per link of U, D's levels there folded
+  // (FixedLinkState). Two exact ways to get it, the same bits: from the
+  // links' level groups, at a cost in U's flows (the groups are kept up to
+  // date as U's flows change level), or by handing D's flows to the solver to
+  // replay, at a cost in D's flows on U's links. Groups when D dominates
+  // (an all-to-all's tail: a few thousand flows re-levelled next to a
+  // hundred thousand fixed ones); the replay when U is most of the links'
+  // flows (an all-to-all's first departures re-level nearly everything, and
+  // keeping groups for them would cost more than it saves).
+  const bool by_groups = track_levels_ && link_incidences - u_incidences > u_incidences;
+  if (!by_groups) {
+    if (track_levels_) {
+      for (std::uint32_t l : component_links_) drop_level_groups(l);
     }
+    fixed_flows_.clear();
+    for (std::uint32_t l : component_links_) {
+      Link& link = links_[l];
+      if (link.flows.size() > link.active) sweep(link);
+      for (std::uint32_t g : link.flows) {
+        const std::uint32_t mark = flow_stamp_[g];
+        if (mark == u_mark || mark == d_mark) continue;
+        flow_stamp_[g] = d_mark;
+        // Every flow on a link was covered by a solve, below λ; anything else
+        // (which no join-free instant should produce) takes the safe path.
+        if (!(slots_[g].level < lambda)) return false;
+        fixed_flows_.push_back(g);
+      }
+    }
+    canonical(fixed_flows_, /*of_links=*/false, d_mark);
+  } else {
+    fixed_flows_.clear();
   }
-  canonical(fixed_flows_, /*of_links=*/false, d_mark);
   problem_flows_.resize(component_flows_.size() + fixed_flows_.size());
   std::merge(component_flows_.begin(), component_flows_.end(), fixed_flows_.begin(),
              fixed_flows_.end(), problem_flows_.begin());
 
-  // The sub-problem: U's links in increasing id, its flows in increasing id;
-  // a fixed flow lists only its links among U's (the others do not matter).
+  // The sub-problem: U's links in increasing id, its flows in increasing id
+  // (with the replay, D's too; a fixed flow lists only its links among U's).
   begin_problem(problem_flows_);
   fixed_level_.clear();
-  fixed_level_.reserve(problem_flows_.size());
   bool weighted = false;
   bool capped = false;
   for (std::uint32_t f : problem_flows_) {
@@ -623,7 +753,7 @@ bool FlowNetwork::resolve_incremental() {
       if (free || links_[l].stamp == u_mark) problem_.links.push_back(link_to_compact_[l]);
     }
     problem_.link_offsets.push_back(static_cast<std::uint32_t>(problem_.links.size()));
-    fixed_level_.push_back(free ? MaxMinSolver::kFree : slots_[f].level);
+    if (!by_groups) fixed_level_.push_back(free ? MaxMinSolver::kFree : slots_[f].level);
   }
   if (weighted) {
     for (std::uint32_t f : problem_flows_) problem_.weight.push_back(weight_of(f));
@@ -631,10 +761,19 @@ bool FlowNetwork::resolve_incremental() {
   if (capped) {
     for (std::uint32_t f : problem_flows_) problem_.cap.push_back(cap_of(f));
   }
-  const std::vector<double>& rates = solver_.solve_with_fixed(problem_, fixed_level_);
+  if (by_groups) {
+    fixed_links_.clear();
+    for (std::uint32_t l : component_links_) {
+      if (!link_levels_[l].built) build_level_groups(l);
+      fixed_links_.push_back(fixed_link_state(l, lambda));
+    }
+  }
+  const std::vector<double>& rates = by_groups ? solver_.solve_with_fixed_links(problem_, fixed_links_)
+                                               : solver_.solve_with_fixed(problem_, fixed_level_);
   const std::vector<double>& levels = solver_.levels();
   ++resolves_;
   ++incremental_resolves_;
+  if (by_groups) ++group_resolves_;
   resolved_flows_ += component_flows_.size();
   incremental_resolved_flows_ += component_flows_.size();
   for (std::size_t i = 0; i < problem_flows_.size(); ++i) {

@@ -183,6 +183,10 @@ class FlowNetwork {
   /// flows they recomputed; the rest were component re-solves.
   std::uint64_t incremental_resolves() const { return incremental_resolves_; }
   std::uint64_t incremental_resolved_flows() const { return incremental_resolved_flows_; }
+  /// How many incremental re-solves took the fixed flows from the links'
+  /// level groups; the others had the solver replay them (see
+  /// resolve_incremental). The same rates either way.
+  std::uint64_t group_resolves() const { return group_resolves_; }
 
  private:
   enum class State : std::uint8_t { kLatent, kActive, kDone };
@@ -315,6 +319,7 @@ class FlowNetwork {
   std::uint64_t resolved_flows_ = 0;
   std::uint64_t incremental_resolves_ = 0;
   std::uint64_t incremental_resolved_flows_ = 0;
+  std::uint64_t group_resolves_ = 0;
 
   // Incremental re-solve state.
   bool joined_since_resolve_ = false;  // a flow joined since the latest re-solve
@@ -326,9 +331,40 @@ class FlowNetwork {
   LevelBuckets level_buckets_;
   std::size_t level_entries_ = 0;  // entries in all buckets, stale ones included
   LevelBuckets::iterator level_hint_ = level_buckets_.end();  // the bucket set_level used last
+  // Per link, the distinct levels of its transferring flows (those a solve
+  // covered), ascending, with their total weight, and the fold of the
+  // groups below each: what an incremental re-solve needs of the flows below
+  // λ on a link (FixedLinkState) without visiting them. Kept while
+  // incremental re-solves are possible (track_levels_: flow fidelity and
+  // integer weights).
+  struct LevelGroup {
+    double level;
+    double weight;         // total weight of the link's flows at this level (an integer)
+    std::uint32_t flows;   // how many
+    double base_before;    // capacity less the groups below, folded; valid below LinkLevels::folded
+  };
+  // A link's groups are built when an incremental re-solve first needs them
+  // and kept up to date from then on; a component re-solve, which re-levels
+  // all its flows at once, drops them (an all-to-all of a million flows would
+  // otherwise pay for groups that no incremental re-solve reads).
+  struct LinkLevels {
+    std::vector<LevelGroup> groups;
+    std::uint32_t folded = 0;  // groups[0 .. folded) have a valid base_before
+    bool built = false;
+  };
+  void add_to_level_group(std::uint32_t link, double level, double weight);
+  void remove_from_level_group(std::uint32_t link, double level, double weight);
+  void build_level_groups(std::uint32_t link);
+  void drop_level_groups(std::uint32_t link);
+  FixedLinkState fixed_link_state(std::uint32_t link, double lambda);
+  bool track_levels_ = false;
+  std::vector<LinkLevels> link_levels_;
+  std::vector<FixedLinkState> fixed_links_;  // of component_links_, for the solver
+  // The replay's sub-problem: D's flows, all flows in increasing id, levels.
   std::vector<std::uint32_t> fixed_flows_;
-  std::vector<std::uint32_t> problem_flows_;  // the sub-problem's flows, increasing id
+  std::vector<std::uint32_t> problem_flows_;
   std::vector<double> fixed_level_;
+  std::vector<std::pair<double, double>> level_scratch_;  // (level, weight) while building
 
   bool completion_scheduled_ = false;
   sim::EventId completion_event_{};

@@ -204,6 +204,7 @@ RandomCase random_case(std::mt19937_64& rng, bool disjoint) {
 struct ModelCounters {
   std::uint64_t resolves = 0;
   std::uint64_t incremental_resolves = 0;
+  std::uint64_t group_resolves = 0;
 };
 
 std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
@@ -249,6 +250,7 @@ std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
   if (counters != nullptr) {
     counters->resolves += net.resolves();
     counters->incremental_resolves += net.incremental_resolves();
+    counters->group_resolves += net.group_resolves();
   }
   std::vector<TimePoint> finish;
   for (std::size_t f = 0; f < c.flows.size(); ++f) {
@@ -428,9 +430,12 @@ TEST(FlowNetworkTest, RandomisedDifferentialLeaveHeavy) {
     }
     ASSERT_TRUE(violations.empty()) << "trial " << trial << ": " << violations.front();
   }
-  // Most re-solves took the incremental path.
+  // Most re-solves took the incremental path, by both of its ways (the
+  // links' level groups, and the solver's replay of the fixed flows).
   EXPECT_GT(counters.incremental_resolves, 1'000u);
   EXPECT_GT(2 * counters.incremental_resolves, counters.resolves);
+  EXPECT_GT(counters.group_resolves, 200u);
+  EXPECT_GT(counters.incremental_resolves - counters.group_resolves, 200u);
 }
 
 // A case built for the incremental path: 200 slow flows, each held at 1 GB/s
@@ -462,6 +467,7 @@ TEST(FlowNetworkTest, IncrementalResolveCoversOnlyFlowsAtOrAboveTheLeavers) {
   EXPECT_EQ(net.resolves() - net.incremental_resolves(), 1u)
       << "one component re-solve, for the joins";
   EXPECT_EQ(net.incremental_resolves(), kFast - 1);
+  EXPECT_EQ(net.group_resolves(), kFast - 1) << "the 200 slow flows are read from level groups";
   EXPECT_EQ(net.incremental_resolved_flows(), 45u);
   EXPECT_LT(net.resolved_flows(), kSlow + kFast + 50);
   for (std::uint32_t i = 0; i < kSlow; ++i) {
