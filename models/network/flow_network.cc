@@ -776,13 +776,60 @@ bool FlowNetwork::resolve_incremental() {
   if (by_groups) ++group_resolves_;
   resolved_flows_ += component_flows_.size();
   incremental_resolved_flows_ += component_flows_.size();
+  if (by_groups) {
+    // On U's links the groups at or above λ were U's flows, all of them (every
+    // other flow is below λ); U's new levels are at or above λ too. So the
+    // groups from λ up are rebuilt at once below, and set_level leaves these
+    // links alone meanwhile (built off): one sort per link instead of a
+    // removal and an insertion per flow and link.
+    for (std::uint32_t l : component_links_) {
+      LinkLevels& ll = link_levels_[l];
+      const auto keep = static_cast<std::uint32_t>(
+          std::lower_bound(ll.groups.begin(), ll.groups.end(), lambda,
+                           [](const LevelGroup& a, double x) { return a.level < x; }) -
+          ll.groups.begin());
+      ll.groups.resize(keep);
+      ll.folded = std::min(ll.folded, keep);
+      ll.built = false;
+    }
+  }
   for (std::size_t i = 0; i < problem_flows_.size(); ++i) {
     const std::uint32_t f = problem_flows_[i];
     if (flow_stamp_[f] != u_mark) continue;
     if (rates[i] != slots_[f].rate) set_rate(f, rates[i]);
     set_level(f, levels[i]);
   }
+  if (by_groups) regroup_above();
   return true;
+}
+
+void FlowNetwork::regroup_above() {
+  // U's flows in the order the solver froze them, which is by level
+  // (progressive filling freezes at non-decreasing levels): each link's new
+  // groups come out in order, appended after the ones below λ. (In the groups
+  // path the problem's flows are U's, with their whole routes.)
+  const std::vector<double>& levels = solver_.levels();
+  for (std::uint32_t i : solver_.freeze_order()) {
+    const std::uint32_t f = component_flows_[i];
+    const double level = levels[i];
+    const double weight = weight_of(f);
+    for (std::uint32_t k = problem_.link_offsets[i]; k < problem_.link_offsets[i + 1]; ++k) {
+      const std::uint32_t l = component_links_[problem_.links[k]];
+      std::vector<LevelGroup>& g = link_levels_[l].groups;
+      if (!g.empty() && g.back().level == level) {
+        g.back().weight += weight;
+        ++g.back().flows;
+        continue;
+      }
+      if (!g.empty() && g.back().level > level) {
+        throw std::logic_error(fmt::format(
+            "network model: a re-solve froze a flow at level {} after level {} on link {}", level,
+            g.back().level, l));
+      }
+      g.push_back(LevelGroup{.level = level, .weight = weight, .flows = 1, .base_before = 0.0});
+    }
+  }
+  for (std::uint32_t l : component_links_) link_levels_[l].built = true;
 }
 
 LinkRecord FlowNetwork::link(std::uint32_t index) const {

@@ -23,10 +23,16 @@
 // exactness). When flows only left, it covers only the flows whose level
 // (rate / weight) was at least the smallest level λ of the leavers, network
 // wide: every flow below λ keeps its rate exactly, and the solver re-fills
-// the others from λ, replaying the fixed flows' freezes so that the rates are
-// the bits a from-scratch solve gives (MaxMinSolver::solve_with_fixed). In an
-// ECMP-hashed fabric's tail, where flows finish at hundreds of distinct
-// levels, that is a handful of flows per instant instead of the whole fabric.
+// the others from λ so that the rates are the bits a from-scratch solve
+// gives. What those need of the fixed flows on their links comes one of two
+// ways: from per-link level groups (each link's distinct levels with their
+// total weight, folded: MaxMinSolver::solve_with_fixed_links), kept up to
+// date once a link is first used, so that the cost is in the re-solved
+// flows; or, when the re-solved flows are most of their links' flows anyway,
+// by the solver replaying the fixed flows' freezes
+// (MaxMinSolver::solve_with_fixed). In an ECMP-hashed fabric's tail, where
+// flows finish at hundreds of distinct levels, that is a handful of flows per
+// instant instead of the whole fabric.
 // Active flows are kept in buckets by level (one per distinct level, lazily
 // invalidated) from which the flows at or above λ are enumerated in time
 // proportional to their number. With a non-integer weight anywhere the exact
@@ -356,6 +362,8 @@ class FlowNetwork {
   void remove_from_level_group(std::uint32_t link, double level, double weight);
   void build_level_groups(std::uint32_t link);
   void drop_level_groups(std::uint32_t link);
+  // After a re-solve from groups: U's new levels as the groups from λ up.
+  void regroup_above();
   FixedLinkState fixed_link_state(std::uint32_t link, double lambda);
   bool track_levels_ = false;
   std::vector<LinkLevels> link_levels_;

@@ -364,9 +364,11 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   // (level x weight, or its cap for the flows in at_cap_): freezes happen at
   // scattered flows, and one array less to write there is one miss less.
   at_cap_.clear();
+  freeze_order_.clear();
   const auto freeze = [&](std::size_t f, double level) {
     frozen_[f] = 1;
     levels_[f] = level;
+    freeze_order_.push_back(static_cast<std::uint32_t>(f));
     const double w = weight_of(f);
     for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
       const std::uint32_t l = p.links[i];

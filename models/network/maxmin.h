@@ -154,6 +154,12 @@ class MaxMinSolver {
   /// for a flow with no link and no cap).
   const std::vector<double>& levels() const { return levels_; }
 
+  /// The flows of the latest solve in the order it froze them (the replayed
+  /// fixed flows first, then the free ones), each once; flows that crossed no
+  /// link and had no cap are not in it. Progressive filling freezes at
+  /// non-decreasing levels, so this lists the flows by level.
+  const std::vector<std::uint32_t>& freeze_order() const { return freeze_order_; }
+
  private:
   const std::vector<double>& run(const MaxMinProblem& problem, std::span<const double> fixed_level,
                                  std::span<const FixedLinkState> fixed_links);
@@ -180,6 +186,7 @@ class MaxMinSolver {
 
   std::vector<double> rates_;
   std::vector<double> levels_;
+  std::vector<std::uint32_t> freeze_order_;
   // Per link, together: freeze() touches all of it for every link of a flow.
   struct LinkState {
     double base;             // capacity less the folded frozen groups

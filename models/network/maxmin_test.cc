@@ -265,6 +265,32 @@ TEST(MaxMinTest, RandomisedPropertiesAndReference) {
   }
 }
 
+// freeze_order() lists every flow with a link or a cap once, at
+// non-decreasing levels (what the network model's level groups rely on), on
+// random problems, some large, weighted and capped.
+TEST(MaxMinTest, FreezeOrderIsByLevel) {
+  std::mt19937_64 rng(1234);
+  MaxMinSolver solver;
+  for (int trial = 0; trial < 400; ++trial) {
+    const MaxMinProblem p = trial % 4 == 3 ? random_problem(rng, trial % 3 == 1, trial % 2 == 1, 40, 600)
+                                           : random_problem(rng, trial % 3 == 1, trial % 2 == 1);
+    solver.solve(p);
+    const std::vector<double> levels = solver.levels();
+    const std::vector<std::uint32_t> order = solver.freeze_order();
+    std::vector<int> seen(p.num_flows(), 0);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      ++seen[order[i]];
+      if (i > 0) {
+        ASSERT_LE(levels[order[i - 1]], levels[order[i]]) << "trial " << trial << " step " << i;
+      }
+    }
+    for (std::size_t f = 0; f < p.num_flows(); ++f) {
+      const bool constrained = p.link_offsets[f + 1] > p.link_offsets[f] || (!p.cap.empty() && std::isfinite(p.cap[f]));
+      ASSERT_EQ(seen[f], constrained ? 1 : 0) << "trial " << trial << " flow " << f;
+    }
+  }
+}
+
 // Solving a connected component alone gives bit-for-bit the rates of solving
 // the whole problem, when links and flows keep their relative order.
 TEST(MaxMinTest, ComponentSolveIsBitIdentical) {
