@@ -61,6 +61,41 @@ TEST(RadixEventQueueTest, PushBelowThePeekedMinimumRebases) {
                      {400, 3}, {1000, 0}, {1000, 1}, {1000, 4}, {4000, 2}}));
 }
 
+// After pops, keys below the end of the run go into it, behind their equals.
+TEST(RadixEventQueueTest, PushesIntoARunAfterPops) {
+  RadixEventQueue q;
+  for (std::uint32_t i = 0; i < 6; ++i) q.push(16 + 2 * i, i);  // 16..26, one bucket
+  EXPECT_EQ(q.pop().slot, 0u);                                  // key 16; run 18..26 left
+  EXPECT_EQ(q.pop().slot, 1u);                                  // key 18
+  q.push(19, 10);  // below the run's head (20)
+  q.push(19, 11);  // equal to the new head: behind it
+  q.push(23, 12);  // between 22 and 24
+  q.push(24, 13);  // equal to a key inside: behind it
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> out;
+  while (!q.empty()) {
+    const auto e = q.pop();
+    out.emplace_back(e.key, e.slot);
+  }
+  EXPECT_EQ(out, (std::vector<std::pair<std::uint64_t, std::uint32_t>>{
+                     {19, 10}, {19, 11}, {20, 2}, {22, 3}, {23, 12}, {24, 4}, {24, 13}, {26, 5}}));
+}
+
+// With the run empty, a key below `last` (below a key already popped, which
+// the engine never pushes) re-buckets everything and keeps order.
+TEST(RadixEventQueueTest, PushBelowThePoppedKeyRebases) {
+  RadixEventQueue q;
+  q.push(1000, 0);
+  q.push(5000, 1);
+  q.push(5000, 2);
+  EXPECT_EQ(q.pop().slot, 0u);  // the run [1000] is now empty
+  q.push(700, 3);
+  q.push(5000, 4);
+  q.push(800, 5);
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().slot);
+  EXPECT_EQ(order, (std::vector<std::uint32_t>{3, 5, 1, 2, 4}));
+}
+
 TEST(RadixEventQueueTest, RemoveIfKeepsOrderOfTheRest) {
   RadixEventQueue q;
   for (std::uint32_t i = 0; i < 20; ++i) q.push(100 + (i % 4) * 7, i);
