@@ -5,6 +5,9 @@
 # one worker thread and with all of them. Refresh the goldens with
 #   ZX_UPDATE_GOLDENS=1 bazel run //tests:golden_runs_test
 set -uo pipefail
+# check() runs at the end of pipelines: in this shell, so that its count of
+# failures survives (without lastpipe it ran in a subshell and was lost).
+shopt -s lastpipe
 
 root="${TEST_SRCDIR:-}/${TEST_WORKSPACE:-}"
 zionsim="$root/tools/zionsim"
