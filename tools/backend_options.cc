@@ -1,8 +1,11 @@
 #include "tools/backend_options.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "models/network/topology_links.h"
 
 namespace zx::tools {
 
@@ -43,6 +46,27 @@ models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const s
   if (!profile.empty()) return models::load_device_profile(profile);
   if (!gpu.empty()) return models::builtin_device_profile(gpu);
   return models::builtin_device_profile(cluster.spec && cluster.spec->preset == "hgx" ? "h100-sxm" : "a100-40gb");
+}
+
+void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns) {
+  cmd.add_option("--fidelity", fidelity,
+                 "flow: max-min fair sharing of every link; analytical: no sharing, each flow at its bottleneck")
+      ->check(CLI::IsMember({"flow", "analytical"}))
+      ->capture_default_str();
+  cmd.add_option("--completion-quantum-ns", completion_quantum_ns,
+                 "Round flow finish times up to a multiple of this, so that flows due within it finish "
+                 "together (fewer re-solves); 0: exact to the picosecond")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+}
+
+std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const topology::Topology& topology,
+                                                  const std::string& fidelity, double completion_quantum_ns) {
+  auto network = std::make_unique<models::FlowNetwork>(
+      sim, models::link_params(topology),
+      fidelity == "analytical" ? models::NetworkFidelity::kAnalytical : models::NetworkFidelity::kFlow);
+  network->set_completion_quantum(sim::Duration::ps(std::llround(completion_quantum_ns * 1e3)));
+  return network;
 }
 
 }  // namespace zx::tools

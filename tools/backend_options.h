@@ -9,11 +9,17 @@
 #define ZIONSIM_TOOLS_BACKEND_OPTIONS_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "models/compute/device_profile.h"
 #include "models/execution/network_backend.h"
+#include "models/network/flow_network.h"
+#include "sim/simulator.h"
+#include "topology/topology.h"
 #include "topology/cluster_file.h"
 
 namespace zx::tools {
@@ -31,6 +37,15 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
 /// cluster's own (H100 for hgx, A100 40GB otherwise).
 models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
                                  const std::string& profile);
+
+/// Adds the network model's knobs to `cmd`: --fidelity (flow or analytical)
+/// and --completion-quantum-ns (0 to 1e6; 0 is exact to the picosecond),
+/// with the variables' values as the defaults shown.
+void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns);
+
+/// The network model of `topology` on `sim`, as those flags say.
+std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const topology::Topology& topology,
+                                                  const std::string& fidelity, double completion_quantum_ns);
 
 }  // namespace zx::tools
 

@@ -48,6 +48,7 @@ struct Flags {
   int max_points = 1000;
   int ranks = 0;
   std::string fidelity = "flow";
+  double completion_quantum_ns = 0;  // exact: collective times are microseconds
   std::string format = "table";
   std::string gpu;
 };
@@ -176,9 +177,9 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   for (const std::int64_t bytes : sweep_sizes(lo, hi, f.step_factor, elem, f.max_points)) {
     for (const std::string& a : algorithms) {
       sim::Simulator sim;
-      models::FlowNetwork network(sim, models::link_params(topo),
-                                  f.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
-                                                             : models::NetworkFidelity::kFlow);
+      const std::unique_ptr<models::FlowNetwork> owned_network =
+          make_network(sim, topo, f.fidelity, f.completion_quantum_ns);
+      models::FlowNetwork& network = *owned_network;
       models::NetworkBackend backend(sim, network, router, registry, options);
       coll::CollectiveRequest req;
       req.kind = *kind;
@@ -208,6 +209,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
     j["dtype"] = f.dtype;
     if (wire) j["quantize"] = f.quantize;
     j["fidelity"] = f.fidelity;
+    j["completion_quantum_ns"] = f.completion_quantum_ns;
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
       results.push_back({{"size_bytes", r.bytes}, {"count", r.count}, {"algorithm", r.algorithm},
@@ -277,7 +279,7 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--ranks", f->ranks, "Use the first N GPUs (default: all)")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
-  cmd->add_option("--fidelity", f->fidelity, "flow or analytical")->check(CLI::IsMember({"flow", "analytical"}))->capture_default_str();
+  add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->parse_complete_callback([request, sources, f, action = context.action] {
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };

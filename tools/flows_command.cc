@@ -17,6 +17,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
@@ -33,6 +34,7 @@ struct FlowsOptions {
   std::int64_t size_bytes = 1 << 20;
   std::uint64_t seed = 1;
   std::string fidelity = "flow";
+  double completion_quantum_ns = 0;  // exact: per-flow times are the output
   std::string format = "table";
   int top = 10;
 };
@@ -60,9 +62,8 @@ int run_flows(const topology::ClusterRequest& request, const FlowsOptions& o, st
 
   const topology::Router router(topo);
   sim::Simulator sim;
-  models::FlowNetwork network(sim, models::link_params(topo),
-                              o.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
-                                                         : models::NetworkFidelity::kFlow);
+  const std::unique_ptr<models::FlowNetwork> owned_network = make_network(sim, topo, o.fidelity, o.completion_quantum_ns);
+  models::FlowNetwork& network = *owned_network;
   std::vector<FlowOutcome> outcomes(specs.size());
   auto scratch = std::make_shared<models::RouteScratch>();
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -89,6 +90,7 @@ int run_flows(const topology::ClusterRequest& request, const FlowsOptions& o, st
     j["schema_version"] = 1;
     j["cluster"] = cluster.source;
     j["fidelity"] = o.fidelity;
+    j["completion_quantum_ns"] = o.completion_quantum_ns;
     j["makespan_ps"] = makespan.count_ps();
     j["resolves"] = network.resolves();
     nlohmann::ordered_json flows = nlohmann::ordered_json::array();
@@ -185,11 +187,7 @@ void add_flows_command(CLI::App& app, CommandContext& context) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 50))
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the permutation pattern")->capture_default_str();
-  cmd->add_option("--fidelity", o->fidelity,
-                  "flow: max-min fair sharing of every link; analytical: no sharing, each flow at its "
-                  "bottleneck")
-      ->check(CLI::IsMember({"flow", "analytical"}))
-      ->capture_default_str();
+  add_network_flags(*cmd, o->fidelity, o->completion_quantum_ns);
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();

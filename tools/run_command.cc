@@ -43,6 +43,7 @@ struct Flags {
   std::string gpu;
   std::string profile;
   std::string fidelity = "flow";
+  double completion_quantum_ns = 1.0;  // as whatif's, so that a whatif --emit-trace runs the same
   std::vector<std::string> algorithms;
   std::string timeline;
   std::string format = "table";
@@ -120,9 +121,9 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   sim::Simulator sim;
   const topology::Router router(cluster.topology);
-  models::FlowNetwork network(sim, models::link_params(cluster.topology),
-                              f.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
-                                                         : models::NetworkFidelity::kFlow);
+  const std::unique_ptr<models::FlowNetwork> owned_network =
+      make_network(sim, cluster.topology, f.fidelity, f.completion_quantum_ns);
+  models::FlowNetwork& network = *owned_network;
   if (!f.timeline.empty()) network.record_link_history(true);
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources, registry);
@@ -156,6 +157,8 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
     j["schema_version"] = 1;
     j["trace"] = trace_name;
     j["cluster"] = cluster.source;
+    j["fidelity"] = f.fidelity;
+    j["completion_quantum_ns"] = f.completion_quantum_ns;
     j["iteration_time_ms"] = iteration;
     j["fingerprint"] = fmt::format("{:016x}", sim.fingerprint());
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
@@ -238,7 +241,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--gpu", f->gpu, "GPU profile that prices kernels in the trace");
   cmd->add_option("--profile", f->profile, "A GPU profile file")->option_text("FILE");
-  cmd->add_option("--fidelity", f->fidelity, "flow or analytical")->check(CLI::IsMember({"flow", "analytical"}))->capture_default_str();
+  add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind: KIND=NAME")->take_all();
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run")->option_text("FILE");
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();

@@ -89,9 +89,8 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
 
   sim::Simulator sim;
   const topology::Router router(topo);
-  models::FlowNetwork network(sim, models::link_params(topo),
-                              o.fidelity == "analytical" ? models::NetworkFidelity::kAnalytical
-                                                         : models::NetworkFidelity::kFlow);
+  const std::unique_ptr<models::FlowNetwork> owned_network = make_network(sim, topo, o.fidelity, o.completion_quantum_ns);
+  models::FlowNetwork& network = *owned_network;
   if (keep) network.record_link_history(true);
   models::collectives::CollectiveRegistry registry;
   fill_registry({o.plugins, o.schedules}, registry);

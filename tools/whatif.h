@@ -36,6 +36,10 @@ struct WhatIfOptions {
   std::string gpu;      ///< a built-in profile name; empty: the cluster's (A100 40GB for ZionEX)
   std::string profile;  ///< a profile file (overrides gpu)
   std::string fidelity = "flow";
+  /// Flow finish times round up to multiples of this (FlowNetwork's
+  /// completion quantum); 0: exact. The default, 1 ns, changes model A's
+  /// iteration by at most 1.4e-5 of itself and takes 64 nodes 4.5x faster (README).
+  double completion_quantum_ns = 1.0;
   /// Collective kind -> algorithm. Defaults: hierarchical all-reduce,
   /// reduce-scatter and all-gather (NVLink inside a server, every NIC across,
   /// as NCCL's multi-channel rings use them) and direct all-to-all.

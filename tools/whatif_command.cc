@@ -132,6 +132,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
       j["model"] = o.model;
       j["cluster"] = o.cluster.cluster;
       j["fidelity"] = o.fidelity;
+      j["completion_quantum_ns"] = o.completion_quantum_ns;
       nlohmann::ordered_json results = nlohmann::ordered_json::array();
       for (const WhatIfPoint& p : points) {
         nlohmann::ordered_json r;
@@ -239,9 +240,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--nic-gbit", f->nic_gbit, "What if the NICs were this fast (Gb/s)")->check(CLI::PositiveNumber);
   cmd->add_option("--oversubscription", f->oversubscription, "What if the racks were oversubscribed N:1")
       ->check(CLI::Range(1.0, 1024.0));
-  cmd->add_option("--fidelity", options->fidelity, "flow: max-min sharing of links; analytical: no sharing")
-      ->check(CLI::IsMember({"flow", "analytical"}))
-      ->capture_default_str();
+  add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
   cmd->add_option("--algo", f->algorithms,
                   "Collective algorithm per kind, e.g. --algo all_reduce=nccl --algo all_to_all=hierarchical")
       ->option_text("KIND=NAME")

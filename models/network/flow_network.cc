@@ -154,6 +154,16 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
   return FlowId{f};
 }
 
+void FlowNetwork::set_completion_quantum(sim::Duration quantum) {
+  if (quantum.count_ps() < 0) {
+    throw std::invalid_argument(fmt::format("completion quantum: expected >= 0 ps, found {} ps", quantum.count_ps()));
+  }
+  if (slots_.size() != 0) {
+    throw std::invalid_argument("completion quantum: set it before the first flow starts");
+  }
+  quantum_ps_ = quantum.count_ps();
+}
+
 void FlowNetwork::record_link_history(bool on) {
   record_history_ = on;
   if (on) use_exact_incidence();
@@ -261,9 +271,25 @@ void FlowNetwork::set_rate(std::uint32_t f, double rate) {
     const double elapsed_s = static_cast<double>((now - p.last_update).count_ps()) * 1e-12;
     p.remaining = std::max(0.0, p.remaining - slot.rate * elapsed_s);
   }
+  const bool queued = slot.rate > 0.0;
   slot.rate = rate;
   p.last_update = now;
-  slot.finish_estimate = now + transfer_time(p.remaining, rate);
+  const sim::TimePoint previous = slot.finish_estimate;
+  const sim::Duration left = transfer_time(p.remaining, rate);
+  slot.finish_estimate = now + left;
+  if (quantum_ps_ > 1 && std::isfinite(rate)) {
+    // Up to the next multiple of the quantum (time is never negative here).
+    // Only the flows that join with nothing to send (zero bytes, an empty
+    // route: an infinite rate) finish at once.
+    const std::int64_t t = slot.finish_estimate.count_ps();
+    const std::int64_t over = t % quantum_ps_;
+    if (over != 0 && t <= std::numeric_limits<std::int64_t>::max() - quantum_ps_) {
+      slot.finish_estimate = sim::TimePoint::from_ps(t - over + quantum_ps_);
+    }
+  }
+  // Its entry at the unchanged estimate is still queued and valid: pushing
+  // another would only add a duplicate for the stale sweeps to walk.
+  if (queued && slot.finish_estimate == previous) return;
   push_completion(f);
 }
 

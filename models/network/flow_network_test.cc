@@ -209,9 +209,10 @@ struct ModelCounters {
 
 std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
                                  std::vector<std::string>* violations = nullptr,
-                                 ModelCounters* counters = nullptr) {
+                                 ModelCounters* counters = nullptr, Duration quantum = Duration::zero()) {
   sim::Simulator sim;
   FlowNetwork net(sim, c.links, fidelity);
+  net.set_completion_quantum(quantum);
   std::vector<FlowId> ids(c.flows.size());
   for (std::size_t f = 0; f < c.flows.size(); ++f) {
     sim.schedule(TimePoint::from_ps(c.flows[f].start_ps), [&, f] {
@@ -256,6 +257,14 @@ std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
   for (std::size_t f = 0; f < c.flows.size(); ++f) {
     finish.push_back(net.flow(ids[f]).finish);
   }
+  // No flow beats its bottleneck, quantum or not.
+  for (std::size_t f = 0; f < c.flows.size(); ++f) {
+    double bottleneck = std::numeric_limits<double>::infinity();
+    for (std::uint32_t l : c.flows[f].route) bottleneck = std::min(bottleneck, c.links[l].capacity_bytes_per_s);
+    const FlowRecord& r = net.flow(ids[f]);
+    EXPECT_GE((r.finish - r.first_byte).to_seconds() * (1 + 1e-12), static_cast<double>(c.flows[f].size) / bottleneck)
+        << "flow " << f << " finished faster than its bottleneck allows";
+  }
   // Conservation: every link carried exactly the bytes of the flows crossing
   // it, and (when shared fairly) no faster than its capacity.
   for (std::uint32_t l = 0; l < c.links.size(); ++l) {
@@ -278,7 +287,7 @@ std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
 // happens, apply every first byte and finish due, then re-solve ALL
 // transferring flows from scratch; a flow's progress is integrated when its
 // rate changes, and its finish is transfer_time after that, as the model does.
-std::vector<TimePoint> run_reference(const RandomCase& c) {
+std::vector<TimePoint> run_reference(const RandomCase& c, std::int64_t quantum_ps = 0) {
   struct State {
     bool active = false;
     bool done = false;
@@ -356,6 +365,7 @@ std::vector<TimePoint> run_reference(const RandomCase& c) {
       s.rate = rates[i];
       s.last = now;
       s.finish = now + transfer_time(s.remaining, s.rate).count_ps();
+      if (quantum_ps > 0) s.finish = (s.finish + quantum_ps - 1) / quantum_ps * quantum_ps;
     }
   }
   return result;
@@ -436,6 +446,96 @@ TEST(FlowNetworkTest, RandomisedDifferentialLeaveHeavy) {
   EXPECT_GT(2 * counters.incremental_resolves, counters.resolves);
   EXPECT_GT(counters.group_resolves, 200u);
   EXPECT_GT(counters.incremental_resolves - counters.group_resolves, 200u);
+}
+
+// With a completion quantum the model still equals the from-scratch
+// reference to the picosecond when the reference rounds its finishes up the
+// same way; every finish of a flow with bytes is on the quantum's grid; and
+// the invariants (capacities, conservation, no flow beating its
+// bottleneck) hold. Over the same cases, no more instants need a re-solve.
+TEST(FlowNetworkTest, CompletionQuantumAgainstReference) {
+  for (const std::int64_t quantum_ps : {1'000, 7'777, 250'000}) {
+    std::mt19937_64 rng(31 + quantum_ps);
+    ModelCounters exact;
+    ModelCounters coarse;
+    for (int trial = 0; trial < 200; ++trial) {
+      const RandomCase c = trial % 2 == 0 ? leave_heavy_case(rng) : random_case(rng, /*disjoint=*/false);
+      std::vector<std::string> violations;
+      const std::vector<TimePoint> model = run_model(c, NetworkFidelity::kFlow, trial < 30 ? &violations : nullptr,
+                                                     &coarse, Duration::ps(quantum_ps));
+      run_model(c, NetworkFidelity::kFlow, nullptr, &exact);
+      const std::vector<TimePoint> reference = run_reference(c, quantum_ps);
+      ASSERT_EQ(model.size(), reference.size());
+      for (std::size_t f = 0; f < model.size(); ++f) {
+        ASSERT_EQ(model[f].count_ps(), reference[f].count_ps())
+            << "quantum " << quantum_ps << " trial " << trial << " flow " << f;
+        if (c.flows[f].size > 0) {
+          ASSERT_EQ(model[f].count_ps() % quantum_ps, 0) << "quantum " << quantum_ps << " trial " << trial;
+        }
+      }
+      ASSERT_TRUE(violations.empty()) << "trial " << trial << ": " << violations.front();
+    }
+    // Random sizes seldom finish within a quantum of each other: no fewer.
+    EXPECT_LE(coarse.resolves, exact.resolves) << "quantum " << quantum_ps;
+
+  }
+}
+
+// Closed forms: a flow alone finishes at its exact time rounded up to the
+// quantum, at both fidelities; flows due a fraction of a quantum apart
+// finish together, in one completion instant; zero-byte and local flows are
+// not delayed.
+TEST(FlowNetworkTest, CompletionQuantumClosedForms) {
+  for (NetworkFidelity fidelity : {NetworkFidelity::kFlow, NetworkFidelity::kAnalytical}) {
+    for (const auto& [quantum, finish] : {std::pair{Duration::zero(), Duration::ns(41'500)},
+                                          std::pair{Duration::ns(500), Duration::ns(41'500)},
+                                          std::pair{Duration::us(1), Duration::us(42)},
+                                          std::pair{Duration::us(7), Duration::us(42)},
+                                          std::pair{Duration::us(100), Duration::us(100)}}) {
+      sim::Simulator sim;
+      FlowNetwork net(sim, {{25 * kGBps, Duration::us(1)}, {100 * kGBps, Duration::ns(500)}}, fidelity);
+      net.set_completion_quantum(quantum);
+      EXPECT_EQ(net.completion_quantum(), quantum);
+      const FlowId id = net.start_flow(route({0, 1}), Bytes(1'000'000), {});
+      const FlowId zero = net.start_flow(route({0}), Bytes(0), {});
+      const FlowId local = net.start_flow(route({}), Bytes(1'000), {});
+      sim.run();
+      EXPECT_EQ(net.flow(id).finish, TimePoint::zero() + finish) << quantum.count_ps();
+      EXPECT_EQ(net.flow(zero).finish, TimePoint::zero() + Duration::us(1));
+      EXPECT_EQ(net.flow(local).finish, TimePoint::zero());
+    }
+  }
+  // Two flows on their own 1 GB/s links, due at 1000 us and 1000.5 us. With
+  // a 7 us quantum both finish at 1001 us (143 x 7 us), in one completion
+  // instant. Exact, the first finish re-solves the other flow (its level is
+  // at or above the leaver's): two re-solves with the joins'; one with the
+  // quantum, where nothing is left to re-solve.
+  for (const Duration quantum : {Duration::zero(), Duration::us(7)}) {
+    sim::Simulator sim;
+    FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}, {1 * kGBps, Duration::zero()}});
+    net.set_completion_quantum(quantum);
+    const FlowId a = net.start_flow(route({0}), Bytes(1'000'000), {});
+    const FlowId b = net.start_flow(route({1}), Bytes(1'000'500), {});
+    sim.run();
+    if (quantum == Duration::zero()) {
+      EXPECT_EQ(net.flow(a).finish, TimePoint::zero() + Duration::us(1'000));
+      EXPECT_EQ(net.flow(b).finish, TimePoint::zero() + Duration::ns(1'000'500));
+      EXPECT_EQ(net.resolves(), 2u);
+    } else {
+      EXPECT_EQ(net.flow(a).finish, TimePoint::zero() + Duration::us(1'001));
+      EXPECT_EQ(net.flow(b).finish, TimePoint::zero() + Duration::us(1'001));
+      EXPECT_EQ(net.resolves(), 1u);
+    }
+  }
+}
+
+TEST(FlowNetworkTest, CompletionQuantumRejectsBadUse) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}});
+  EXPECT_THROW(net.set_completion_quantum(Duration::ps(-1)), std::invalid_argument);
+  net.start_flow(route({0}), Bytes(1'000), {});
+  EXPECT_THROW(net.set_completion_quantum(Duration::ns(1)), std::invalid_argument);
+  EXPECT_EQ(net.completion_quantum(), Duration::zero());
 }
 
 // A case built for the incremental path: 200 slow flows, each held at 1 GB/s
