@@ -38,7 +38,13 @@ int gpus_per_server(const topology::Topology& t) {
   return most;
 }
 
-WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
+// Simulated time between two looks at the wall clock (no events are added:
+// models::execute's slices), and the wall time between two reports of a
+// size still running.
+constexpr sim::Duration kProgressSlice = sim::Duration::us(100);
+constexpr double kRunningReportSeconds = 10.0;
+
+WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep, const RunningHook& running) {
   const auto wall_start = std::chrono::steady_clock::now();
   WhatIfPoint point;
   point.nodes = nodes;
@@ -96,7 +102,14 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
   fill_registry({o.plugins, o.schedules}, registry);
   models::NetworkBackend backend(sim, network, router, registry, backend_options(cluster, device, o.algorithms));
   if (keep) backend.record_flows(true);
-  models::ExecutionResult result = models::execute(sim, graph, backend);
+  auto last_report = std::chrono::steady_clock::now();
+  const auto report = [&](const models::ExecutionProgress& progress) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!running || std::chrono::duration<double>(now - last_report).count() < kRunningReportSeconds) return;
+    last_report = now;
+    running(nodes, progress, std::chrono::duration<double>(now - wall_start).count());
+  };
+  models::ExecutionResult result = models::execute(sim, graph, backend, report, kProgressSlice);
 
   const double iteration_ms = ms(result.makespan.since_start());
   point.iteration_time_ms = iteration_ms;
@@ -153,7 +166,8 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep) {
 }  // namespace
 
 std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& o, std::optional<int> keep_trace_of,
-                                    const std::function<void(const WhatIfPoint&, int, int)>& progress) {
+                                    const std::function<void(const WhatIfPoint&, int, int)>& progress,
+                                    const RunningHook& running) {
   if (o.nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
   if (o.batch_per_gpu && o.global_batch) {
     throw InputError(Diagnostic{"--batch-per-gpu", "", "give --batch-per-gpu or --global-batch, not both"});
@@ -164,11 +178,18 @@ std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& o, std::optional<int> k
   std::atomic<int> next{0};
   std::atomic<int> done{0};
   std::mutex progress_mutex;
+  RunningHook locked_running;
+  if (running) {
+    locked_running = [&](int nodes, const models::ExecutionProgress& p, double seconds) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      running(nodes, p, seconds);
+    };
+  }
   const auto worker = [&] {
     for (int i = next++; i < total; i = next++) {
       try {
         const int nodes = o.nodes[static_cast<std::size_t>(i)];
-        points[static_cast<std::size_t>(i)] = simulate_point(o, nodes, keep_trace_of && *keep_trace_of == nodes);
+        points[static_cast<std::size_t>(i)] = simulate_point(o, nodes, keep_trace_of && *keep_trace_of == nodes, locked_running);
       } catch (...) {
         errors[static_cast<std::size_t>(i)] = std::current_exception();
       }

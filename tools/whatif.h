@@ -87,12 +87,19 @@ struct WhatIfPoint {
   std::optional<models::NetworkActivity> network_activity;
 };
 
+/// Called about every 10 s of wall time while a size is simulated: its node
+/// count, where its run stands and the seconds it has taken so far.
+using RunningHook = std::function<void(int nodes, const models::ExecutionProgress& progress, double seconds)>;
+
 /// Runs every point (in parallel, results in the order of options.nodes).
 /// `keep_trace_of` names a node count whose graph and result to keep.
-/// `progress` (may be empty) is called after each point finishes.
+/// `progress` (may be empty) is called after each point finishes, `running`
+/// (may be empty) while one runs long; never two calls at once. Neither
+/// changes a result.
 /// Throws zx::InputError for bad input (the first problem of any point).
 std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& options, std::optional<int> keep_trace_of = {},
-                                    const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {});
+                                    const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {},
+                                    const RunningHook& running = {});
 
 }  // namespace zx::tools
 

@@ -109,12 +109,17 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   std::optional<int> keep;
   if (!f.timeline.empty() || !f.emit_trace.empty()) keep = *std::max_element(o.nodes.begin(), o.nodes.end());
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<WhatIfPoint> points = run_whatif(o, keep, [&](const WhatIfPoint& p, int done, int total) {
+  const auto finished = [&](const WhatIfPoint& p, int done, int total) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > 2.0 || total > 4) {
       fmt::print(std::cerr, "whatif: {} nodes done ({} of {}, {:.1f} s)\n", p.nodes, done, total, elapsed);
     }
-  });
+  };
+  const auto running = [](int nodes, const models::ExecutionProgress& p, double seconds) {
+    fmt::print(std::cerr, "whatif: {} nodes running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n", nodes,
+               p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
+  };
+  const std::vector<WhatIfPoint> points = run_whatif(o, keep, finished, running);
 
   if (f.format == "json" || f.format == "csv") {
     if (f.format == "csv") {

@@ -250,4 +250,22 @@ ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, Communi
   return executor.result();
 }
 
+ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
+                        const std::function<void(const ExecutionProgress&)>& progress, sim::Duration slice) {
+  ZX_CHECK(slice > sim::Duration::zero(), "execute: the progress slice must be positive");
+  Executor executor(simulator, graph, backend);
+  executor.start();
+  // run(until) stops before the first event past `until` and leaves now() at
+  // `until`; the next slice resumes with that event, so slicing changes
+  // nothing but now() between slices (nothing is scheduled there).
+  while (simulator.pending() > 0) {
+    const sim::TimePoint until =
+        simulator.now() <= sim::TimePoint::max() - slice ? simulator.now() + slice : sim::TimePoint::max();
+    const sim::RunStats stats = simulator.run(until);
+    if (progress) progress(ExecutionProgress{simulator.now(), executor.ops_ended(), graph.ops.size()});
+    if (stats.stop_reason == sim::RunStats::StopReason::kStopRequested) break;
+  }
+  return executor.result();
+}
+
 }  // namespace zx::models

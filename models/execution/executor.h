@@ -17,6 +17,7 @@
 #define ZIONSIM_MODELS_EXECUTION_EXECUTOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -76,6 +77,8 @@ class Executor {
   void start();
   /// True when every op has ended.
   bool finished() const { return ended_ == graph_.ops.size(); }
+  /// How many ops have ended so far (of graph.ops.size()).
+  std::size_t ops_ended() const { return ended_; }
   /// Timings and summaries; requires finished(). Throws zx::InvariantError
   /// naming a stuck op if the run ended with ops left (a deadlock the
   /// validator cannot see, e.g. a backend that never calls back).
@@ -106,6 +109,21 @@ class Executor {
 
 /// Builds an executor, runs the simulator to completion and returns the result.
 ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend);
+
+/// Where a long run stands, for progress reports.
+struct ExecutionProgress {
+  sim::TimePoint now;      ///< simulated time reached
+  std::size_t ops_ended;   ///< ops that have ended
+  std::size_t ops_total;
+};
+
+/// As execute(), but runs the simulation in slices of `slice` simulated time
+/// and calls `progress` between them (and once at the end). The slices add no
+/// events, so the result and the simulator's fingerprint are the same bits as
+/// execute()'s (only now() may end later: at the end of the last slice);
+/// `progress` must not touch the simulation. Requires slice > 0.
+ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
+                        const std::function<void(const ExecutionProgress&)>& progress, sim::Duration slice);
 
 }  // namespace zx::models
 

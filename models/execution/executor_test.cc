@@ -157,6 +157,56 @@ TEST(ExecutorTest, SendRecvPairs) {
   EXPECT_EQ(r.makespan, at_ns(13));
 }
 
+// Running in slices of simulated time, with progress reports between them,
+// gives the same timings and the same engine fingerprint as one run; the
+// reports come in order, about one per slice, and the last one has every op
+// ended.
+TEST(ExecutorTest, SlicedRunWithProgressIsTheSameRun) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int cs = g.stream("compute");
+  const int ms = g.stream("comm");
+  for (int i = 0; i < 20; ++i) {
+    g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(3'000 + 1'000 * i)});
+  }
+  std::vector<std::uint32_t> last(2);
+  for (int i = 0; i < 20; ++i) {
+    for (int r = 0; r < 2; ++r) {
+      const std::uint32_t c = g.add(compute(r, cs, 5 + 3 * r + i, i > 0 ? std::vector<std::uint32_t>{last[r]} : std::vector<std::uint32_t>{}));
+      last[r] = g.add(collective(r, ms, i, {c}));
+    }
+  }
+  sim::Simulator whole_sim;
+  FixedBackend whole_backend(whole_sim);
+  const ExecutionResult whole = execute(whole_sim, g, whole_backend);
+  for (const Duration slice : {Duration::ps(1), Duration::ns(7), Duration::ns(100), Duration::ms(1)}) {
+    sim::Simulator sim;
+    FixedBackend backend(sim);
+    std::vector<ExecutionProgress> reports;
+    const ExecutionResult sliced =
+        execute(sim, g, backend, [&](const ExecutionProgress& p) { reports.push_back(p); }, slice);
+    EXPECT_EQ(sliced.makespan, whole.makespan) << slice.count_ps();
+    ASSERT_EQ(sliced.ops.size(), whole.ops.size());
+    for (std::size_t i = 0; i < whole.ops.size(); ++i) {
+      EXPECT_EQ(sliced.ops[i].start, whole.ops[i].start) << i;
+      EXPECT_EQ(sliced.ops[i].end, whole.ops[i].end) << i;
+    }
+    EXPECT_EQ(sliced.critical_path, whole.critical_path);
+    EXPECT_EQ(sim.fingerprint(), whole_sim.fingerprint()) << slice.count_ps();
+    EXPECT_EQ(sim.executed(), whole_sim.executed());
+    ASSERT_FALSE(reports.empty());
+    for (std::size_t i = 1; i < reports.size(); ++i) {
+      EXPECT_EQ(reports[i].now - reports[i - 1].now, slice);
+      EXPECT_GE(reports[i].ops_ended, reports[i - 1].ops_ended);
+    }
+    EXPECT_EQ(reports.back().ops_ended, g.ops.size());
+    EXPECT_EQ(reports.back().ops_total, g.ops.size());
+    // One report per slice up to the last event.
+    const std::int64_t slices = (whole.makespan.since_start().count_ps() + slice.count_ps() - 1) / slice.count_ps();
+    EXPECT_EQ(static_cast<std::int64_t>(reports.size()), std::max<std::int64_t>(slices, 1)) << slice.count_ps();
+  }
+}
+
 std::string problems_of(const OpGraph& g) {
   std::string out;
   for (const OpGraphProblem& p : validate(g)) {
