@@ -5,8 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -130,7 +132,19 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   models::NetworkBackend backend(sim, network, router, registry,
                                  backend_options(cluster, device, parse_algorithm_flags(f.algorithms)));
   if (!f.timeline.empty()) backend.record_flows(true);
-  const models::ExecutionResult r = models::execute(sim, graph, backend);
+  // Progress on stderr every 10 s of wall time (slices of simulated time
+  // between looks at the clock add no events: the same run).
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto last_report = wall_start;
+  const auto report = [&](const models::ExecutionProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_report).count() < 10.0) return;
+    last_report = now;
+    fmt::print(std::cerr, "run: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n",
+               p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total,
+               std::chrono::duration<double>(now - wall_start).count());
+  };
+  const models::ExecutionResult r = models::execute(sim, graph, backend, report, sim::Duration::us(100));
   const double iteration = ms(r.makespan.since_start());
 
   if (!f.timeline.empty()) {
