@@ -112,10 +112,16 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& source,
           continue;
         }
         const std::string host(t[8]);
-        if (std::find(run.hosts.begin(), run.hosts.end(), host) == run.hosts.end()) run.hosts.push_back(host);
-        if (std::find(ranks_seen.begin(), ranks_seen.end(), static_cast<int>(*rank)) == ranks_seen.end()) {
-          ranks_seen.push_back(static_cast<int>(*rank));
+        auto h = std::find(run.hosts.begin(), run.hosts.end(), host);
+        if (h == run.hosts.end()) h = run.hosts.insert(run.hosts.end(), host);
+        const auto r = static_cast<std::size_t>(*rank);
+        if (run.rank_host.size() <= r) run.rank_host.resize(r + 1, -1);
+        if (run.rank_host[r] >= 0) {  // threads of one process print their ranks once each
+          error(line_number, fmt::format("rank {} is listed twice", r));
+          continue;
         }
+        run.rank_host[r] = static_cast<int>(h - run.hosts.begin());
+        ranks_seen.push_back(static_cast<int>(r));
         if (*rank == 0 && t.size() >= 13 && t[9] == "device") {
           std::string gpu;
           for (std::size_t k = 12; k < t.size(); ++k) gpu += (gpu.empty() ? "" : " ") + std::string(t[k]);
@@ -189,6 +195,11 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& source,
   }
   if (run.rows.empty() && errors.empty()) {
     errors.push_back(Diagnostic{source, "", fmt::format("no result rows ({})", kRowShape)});
+  }
+  for (std::size_t r = 0; r < run.rank_host.size() && errors.empty(); ++r) {
+    if (run.rank_host[r] < 0) {
+      errors.push_back(Diagnostic{source, "", fmt::format("the rank lines skip rank {} (of {})", r, run.rank_host.size())});
+    }
   }
   if (!errors.empty()) throw InputError(std::move(errors));
   run.collective = *named;

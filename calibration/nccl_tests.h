@@ -42,6 +42,7 @@ struct NcclTestsRun {
   std::string collective;  ///< zionsim's kind: all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce
   int ranks = 0;           ///< from the rank lines; 0 when the file has none
   std::vector<std::string> hosts;  ///< distinct, in the order first seen
+  std::vector<int> rank_host;      ///< per rank (0 .. ranks-1), its index in hosts
   std::string gpu;                 ///< the device name of rank 0's line, if any
   std::vector<NcclTestsRow> rows;  ///< in file order
 };

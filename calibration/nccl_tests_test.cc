@@ -43,6 +43,7 @@ TEST(NcclTestsTest, ReadsAMultiNodeAllReduce) {
   EXPECT_EQ(run.ranks, 4);
   EXPECT_EQ(run.hosts, (std::vector<std::string>{"hostA", "hostB"}));
   EXPECT_EQ(run.gpu, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(run.rank_host, (std::vector<int>{0, 0, 1, 1}));
   ASSERT_EQ(run.rows.size(), 3u);
   EXPECT_EQ(run.rows[0].size_bytes, 1024);
   EXPECT_EQ(run.rows[0].count, 256);
@@ -103,6 +104,12 @@ TEST(NcclTestsTest, EveryProblemNamesItsLine) {
   EXPECT_EQ(first_error(kAllReduce, "frobnicate"),
             "--op: 'frobnicate' is not a collective nccl-tests measures (supported: all_reduce_perf, "
             "all_gather_perf, reduce_scatter_perf, alltoall_perf, broadcast_perf, reduce_perf)");
+  EXPECT_EQ(first_error(head + "#  Rank  1 Group  0 Pid  1 on h device  0 [0] GPU\n" +
+                        "  8  2  float  sum  -1  10.0  0.00  0.00  0  9.0  0.00  0.00  0\n"),
+            "f.txt: the rank lines skip rank 0 (of 2)");
+  EXPECT_EQ(first_error(head + "#  Rank  0 Group  0 Pid  1 on h device  0 [0] GPU\n" +
+                        "#  Rank  0 Group  0 Pid  1 on h device  0 [0] GPU\n"),
+            "f.txt: line 3: rank 0 is listed twice");
   // Every bad line is reported, not just the first.
   try {
     parse_nccl_tests(head + "1 2\n3 4\n", "f.txt");

@@ -63,6 +63,10 @@ void add_run_command(CLI::App& app, CommandContext& context);
 /// `zionsim calibrate`: fit a GPU profile to measurements.
 void add_calibrate_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim calibrate-network`: the network model against nccl-tests runs;
+/// fits link parameters and writes a cluster file.
+void add_calibrate_network_command(CLI::App& app, CommandContext& context);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_COMMANDS_H_

@@ -370,6 +370,21 @@ LoadedCluster load_cluster(const ClusterRequest& request) {
   return loaded;
 }
 
+std::string preset_cluster_text(const ClusterRequest& request) {
+  const LoadedCluster loaded = load_cluster(request);  // validates everything first
+  if (!loaded.spec) {
+    throw InputError(Diagnostic{request.cluster, "/nodes",
+                                "this file lists its nodes and links explicitly; a preset-based cluster is needed "
+                                "to carry fitted values"});
+  }
+  json value = is_cluster_path(request.cluster)
+                   ? Document::load_file(request.cluster).value()
+                   : json{{"schema_version", kSchemaVersion}, {"preset", request.cluster}};
+  for (const std::string& o : request.overrides) apply_override(value, o);
+  if (request.nodes) value["nodes"] = *request.nodes;
+  return value.dump(2) + "\n";
+}
+
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source) {
   using ordered = nlohmann::ordered_json;
   out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n";

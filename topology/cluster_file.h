@@ -59,6 +59,13 @@ LoadedCluster parse_cluster(std::string_view text, const std::string& source);
 /// True when `name` looks like a file path rather than a preset name.
 bool is_cluster_path(std::string_view name);
 
+/// The cluster file of a preset-based request: its preset (or its preset
+/// file's content), the request's overrides applied, `nodes` set when the
+/// request sets it; pretty-printed JSON that load_cluster reads back to the
+/// same cluster. Throws zx::InputError for a file that lists its graph
+/// explicitly (it has no preset fields to carry overrides).
+std::string preset_cluster_text(const ClusterRequest& request);
+
 /// Writes every node and link as the explicit form of a cluster file
 /// (schema_version 1), ids included, 2-space indented, one line per record.
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source);

@@ -77,6 +77,27 @@ TEST(ClusterFileTest, OverridesChangeTheSpec) {
   EXPECT_EQ(set.source, "preset hgx with --set overrides");
 }
 
+// The preset-based file of a request reads back as the same cluster, with
+// the overrides and the node count in it; an explicit graph has none to give.
+TEST(ClusterFileTest, PresetClusterTextRoundTrips) {
+  const ClusterRequest request{.cluster = "zionex", .nodes = 3,
+                               .overrides = {"nic.efficiency=0.5", "fabric.switch_latency_ns=700"}};
+  const std::string text = preset_cluster_text(request);
+  const LoadedCluster back = parse_cluster(text, "fitted.json");
+  ASSERT_TRUE(back.spec.has_value());
+  EXPECT_EQ(back.spec->nodes, 3);
+  EXPECT_EQ(back.spec->roce_efficiency, 0.5);
+  EXPECT_EQ(back.spec->switch_latency, sim::Duration::ns(700));
+  EXPECT_EQ(dump(back.topology, "x"), dump(load_cluster(request).topology, "x"));
+  const std::filesystem::path explicit_file =
+      std::filesystem::path(std::getenv("TEST_TMPDIR")) / "explicit.json";
+  {
+    std::ofstream out(explicit_file);
+    out << dump(build_cluster(preset_spec("zionex", 1)), "x");
+  }
+  EXPECT_THROW(preset_cluster_text({.cluster = explicit_file.string()}), InputError);
+}
+
 TEST(ClusterFileTest, BadRequestsNameTheFlag) {
   const auto message = [](const ClusterRequest& r) {
     try {

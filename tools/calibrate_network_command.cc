@@ -1,0 +1,430 @@
+// `zionsim calibrate-network`: the network model against nccl-tests runs of
+// a real cluster. Each result row is simulated (the same collective, size,
+// ranks and element type, with the algorithm whatif would use); the link
+// parameters the rows determine are fitted (efficiency and latency of the
+// RoCE fabric for runs across servers, of NVLink for runs inside one), and
+// the fitted cluster file and a report are written.
+// docs/network_calibration.md is the user's guide.
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "base/check.h"
+#include "base/error.h"
+#include "calibration/nccl_tests.h"
+#include "models/collectives/plan.h"
+#include "models/collectives/registry.h"
+#include "models/compute/device_profile.h"
+#include "models/execution/network_backend.h"
+#include "models/network/flow_network.h"
+#include "sim/simulator.h"
+#include "tools/algorithm_sources.h"
+#include "tools/backend_options.h"
+#include "tools/cli.h"
+#include "tools/cluster_options.h"
+#include "tools/commands.h"
+#include "topology/cluster_file.h"
+#include "topology/router.h"
+
+namespace zx::tools {
+namespace {
+
+namespace coll = models::collectives;
+
+struct Flags {
+  std::vector<std::string> files;
+  std::string op;
+  std::vector<std::string> algorithms;  // KIND=NAME
+  std::string fit = "auto";
+  std::string out;
+  std::string report;
+  std::string format = "table";
+  std::string gpu;
+};
+
+// One parameter of the cluster file that the fit may move: its key, its
+// range, and whether it is searched on a log scale.
+struct Parameter {
+  std::string key;
+  double lo;
+  double hi;
+  bool log_scale;
+};
+
+// What a row set determines: bandwidth (an efficiency) and latency, of the
+// fabric across servers or of NVLink inside one.
+std::vector<Parameter> parameters_for(const std::string& fit) {
+  if (fit == "nic") {
+    return {{"nic.efficiency", 0.02, 1.0, true}, {"fabric.switch_latency_ns", 0.0, 20'000.0, false}};
+  }
+  if (fit == "nvlink") {
+    return {{"nvlink.efficiency", 0.02, 1.0, true}, {"nvlink.latency_ns", 0.0, 20'000.0, false}};
+  }
+  return {};
+}
+
+// The current value of a parameter in a cluster spec.
+double current_value(const topology::ClusterSpec& spec, const std::string& key) {
+  if (key == "nic.efficiency") return spec.roce_efficiency;
+  if (key == "fabric.switch_latency_ns") return static_cast<double>(spec.switch_latency.count_ps()) / 1e3;
+  if (key == "nvlink.efficiency") return spec.nvlink_efficiency;
+  if (key == "nvlink.latency_ns") return static_cast<double>(spec.nvlink_latency.count_ps()) / 1e3;
+  ZX_CHECK(false, "unknown fitted parameter " + key);
+  return 0;
+}
+
+// One run to simulate: its rows, on which GPUs, with which algorithm.
+struct Case {
+  const calibration::NcclTestsRun* run;
+  coll::CollectiveKind kind;
+  coll::DataType dtype;
+  std::vector<int> ranks;
+  std::string algorithm;
+};
+
+coll::DataType dtype_of(const calibration::NcclTestsRow& row, const std::string& source) {
+  if (row.type == "float") return coll::DataType::kFp32;
+  if (row.type == "half") return coll::DataType::kFp16;
+  if (row.type == "bfloat16") return coll::DataType::kBf16;
+  throw InputError(Diagnostic{source, fmt::format("line {}", row.line),
+                              fmt::format("type: expected float, half or bfloat16, found '{}'", row.type)});
+}
+
+// The GPUs a run used: rank r on its host's next GPU, hosts in the order
+// the file lists them as servers 0, 1, ...; all GPUs without rank lines.
+std::vector<int> ranks_of(const calibration::NcclTestsRun& run, int nodes, int gpus_per_node) {
+  std::vector<int> ranks;
+  if (run.ranks == 0) {
+    for (int r = 0; r < nodes * gpus_per_node; ++r) ranks.push_back(r);
+    return ranks;
+  }
+  if (static_cast<int>(run.hosts.size()) > nodes) {
+    throw InputError(Diagnostic{run.source, "", fmt::format("the run spans {} hosts but the cluster has {} servers "
+                                                            "(use --nodes)", run.hosts.size(), nodes)});
+  }
+  std::vector<int> used(run.hosts.size(), 0);
+  for (const int h : run.rank_host) {
+    const int local = used[static_cast<std::size_t>(h)]++;
+    if (local >= gpus_per_node) {
+      throw InputError(Diagnostic{run.source, "", fmt::format("host {} runs more than {} ranks, the GPUs of a server",
+                                                              run.hosts[static_cast<std::size_t>(h)], gpus_per_node)});
+    }
+    ranks.push_back(h * gpus_per_node + local);
+  }
+  return ranks;
+}
+
+// Simulated times (us) of every row of every case, on the cluster of
+// `request` with `assignments` ("key=value") on top.
+std::vector<double> simulate(const topology::ClusterRequest& request, const std::vector<std::string>& assignments,
+                             const std::vector<Case>& cases, const AlgorithmSources& sources, const std::string& gpu) {
+  topology::ClusterRequest r = request;
+  r.overrides.insert(r.overrides.end(), assignments.begin(), assignments.end());
+  const topology::LoadedCluster cluster = topology::load_cluster(r);
+  const topology::Router router(cluster.topology);
+  const models::DeviceProfile device = device_for(cluster, gpu, "");
+  coll::CollectiveRegistry registry;
+  fill_registry(sources, registry);
+  const models::NetworkBackendOptions options = backend_options(cluster, device, {});
+  std::vector<double> times;
+  for (const Case& c : cases) {
+    for (const calibration::NcclTestsRow& row : c.run->rows) {
+      sim::Simulator sim;
+      const std::unique_ptr<models::FlowNetwork> network = make_network(sim, cluster.topology, "flow", 0.0);
+      models::NetworkBackend backend(sim, *network, router, registry, options);
+      coll::CollectiveRequest req;
+      req.kind = c.kind;
+      req.ranks = c.ranks;
+      req.dtype = c.dtype;
+      req.bytes_per_rank = sim::Bytes(row.size_bytes);
+      backend.run(req, c.algorithm, {});
+      sim.run();
+      times.push_back(sim.now().since_start().to_seconds() * 1e6);
+    }
+  }
+  return times;
+}
+
+// Mean squared log ratio of simulated to measured times: scale-free, so that
+// microsecond and second rows weigh alike.
+double misfit(const std::vector<double>& simulated, const std::vector<double>& measured) {
+  double sum = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const double r = std::log(std::max(simulated[i], 1e-9) / measured[i]);
+    sum += r * r;
+  }
+  return sum / static_cast<double>(measured.size());
+}
+
+double mape_percent(const std::vector<double>& simulated, const std::vector<double>& measured, std::size_t begin,
+                    std::size_t end) {
+  double sum = 0;
+  for (std::size_t i = begin; i < end; ++i) sum += std::abs(simulated[i] - measured[i]) / measured[i];
+  return end > begin ? 100.0 * sum / static_cast<double>(end - begin) : 0.0;
+}
+
+// Golden-section search for the minimum of f on [lo, hi].
+template <typename F>
+double golden_minimum(F f, double lo, double hi, int iterations) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = lo;
+  double b = hi;
+  double c = b - g * (b - a);
+  double d = a + g * (b - a);
+  double fc = f(c);
+  double fd = f(d);
+  for (int i = 0; i < iterations; ++i) {
+    if (fc <= fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+  return fc <= fd ? c : d;
+}
+
+std::string assignment(const Parameter& p, double value) { return fmt::format("{}={:.6g}", p.key, value); }
+
+int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, const Flags& f, std::ostream& out) {
+  std::optional<std::string> op;
+  if (!f.op.empty()) op = f.op;
+  std::vector<calibration::NcclTestsRun> runs;
+  for (const std::string& file : f.files) runs.push_back(calibration::load_nccl_tests(file, op));
+
+  // The cluster: --nodes, else as many servers as the runs used hosts.
+  topology::ClusterRequest request = given;
+  if (!request.nodes && !topology::is_cluster_path(request.cluster)) {
+    std::size_t hosts = 0;
+    for (const auto& r : runs) hosts = std::max(hosts, r.hosts.size());
+    if (hosts == 0) {
+      throw InputError(Diagnostic{"--nodes", "", "the files list no ranks and hosts: give the cluster's --nodes"});
+    }
+    request.nodes = static_cast<int>(hosts);
+  }
+  const topology::LoadedCluster cluster = topology::load_cluster(request);
+  if (!cluster.spec) {
+    throw InputError(Diagnostic{request.cluster, "", "calibrate-network needs a preset-based cluster (an explicit graph "
+                                                     "has per-link values and no preset fields to fit)"});
+  }
+  const int nodes = cluster.spec->nodes;
+  const int gpn = cluster.spec->gpus_per_node;
+
+  std::map<std::string, std::string> algorithms = {{"all_reduce", "hierarchical"}, {"reduce_scatter", "hierarchical"},
+                                                   {"all_gather", "hierarchical"}, {"all_to_all", "direct"},
+                                                   {"broadcast", "ring"},          {"reduce", "ring"}};
+  for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) algorithms[kind] = name;
+
+  std::vector<Case> cases;
+  std::vector<double> measured;
+  bool across_servers = false;
+  for (const calibration::NcclTestsRun& r : runs) {
+    Case c{.run = &r, .kind = *coll::parse_collective_kind(r.collective), .dtype = dtype_of(r.rows.front(), r.source),
+           .ranks = ranks_of(r, nodes, gpn), .algorithm = algorithms.at(r.collective)};
+    for (const calibration::NcclTestsRow& row : r.rows) {
+      if (dtype_of(row, r.source) != c.dtype) {
+        throw InputError(Diagnostic{r.source, fmt::format("line {}", row.line),
+                                    fmt::format("type: every row of a file must have one type, found '{}' after '{}'",
+                                                row.type, r.rows.front().type)});
+      }
+      measured.push_back(row.time_us);
+    }
+    if (models::is_nccl_algorithm(c.algorithm) && f.fit != "none") {
+      throw InputError(Diagnostic{"--algo", "", fmt::format("{} is NCCL's closed-form cost model, which does not run on "
+                                                            "the links a fit moves; use a flow algorithm or --fit none",
+                                                            c.algorithm)});
+    }
+    for (int g : c.ranks) across_servers |= g / gpn != c.ranks.front() / gpn;
+    cases.push_back(std::move(c));
+  }
+  const std::string fit = f.fit == "auto" ? (across_servers ? "nic" : "nvlink") : f.fit;
+  const std::vector<Parameter> params = parameters_for(fit);
+
+  // Output files first: an unwritable path costs no fit.
+  std::ofstream out_file, report_file;
+  if (!f.out.empty()) out_file = open_output_file("--out", f.out);
+  if (!f.report.empty()) report_file = open_output_file("--report", f.report);
+
+  const std::vector<double> before = simulate(request, {}, cases, sources, f.gpu);
+  std::vector<double> values;
+  for (const Parameter& p : params) values.push_back(current_value(*cluster.spec, p.key));
+  const auto assignments_of = [&](const std::vector<double>& v) {
+    std::vector<std::string> a;
+    for (std::size_t i = 0; i < params.size(); ++i) a.push_back(assignment(params[i], v[i]));
+    return a;
+  };
+  // Coordinate descent: each parameter by golden section with the others
+  // held, three rounds (bandwidth and latency barely interact: one sets the
+  // large rows, the other the small ones).
+  int evaluations = 0;
+  for (int round = 0; round < 3 && !params.empty(); ++round) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const Parameter& p = params[i];
+      const auto objective = [&](double x) {
+        std::vector<double> v = values;
+        v[i] = p.log_scale ? std::exp(x) : x;
+        ++evaluations;
+        return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu), measured);
+      };
+      const double lo = p.log_scale ? std::log(p.lo) : p.lo;
+      const double hi = p.log_scale ? std::log(p.hi) : p.hi;
+      const double best = golden_minimum(objective, lo, hi, 24);
+      values[i] = p.log_scale ? std::exp(best) : best;
+    }
+  }
+  const std::vector<std::string> fitted = assignments_of(values);
+  const std::vector<double> after = params.empty() ? before : simulate(request, fitted, cases, sources, f.gpu);
+
+  // Per file: MAPE before and after, the worst row after.
+  struct Summary {
+    std::size_t begin, end;
+    double mape_before, mape_after, worst_after;
+    std::int64_t worst_size;
+  };
+  std::vector<Summary> summaries;
+  std::size_t at = 0;
+  for (const Case& c : cases) {
+    Summary s{at, at + c.run->rows.size(), 0, 0, 0, 0};
+    s.mape_before = mape_percent(before, measured, s.begin, s.end);
+    s.mape_after = mape_percent(after, measured, s.begin, s.end);
+    for (std::size_t i = s.begin; i < s.end; ++i) {
+      const double e = 100.0 * std::abs(after[i] - measured[i]) / measured[i];
+      if (e >= s.worst_after) {
+        s.worst_after = e;
+        s.worst_size = c.run->rows[i - s.begin].size_bytes;
+      }
+    }
+    summaries.push_back(s);
+    at = s.end;
+  }
+
+  topology::ClusterRequest fitted_request = request;
+  fitted_request.overrides.insert(fitted_request.overrides.end(), fitted.begin(), fitted.end());
+  if (!f.out.empty()) {
+    out_file << topology::preset_cluster_text(fitted_request);
+    close_output_file("--out", f.out, out_file);
+  }
+
+  const auto at_bound = [&](std::size_t i) {
+    const Parameter& p = params[i];
+    return values[i] <= p.lo * (1 + 1e-3) + 1e-9 || values[i] >= p.hi * (1 - 1e-3);
+  };
+  if (f.format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["cluster"] = cluster.source;
+    j["nodes"] = nodes;
+    j["fit"] = fit;
+    nlohmann::ordered_json fitted_json = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      fitted_json[params[i].key] = {{"value", values[i]},
+                                    {"was", current_value(*cluster.spec, params[i].key)},
+                                    {"at_bound", at_bound(i)}};
+    }
+    j["fitted"] = fitted_json;
+    j["evaluations"] = evaluations;
+    nlohmann::ordered_json files = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const Case& c = cases[k];
+      const Summary& s = summaries[k];
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (std::size_t i = s.begin; i < s.end; ++i) {
+        rows.push_back({{"size_bytes", c.run->rows[i - s.begin].size_bytes}, {"measured_us", measured[i]},
+                        {"model_before_us", before[i]}, {"model_after_us", after[i]}});
+      }
+      files.push_back({{"file", c.run->source}, {"collective", c.run->collective}, {"algorithm", c.algorithm},
+                       {"ranks", c.ranks.size()}, {"mape_before_percent", s.mape_before},
+                       {"mape_after_percent", s.mape_after}, {"worst_after_percent", s.worst_after},
+                       {"rows", std::move(rows)}});
+    }
+    j["files"] = std::move(files);
+    out << j.dump(2) << "\n";
+  }
+
+  // The table (stdout unless --format json) and the Markdown report share
+  // their lines; the report adds Markdown around them.
+  std::string text;
+  text += fmt::format("zionsim calibrate-network: {} file(s) on {} ({} servers of {} GPUs)\n", cases.size(),
+                      cluster.source, nodes, gpn);
+  if (params.empty()) {
+    text += "fit: none (comparison only)\n";
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    text += fmt::format("fitted {} = {:.4g} (was {:.4g}){}\n", params[i].key, values[i],
+                        current_value(*cluster.spec, params[i].key),
+                        at_bound(i) ? "  -- at the bound of its range: the model cannot match the rows here" : "");
+  }
+  text += "\n";
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    const Summary& s = summaries[k];
+    text += fmt::format("# {}: {} on {} ranks, algorithm {}; MAPE {:.1f}% before, {:.1f}% after (worst {:.1f}% at {} B)\n",
+                        c.run->source, c.run->collective, c.ranks.size(), c.algorithm, s.mape_before, s.mape_after,
+                        s.worst_after, s.worst_size);
+    text += fmt::format("# {:>12} {:>14} {:>14} {:>14} {:>9}\n", "size (B)", "measured (us)", "before (us)",
+                        "after (us)", "error");
+    for (std::size_t i = s.begin; i < s.end; ++i) {
+      text += fmt::format("  {:>12} {:>14.2f} {:>14.2f} {:>14.2f} {:>8.1f}%\n", c.run->rows[i - s.begin].size_bytes,
+                          measured[i], before[i], after[i], 100.0 * (after[i] - measured[i]) / measured[i]);
+    }
+    text += "\n";
+  }
+  if (f.format != "json") out << text;
+  if (!f.report.empty()) {
+    report_file << "# Network calibration\n\n```\n" << text << "```\n\n";
+    report_file << "Fitted cluster: " << (f.out.empty() ? "not written (no --out)" : "`" + f.out + "`") << ".\n";
+    report_file << "Command: `zionsim calibrate-network`; the model of each row is the same collective, size and "
+                   "ranks on the flow network model, with the algorithm named above.\n";
+    close_output_file("--report", f.report, report_file);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_calibrate_network_command(CLI::App& app, CommandContext& context) {
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate-network",
+      "Compare the network model with nccl-tests runs of a real cluster and fit its link parameters");
+  auto request = add_cluster_options(*cmd);
+  auto sources = add_algorithm_options(*cmd);
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--nccl-tests", f->files, "Output files of nccl-tests (all_reduce_perf, alltoall_perf, ...)")
+      ->required()
+      ->take_all()
+      ->option_text("FILE...");
+  cmd->add_option("--op", f->op, "The collective, for files of nccl-tests before 2.17 (e.g. all_reduce_perf)");
+  cmd->add_option("--algo", f->algorithms, "Algorithm that models a kind (default: whatif's): KIND=NAME")->take_all();
+  cmd->add_option("--fit", f->fit,
+                  "What to fit: nic (RoCE efficiency, switch latency), nvlink (efficiency, latency), none; auto: nic "
+                  "when a run spans servers")
+      ->check(CLI::IsMember({"auto", "nic", "nvlink", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--out", f->out, "Write the cluster file with the fitted values")->option_text("CLUSTER.json");
+  cmd->add_option("--report", f->report, "Write a Markdown report")->option_text("FILE.md");
+  cmd->add_option("--gpu", f->gpu, "GPU profile for reductions (default: the cluster's)");
+  cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  cmd->parse_complete_callback([request, sources, f, action = context.action] {
+    *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
+  });
+}
+
+}  // namespace zx::tools
