@@ -2,8 +2,9 @@
 // a real cluster. Each result row is simulated (the same collective, size,
 // ranks and element type, with the algorithm whatif would use); the link
 // parameters the rows determine are fitted (efficiency and latency of the
-// RoCE fabric for runs across servers, of NVLink for runs inside one), and
-// the fitted cluster file and a report are written.
+// RoCE fabric for runs across servers, plus the share all-to-all traffic
+// gets when other collectives were measured too; of NVLink for runs inside
+// one), and the fitted cluster file and a report are written.
 // docs/network_calibration.md is the user's guide.
 
 #include <CLI/CLI.hpp>
@@ -60,13 +61,19 @@ struct Parameter {
   double lo;
   double hi;
   bool log_scale;
+  bool all_to_all_rows = false;  // fitted to the all-to-all rows alone (the others: to the rest)
 };
 
 // What a row set determines: bandwidth (an efficiency) and latency, of the
-// fabric across servers or of NVLink inside one.
-std::vector<Parameter> parameters_for(const std::string& fit) {
+// fabric across servers or of NVLink inside one. Across servers, with
+// all-to-all rows next to rows of other collectives, the all-to-alls'
+// own share of the bandwidth too (nic.all_to_all_efficiency): the others
+// set the links, the all-to-alls what many-to-many traffic gets of them.
+std::vector<Parameter> parameters_for(const std::string& fit, bool separate_all_to_all) {
   if (fit == "nic") {
-    return {{"nic.efficiency", 0.02, 1.0, true}, {"fabric.switch_latency_ns", 0.0, 20'000.0, false}};
+    std::vector<Parameter> p = {{"nic.efficiency", 0.02, 1.0, true}, {"fabric.switch_latency_ns", 0.0, 20'000.0, false}};
+    if (separate_all_to_all) p.push_back({"nic.all_to_all_efficiency", 0.02, 1.0, true, true});
+    return p;
   }
   if (fit == "nvlink") {
     return {{"nvlink.efficiency", 0.02, 1.0, true}, {"nvlink.latency_ns", 0.0, 20'000.0, false}};
@@ -77,6 +84,7 @@ std::vector<Parameter> parameters_for(const std::string& fit) {
 // The current value of a parameter in a cluster spec.
 double current_value(const topology::ClusterSpec& spec, const std::string& key) {
   if (key == "nic.efficiency") return spec.roce_efficiency;
+  if (key == "nic.all_to_all_efficiency") return spec.all_to_all_efficiency;
   if (key == "fabric.switch_latency_ns") return static_cast<double>(spec.switch_latency.count_ps()) / 1e3;
   if (key == "nvlink.efficiency") return spec.nvlink_efficiency;
   if (key == "nvlink.latency_ns") return static_cast<double>(spec.nvlink_latency.count_ps()) / 1e3;
@@ -156,15 +164,19 @@ std::vector<double> simulate(const topology::ClusterRequest& request, const std:
   return times;
 }
 
-// Mean squared log ratio of simulated to measured times: scale-free, so that
-// microsecond and second rows weigh alike.
-double misfit(const std::vector<double>& simulated, const std::vector<double>& measured) {
+// Mean squared log ratio of simulated to measured times over the rows
+// `use` marks: scale-free, so that microsecond and second rows weigh alike.
+double misfit(const std::vector<double>& simulated, const std::vector<double>& measured,
+              const std::vector<bool>& use) {
   double sum = 0;
+  int rows = 0;
   for (std::size_t i = 0; i < measured.size(); ++i) {
+    if (!use[i]) continue;
     const double r = std::log(std::max(simulated[i], 1e-9) / measured[i]);
     sum += r * r;
+    ++rows;
   }
-  return sum / static_cast<double>(measured.size());
+  return rows > 0 ? sum / rows : 0.0;
 }
 
 double mape_percent(const std::vector<double>& simulated, const std::vector<double>& measured, std::size_t begin,
@@ -235,6 +247,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
 
   std::vector<Case> cases;
   std::vector<double> measured;
+  std::vector<bool> all_to_all_row;
   bool across_servers = false;
   for (const calibration::NcclTestsRun& r : runs) {
     Case c{.run = &r, .kind = *coll::parse_collective_kind(r.collective), .dtype = dtype_of(r.rows.front(), r.source),
@@ -246,6 +259,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
                                                 row.type, r.rows.front().type)});
       }
       measured.push_back(row.time_us);
+      all_to_all_row.push_back(c.kind == coll::CollectiveKind::kAllToAll);
     }
     if (models::is_nccl_algorithm(c.algorithm) && f.fit != "none") {
       throw InputError(Diagnostic{"--algo", "", fmt::format("{} is NCCL's closed-form cost model, which does not run on "
@@ -256,7 +270,13 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     cases.push_back(std::move(c));
   }
   const std::string fit = f.fit == "auto" ? (across_servers ? "nic" : "nvlink") : f.fit;
-  const std::vector<Parameter> params = parameters_for(fit);
+  const bool some_all_to_all = std::count(all_to_all_row.begin(), all_to_all_row.end(), true) > 0;
+  const bool some_other = std::count(all_to_all_row.begin(), all_to_all_row.end(), false) > 0;
+  const bool separate = some_all_to_all && some_other;
+  const std::vector<Parameter> params = parameters_for(fit, separate);
+  std::vector<bool> all_rows(measured.size(), true);
+  std::vector<bool> other_rows(measured.size());
+  for (std::size_t i = 0; i < measured.size(); ++i) other_rows[i] = !all_to_all_row[i];
 
   // Output files first: an unwritable path costs no fit.
   std::ofstream out_file, report_file;
@@ -282,7 +302,8 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
         std::vector<double> v = values;
         v[i] = p.log_scale ? std::exp(x) : x;
         ++evaluations;
-        return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu), measured);
+        const std::vector<bool>& use = !separate ? all_rows : p.all_to_all_rows ? all_to_all_row : other_rows;
+        return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu), measured, use);
       };
       const double lo = p.log_scale ? std::log(p.lo) : p.lo;
       const double hi = p.log_scale ? std::log(p.hi) : p.hi;
@@ -323,9 +344,11 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     close_output_file("--out", f.out, out_file);
   }
 
+  // At the end of its range, the fit wanted to go further. An efficiency of
+  // 1 (no loss) is a real answer, not a bound hit.
   const auto at_bound = [&](std::size_t i) {
     const Parameter& p = params[i];
-    return values[i] <= p.lo * (1 + 1e-3) + 1e-9 || values[i] >= p.hi * (1 - 1e-3);
+    return values[i] <= p.lo * (1 + 1e-3) + 1e-9 || (!p.log_scale && values[i] >= p.hi * (1 - 1e-3));
   };
   if (f.format == "json") {
     nlohmann::ordered_json j;
@@ -414,8 +437,8 @@ void add_calibrate_network_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--op", f->op, "The collective, for files of nccl-tests before 2.17 (e.g. all_reduce_perf)");
   cmd->add_option("--algo", f->algorithms, "Algorithm that models a kind (default: whatif's): KIND=NAME")->take_all();
   cmd->add_option("--fit", f->fit,
-                  "What to fit: nic (RoCE efficiency, switch latency), nvlink (efficiency, latency), none; auto: nic "
-                  "when a run spans servers")
+                  "What to fit: nic (RoCE efficiency, switch latency, all-to-all efficiency), nvlink (efficiency, "
+                  "latency), none; auto: nic when a run spans servers")
       ->check(CLI::IsMember({"auto", "nic", "nvlink", "none"}))
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Write the cluster file with the fitted values")->option_text("CLUSTER.json");

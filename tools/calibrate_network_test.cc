@@ -75,11 +75,12 @@ std::string measured_file(const std::string& name, std::vector<std::string> coll
 }
 
 // Across two servers: an all-reduce and an all-to-all measured on a fabric
-// at 45% RoCE efficiency with 1.2 us switches; the fit finds both within
-// rounding and matches every row.
+// at 45% RoCE efficiency with 1.2 us switches, where all-to-all traffic gets
+// 30% of that; the fit finds all three within rounding and matches every
+// row.
 TEST(CalibrateNetworkTest, RecoversTheFabricAcrossServers) {
   const std::vector<std::string> truth = {"--nodes", "2", "--set", "nic.efficiency=0.45", "--set",
-                                          "fabric.switch_latency_ns=1200"};
+                                          "fabric.switch_latency_ns=1200", "--set", "nic.all_to_all_efficiency=0.3"};
   std::vector<std::string> ar = truth;
   for (const char* a : {"--op", "all_reduce", "--algo", "hierarchical"}) ar.push_back(a);
   std::vector<std::string> a2a = truth;
@@ -96,6 +97,7 @@ TEST(CalibrateNetworkTest, RecoversTheFabricAcrossServers) {
   EXPECT_EQ(j["nodes"], 2);
   EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.45, 0.45 * 0.005);
   EXPECT_NEAR(j["fitted"]["fabric.switch_latency_ns"]["value"].get<double>(), 1200, 1200 * 0.03);
+  EXPECT_NEAR(j["fitted"]["nic.all_to_all_efficiency"]["value"].get<double>(), 0.3, 0.3 * 0.005);
   EXPECT_FALSE(j["fitted"]["nic.efficiency"]["at_bound"].get<bool>());
   ASSERT_EQ(j["files"].size(), 2u);
   for (const nlohmann::json& file : j["files"]) {
@@ -114,6 +116,19 @@ TEST(CalibrateNetworkTest, RecoversTheFabricAcrossServers) {
   std::ifstream report_in(report);
   const std::string report_text((std::istreambuf_iterator<char>(report_in)), std::istreambuf_iterator<char>());
   EXPECT_NE(report_text.find("fitted nic.efficiency"), std::string::npos) << report_text;
+}
+
+// All-to-all rows alone cannot tell the links from what all-to-all traffic
+// gets of them: only the link values are fitted.
+TEST(CalibrateNetworkTest, AllToAllAloneFitsTheLinks) {
+  const std::string file = measured_file(
+      "a2a_only.txt", {"--nodes", "2", "--op", "all_to_all", "--algo", "direct", "--set", "nic.efficiency=0.6"},
+      "alltoall_perf", 2, 8);
+  const Result r = run({"calibrate-network", "--nccl-tests", file, "--format", "json"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["fitted"].contains("nic.all_to_all_efficiency")) << r.out;
+  EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.6, 0.6 * 0.005);
 }
 
 // Inside one server the fit moves NVLink: 70% efficiency, 400 ns.

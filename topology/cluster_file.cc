@@ -118,6 +118,7 @@ ClusterSpec read_spec(ObjectReader& root) {
     o->read_bool("backend", s.backend_network);
     read_gbit(*o, "bandwidth_gbit_per_s", s.nic_bandwidth);
     read_efficiency(*o, "efficiency", s.roce_efficiency);
+    read_efficiency(*o, "all_to_all_efficiency", s.all_to_all_efficiency);
     o->finish();
   }
   if (auto o = root.object("host")) {

@@ -81,13 +81,17 @@ TEST(ClusterFileTest, OverridesChangeTheSpec) {
 // the overrides and the node count in it; an explicit graph has none to give.
 TEST(ClusterFileTest, PresetClusterTextRoundTrips) {
   const ClusterRequest request{.cluster = "zionex", .nodes = 3,
-                               .overrides = {"nic.efficiency=0.5", "fabric.switch_latency_ns=700"}};
+                               .overrides = {"nic.efficiency=0.5", "fabric.switch_latency_ns=700",
+                                             "nic.all_to_all_efficiency=0.3"}};
   const std::string text = preset_cluster_text(request);
   const LoadedCluster back = parse_cluster(text, "fitted.json");
   ASSERT_TRUE(back.spec.has_value());
   EXPECT_EQ(back.spec->nodes, 3);
   EXPECT_EQ(back.spec->roce_efficiency, 0.5);
   EXPECT_EQ(back.spec->switch_latency, sim::Duration::ns(700));
+  EXPECT_EQ(back.spec->all_to_all_efficiency, 0.3);
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "zionex", "nic": {"all_to_all_efficiency": 0}})", "a.json"),
+            "a.json: /nic/all_to_all_efficiency: expected a number in (0, 1], got 0\n");
   EXPECT_EQ(dump(back.topology, "x"), dump(load_cluster(request).topology, "x"));
   const std::filesystem::path explicit_file =
       std::filesystem::path(std::getenv("TEST_TMPDIR")) / "explicit.json";

@@ -128,6 +128,16 @@ struct ClusterSpec {
   double roce_efficiency = 4096.0 / 4178.0;
   /// TCP/IPv4 with 1500 B MTU and timestamps: 1448 / 1538 wire bytes = 0.941.
   double tcp_efficiency = 1448.0 / 1538.0;
+
+  /// Share of the fabric's bandwidth that all-to-all traffic between servers
+  /// achieves, on top of the protocol efficiency: many-to-many traffic on a
+  /// real RoCE fabric loses bandwidth to incast, PFC pauses and congestion
+  /// control, which the flow model does not simulate (docs/network_model.md).
+  /// Not a link property: the collective layer sends 1/x the bytes of such
+  /// transfers onto the links. 1 (the default) is the ideal fabric; Meta's
+  /// MAD-Max figure for ZionEX (7 GB/s per GPU at 128 GPUs) corresponds to
+  /// about 0.27; `zionsim calibrate-network` fits it from alltoall_perf runs.
+  double all_to_all_efficiency = 1.0;
 };
 
 /// Throws zx::InputError listing every out-of-range field.

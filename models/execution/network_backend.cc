@@ -1,6 +1,7 @@
 #include "models/execution/network_backend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -20,6 +21,9 @@ struct NetworkBackend::PlanRun {
   std::vector<std::uint32_t> pending_transfers;
   std::size_t steps_left = 0;
   std::int64_t collective = -1;  // OpGraph collective index, for flow tags
+  // Bytes on the links per byte of a transfer between servers: 1 / the
+  // all-to-all efficiency for all-to-alls, 1 otherwise.
+  double between_servers_factor = 1.0;
   sim::EventCallback on_done;
 };
 
@@ -60,6 +64,11 @@ NetworkBackend::NetworkBackend(sim::Simulator& simulator, FlowNetwork& network,
     : sim_(simulator), network_(network), router_(router), registry_(registry), options_(std::move(options)) {
   if (!(options_.reduction_bytes_per_s > 0)) {
     throw InputError(Diagnostic{"network backend", "", "expected a positive reduction bandwidth"});
+  }
+  if (!(options_.all_to_all_efficiency > 0 && options_.all_to_all_efficiency <= 1)) {
+    throw InputError(Diagnostic{"network backend", "",
+                                fmt::format("expected an all-to-all efficiency in (0, 1], got {}",
+                                            options_.all_to_all_efficiency)});
   }
 }
 
@@ -154,16 +163,18 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
     return;
   }
   const collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
-  run_plan_for(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done), collective);
+  run_plan_for(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done), collective,
+               request.kind == collectives::CollectiveKind::kAllToAll ? 1.0 / options_.all_to_all_efficiency : 1.0);
 }
 
 void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int> ranks,
                               sim::EventCallback on_done) {
-  run_plan_for(std::move(plan), std::move(ranks), std::move(on_done), -1);
+  run_plan_for(std::move(plan), std::move(ranks), std::move(on_done), -1, 1.0);
 }
 
 void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks,
-                                  sim::EventCallback on_done, std::int64_t collective) {
+                                  sim::EventCallback on_done, std::int64_t collective,
+                                  double between_servers_factor) {
   ++collectives_run_;
   auto run = std::make_unique<PlanRun>();
   PlanRun& r = *run;
@@ -171,6 +182,7 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   r.plan = std::move(plan);
   r.ranks = std::move(ranks);
   r.collective = collective;
+  r.between_servers_factor = between_servers_factor;
   r.on_done = std::move(on_done);
   const std::size_t steps = r.plan.steps.size();
   r.pending_after.resize(steps);
@@ -236,7 +248,12 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
         const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
         const int src = r.ranks[static_cast<std::size_t>(x.src)];
         const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
-        const FlowId flow = start_gpu_flow(self->network_, self->router_, src, dst, x.size, key,
+        sim::Bytes size = x.size;
+        if (r.between_servers_factor != 1.0 && self->server_of(src) != self->server_of(dst)) {
+          size = sim::Bytes(static_cast<std::int64_t>(
+              std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
+        }
+        const FlowId flow = start_gpu_flow(self->network_, self->router_, src, dst, size, key,
                        [l = *this, s] {
                          PlanRun& run = *l.self->runs_.at(l.id);
                          if (--run.pending_transfers[s] == 0) l.transfers_done(s);
@@ -248,6 +265,11 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   };
   const Launcher launcher{this, id};
   for (std::uint32_t s : ready) launcher.launch(s);
+}
+
+int NetworkBackend::server_of(int gpu_rank) const {
+  const topology::Topology& t = router_.topology();
+  return t.node(t.gpu(gpu_rank)).server;
 }
 
 void NetworkBackend::finish(std::uint64_t id) {

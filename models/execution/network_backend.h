@@ -42,6 +42,9 @@ struct NetworkBackendOptions {
   /// (reads two operands and writes one: about a third of the achieved HBM
   /// bandwidth; a parameter until calibration measures it).
   double reduction_bytes_per_s = 1555e9 * 0.836 / 3.0;
+  /// All-to-all transfers between servers put size / this many bytes on the
+  /// links (topology::ClusterSpec::all_to_all_efficiency); in (0, 1].
+  double all_to_all_efficiency = 1.0;
 
   /// The analytical algorithms "nccl" (nccl_version), "nccl-2.13" and
   /// "nccl-2.20" take no flows: NCCL's own cost model predicts the time
@@ -95,7 +98,8 @@ class NetworkBackend : public CommunicationBackend {
   void run_for(const collectives::CollectiveRequest& request, const std::string& algorithm,
                sim::EventCallback on_done, std::int64_t collective);
   void run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done,
-                    std::int64_t collective);
+                    std::int64_t collective, double between_servers_factor);
+  int server_of(int gpu_rank) const;
   void run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
                 sim::EventCallback on_done);
   void finish(std::uint64_t run);

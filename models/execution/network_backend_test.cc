@@ -103,6 +103,53 @@ TEST(NetworkBackendTest, InterNodeAllToAllIsBoundedByTheNic) {
   EXPECT_LT(rig.sim.now().to_seconds(), crossing / nic * 1.5);  // the NIC, not something slower, bounds it
 }
 
+// The all-to-all efficiency: with 0.25, every all-to-all transfer between
+// servers puts 4x its bytes on the links (exactly: the links carry 4x the
+// crossing bytes) and the NIC-bound all-to-all takes about 4x as long;
+// transfers inside a server and other collectives are untouched; a value
+// outside (0, 1] is refused.
+TEST(NetworkBackendTest, AllToAllEfficiencyScalesTrafficBetweenServers) {
+  const auto run = [](collectives::CollectiveKind kind, int nodes, double efficiency, std::int64_t* nic_bytes) {
+    Rig rig(nodes);
+    NetworkBackendOptions options;
+    options.all_to_all_efficiency = efficiency;
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    collectives::CollectiveRequest request;
+    request.kind = kind;
+    for (int r = 0; r < 8 * nodes; ++r) request.ranks.push_back(r);
+    request.bytes_per_rank = sim::Bytes(std::int64_t{16} << 20);
+    backend.run(request, kind == collectives::CollectiveKind::kAllToAll ? "direct" : "ring", {});
+    rig.sim.run();
+    if (nic_bytes != nullptr) {
+      *nic_bytes = 0;
+      for (std::uint32_t l = 0; l < rig.topo.num_links(); ++l) {
+        if (rig.topo.link(topology::LinkId{l}).kind == topology::LinkKind::kRoce) {
+          *nic_bytes += rig.network.link(l).bytes_carried.count();
+        }
+      }
+    }
+    return rig.sim.now().since_start();
+  };
+  std::int64_t ideal_bytes = 0;
+  std::int64_t lossy_bytes = 0;
+  const Duration ideal = run(collectives::CollectiveKind::kAllToAll, 2, 1.0, &ideal_bytes);
+  const Duration lossy = run(collectives::CollectiveKind::kAllToAll, 2, 0.25, &lossy_bytes);
+  EXPECT_GT(ideal_bytes, 0);
+  EXPECT_EQ(lossy_bytes, 4 * ideal_bytes);
+  EXPECT_GT(lossy.to_seconds(), 3.5 * ideal.to_seconds());
+  EXPECT_LT(lossy.to_seconds(), 4.1 * ideal.to_seconds());
+  EXPECT_EQ(run(collectives::CollectiveKind::kAllToAll, 1, 0.25, nullptr),
+            run(collectives::CollectiveKind::kAllToAll, 1, 1.0, nullptr));
+  EXPECT_EQ(run(collectives::CollectiveKind::kAllReduce, 2, 0.25, nullptr),
+            run(collectives::CollectiveKind::kAllReduce, 2, 1.0, nullptr));
+  Rig rig(1);
+  for (const double bad : {0.0, 1.5, -1.0}) {
+    NetworkBackendOptions options;
+    options.all_to_all_efficiency = bad;
+    EXPECT_THROW(NetworkBackend(rig.sim, rig.network, rig.router, rig.registry, options), InputError);
+  }
+}
+
 // An op graph of two ranks on two servers: compute, then an all-reduce, then
 // compute, runs through the executor with this backend.
 TEST(NetworkBackendTest, RunsOpGraphs) {
