@@ -104,14 +104,18 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& source,
         }
         continue;
       }
-      // "#  Rank  0 Group  0 Pid  1946 on host device  0 [0x07] NVIDIA A100-SXM4-40GB"
-      if (t.size() >= 9 && t[1] == "Rank" && t[3] == "Group" && t[5] == "Pid" && t[7] == "on") {
+      // "#  Rank  0 Group  0 Pid  1946 on host device  0 [0x07] NVIDIA A100-SXM4-40GB", or
+      // before nccl-tests 2.10 "#   Rank  0 Pid  1946 on host device  0 [0x07] Tesla V100".
+      const bool grouped = t.size() >= 9 && t[1] == "Rank" && t[3] == "Group" && t[5] == "Pid" && t[7] == "on";
+      const bool ungrouped = t.size() >= 7 && t[1] == "Rank" && t[3] == "Pid" && t[5] == "on";
+      if (grouped || ungrouped) {
+        const std::size_t host_at = grouped ? 8 : 6;
         const std::optional<std::int64_t> rank = to_int(t[2]);
         if (!rank || *rank < 0 || *rank > (1 << 24)) {
           error(line_number, fmt::format("expected a rank number after 'Rank', found '{}'", t[2]));
           continue;
         }
-        const std::string host(t[8]);
+        const std::string host(t[host_at]);
         auto h = std::find(run.hosts.begin(), run.hosts.end(), host);
         if (h == run.hosts.end()) h = run.hosts.insert(run.hosts.end(), host);
         const auto r = static_cast<std::size_t>(*rank);
@@ -122,9 +126,9 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& source,
         }
         run.rank_host[r] = static_cast<int>(h - run.hosts.begin());
         ranks_seen.push_back(static_cast<int>(r));
-        if (*rank == 0 && t.size() >= 13 && t[9] == "device") {
+        if (*rank == 0 && t.size() >= host_at + 5 && t[host_at + 1] == "device") {
           std::string gpu;
-          for (std::size_t k = 12; k < t.size(); ++k) gpu += (gpu.empty() ? "" : " ") + std::string(t[k]);
+          for (std::size_t k = host_at + 4; k < t.size(); ++k) gpu += (gpu.empty() ? "" : " ") + std::string(t[k]);
           run.gpu = gpu;
         }
       }

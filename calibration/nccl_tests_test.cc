@@ -54,6 +54,19 @@ TEST(NcclTestsTest, ReadsAMultiNodeAllReduce) {
   EXPECT_EQ(run.rows[2].line, 17);
 }
 
+// Before nccl-tests 2.10 the rank lines had no group.
+TEST(NcclTestsTest, ReadsRankLinesWithoutAGroup) {
+  const std::string text =
+      "#   Rank  0 Pid  1001 on node-a device  0 [0x07] Tesla V100-SXM2-32GB\n"
+      "#   Rank  1 Pid  1002 on node-b device  0 [0x07] Tesla V100-SXM2-32GB\n"
+      "        8   2   float   sum   -1   10.0   0.00   0.00   0   9.0   0.00   0.00   0\n";
+  const NcclTestsRun run = parse_nccl_tests(text, "old.txt", "all_reduce_perf");
+  EXPECT_EQ(run.ranks, 2);
+  EXPECT_EQ(run.hosts, (std::vector<std::string>{"node-a", "node-b"}));
+  EXPECT_EQ(run.rank_host, (std::vector<int>{0, 1}));
+  EXPECT_EQ(run.gpu, "Tesla V100-SXM2-32GB");
+}
+
 TEST(NcclTestsTest, CollectiveFromTheProgramOrTheFlag) {
   EXPECT_EQ(nccl_tests_collective("alltoall_perf"), "all_to_all");
   EXPECT_EQ(nccl_tests_collective("all_to_all"), "all_to_all");
