@@ -10,7 +10,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -134,9 +136,11 @@ std::vector<int> ranks_of(const calibration::NcclTestsRun& run, int nodes, int g
 }
 
 // Simulated times (us) of every row of every case, on the cluster of
-// `request` with `assignments` ("key=value") on top.
+// `request` with `assignments` ("key=value") on top; rows that `only`
+// (when given) leaves out are not simulated and read 0.
 std::vector<double> simulate(const topology::ClusterRequest& request, const std::vector<std::string>& assignments,
-                             const std::vector<Case>& cases, const AlgorithmSources& sources, const std::string& gpu) {
+                             const std::vector<Case>& cases, const AlgorithmSources& sources, const std::string& gpu,
+                             const std::vector<bool>* only = nullptr) {
   topology::ClusterRequest r = request;
   r.overrides.insert(r.overrides.end(), assignments.begin(), assignments.end());
   const topology::LoadedCluster cluster = topology::load_cluster(r);
@@ -148,6 +152,10 @@ std::vector<double> simulate(const topology::ClusterRequest& request, const std:
   std::vector<double> times;
   for (const Case& c : cases) {
     for (const calibration::NcclTestsRow& row : c.run->rows) {
+      if (only != nullptr && !(*only)[times.size()]) {
+        times.push_back(0.0);
+        continue;
+      }
       sim::Simulator sim;
       const std::unique_ptr<models::FlowNetwork> network = make_network(sim, cluster.topology, "flow", 0.0);
       models::NetworkBackend backend(sim, *network, router, registry, options);
@@ -295,6 +303,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   // held, three rounds (bandwidth and latency barely interact: one sets the
   // large rows, the other the small ones).
   int evaluations = 0;
+  const auto started = std::chrono::steady_clock::now();
   for (int round = 0; round < 3 && !params.empty(); ++round) {
     for (std::size_t i = 0; i < params.size(); ++i) {
       const Parameter& p = params[i];
@@ -303,12 +312,17 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
         v[i] = p.log_scale ? std::exp(x) : x;
         ++evaluations;
         const std::vector<bool>& use = !separate ? all_rows : p.all_to_all_rows ? all_to_all_row : other_rows;
-        return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu), measured, use);
+        return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu, &use), measured, use);
       };
       const double lo = p.log_scale ? std::log(p.lo) : p.lo;
       const double hi = p.log_scale ? std::log(p.hi) : p.hi;
       const double best = golden_minimum(objective, lo, hi, 24);
       values[i] = p.log_scale ? std::exp(best) : best;
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (seconds > 2.0) {
+        fmt::print(std::cerr, "calibrate-network: round {} of 3: {} = {:.4g} ({} evaluations of the rows, {:.0f} s)\n", round + 1,
+                   p.key, values[i], evaluations, seconds);
+      }
     }
   }
   const std::vector<std::string> fitted = assignments_of(values);
