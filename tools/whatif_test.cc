@@ -1,6 +1,6 @@
 // Tests of the what-if simulation: the sanity properties a user relies on.
 // More NIC bandwidth, fp16 instead of fp32 communication and fused kernels
-// never make an iteration slower; more GPUs at a fixed per-GPU batch never
+// never make an iteration slower, nor a higher all-to-all efficiency; more GPUs at a fixed per-GPU batch never
 // lower total throughput on a non-oversubscribed fabric; ZionEX is much
 // faster than Zion for model A at 16 nodes; a model that cannot fit is
 // reported, not simulated; runs are deterministic.
@@ -31,6 +31,14 @@ TEST(WhatIfTest, FasterPartsNeverSlowDown) {
   WhatIfOptions faster_nic = small_model();
   faster_nic.cluster.overrides = {"nic.bandwidth_gbit_per_s=400"};
   EXPECT_LE(one(faster_nic, 2).iteration_time_ms, base.iteration_time_ms);
+  // A fabric that gives all-to-all traffic half its bandwidth: the
+  // all-to-all takes longer, the iteration never gets shorter.
+  WhatIfOptions lossy = small_model();
+  lossy.cluster.overrides = {"nic.all_to_all_efficiency=0.5"};
+  const WhatIfPoint lossy_point = one(lossy, 2);
+  EXPECT_GE(lossy_point.iteration_time_ms, base.iteration_time_ms);
+  EXPECT_GT(lossy_point.breakdown.exposed_all_to_all_ms + lossy_point.breakdown.overlapped_communication_ms,
+            base.breakdown.exposed_all_to_all_ms + base.breakdown.overlapped_communication_ms);
   WhatIfOptions unfused = small_model();
   unfused.fused_embeddings = false;
   EXPECT_GE(one(unfused, 2).iteration_time_ms, base.iteration_time_ms);
