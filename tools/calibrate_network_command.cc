@@ -354,7 +354,12 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   topology::ClusterRequest fitted_request = request;
   fitted_request.overrides.insert(fitted_request.overrides.end(), fitted.begin(), fitted.end());
   if (!f.out.empty()) {
-    out_file << topology::preset_cluster_text(fitted_request);
+    std::vector<std::string> sources_of_fit;
+    for (const Case& c : cases) sources_of_fit.push_back(c.run->source);
+    topology::ClusterRequest described = fitted_request;
+    described.overrides.push_back(fmt::format("description=zionsim calibrate-network ({}) fitted to {}", fit,
+                                              fmt::join(sources_of_fit, ", ")));
+    out_file << topology::preset_cluster_text(described);
     close_output_file("--out", f.out, out_file);
   }
 
