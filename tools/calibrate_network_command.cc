@@ -278,9 +278,11 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     cases.push_back(std::move(c));
   }
   const std::string fit = f.fit == "auto" ? (across_servers ? "nic" : "nvlink") : f.fit;
-  const bool some_all_to_all = std::count(all_to_all_row.begin(), all_to_all_row.end(), true) > 0;
-  const bool some_other = std::count(all_to_all_row.begin(), all_to_all_row.end(), false) > 0;
-  const bool separate = some_all_to_all && some_other;
+  // Across servers, all-to-all rows next to others get their own share of
+  // the fabric (nic.all_to_all_efficiency); inside a server it plays no part.
+  const bool some_all_to_all = std::find(all_to_all_row.begin(), all_to_all_row.end(), true) != all_to_all_row.end();
+  const bool some_other = std::find(all_to_all_row.begin(), all_to_all_row.end(), false) != all_to_all_row.end();
+  const bool separate = fit == "nic" && some_all_to_all && some_other;
   const std::vector<Parameter> params = parameters_for(fit, separate);
   std::vector<bool> all_rows(measured.size(), true);
   std::vector<bool> other_rows(measured.size());
@@ -320,8 +322,8 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
       values[i] = p.log_scale ? std::exp(best) : best;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (seconds > 2.0) {
-        fmt::print(std::cerr, "calibrate-network: round {} of 3: {} = {:.4g} ({} evaluations of the rows, {:.0f} s)\n", round + 1,
-                   p.key, values[i], evaluations, seconds);
+        fmt::print(std::cerr, "calibrate-network: round {} of 3: {} = {:.4g} ({} evaluations of the rows, {:.0f} s)\n",
+                   round + 1, p.key, values[i], evaluations, seconds);
       }
     }
   }
