@@ -127,6 +127,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
       make_network(sim, cluster.topology, f.fidelity, f.completion_quantum_ns);
   models::FlowNetwork& network = *owned_network;
   if (!f.timeline.empty()) network.record_link_history(true);
+  if (f.timeline.empty()) network.recycle_flow_ids(true);  // no flow's record is read after it ends
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources, registry);
   models::NetworkBackend backend(sim, network, router, registry,

@@ -98,6 +98,9 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep, const R
   const std::unique_ptr<models::FlowNetwork> owned_network = make_network(sim, topo, o.fidelity, o.completion_quantum_ns);
   models::FlowNetwork& network = *owned_network;
   if (keep) network.record_link_history(true);
+  // Nothing reads a flow's record after it ends unless a timeline is kept:
+  // memory then follows the flows in flight, not all the iteration's.
+  if (!keep) network.recycle_flow_ids(true);
   models::collectives::CollectiveRegistry registry;
   fill_registry({o.plugins, o.schedules}, registry);
   models::NetworkBackend backend(sim, network, router, registry, backend_options(cluster, device, o.algorithms));

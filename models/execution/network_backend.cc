@@ -267,6 +267,13 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   for (std::uint32_t s : ready) launcher.launch(s);
 }
 
+void NetworkBackend::record_flows(bool on) {
+  if (on && network_.recycles_flow_ids()) {
+    throw std::logic_error("record_flows: the network recycles flow ids; the flows' records would not last");
+  }
+  record_flows_ = on;
+}
+
 int NetworkBackend::server_of(int gpu_rank) const {
   const topology::Topology& t = router_.topology();
   return t.node(t.gpu(gpu_rank)).server;

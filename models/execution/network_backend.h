@@ -84,7 +84,9 @@ class NetworkBackend : public CommunicationBackend {
     std::int64_t transfer = -1;    ///< index into OpGraph::transfers, or -1
   };
   /// Off by default: a tag per flow costs memory on million-flow runs.
-  void record_flows(bool on) { record_flows_ = on; }
+  /// Throws std::logic_error when the network recycles flow ids (the tags
+  /// would then name other flows).
+  void record_flows(bool on);
   /// Tags of the flows started since record_flows(true), in start order.
   const std::vector<FlowTag>& flow_tags() const { return flow_tags_; }
 

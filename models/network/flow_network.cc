@@ -1,6 +1,7 @@
 #include "models/network/flow_network.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <stdexcept>
@@ -102,11 +103,16 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     track_levels_ = false;
     link_levels_ = {};
   }
-  if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+  if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - block_ids_) {
     throw std::length_error("network model: too many flows");
   }
+  if (route_links_.size() + route.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("network model: too many route entries");
+  }
 
-  const auto f = static_cast<std::uint32_t>(slots_.size());
+  const std::uint32_t f = recycle_ ? next_recycled_id() : static_cast<std::uint32_t>(slots_.size());
+  const bool reuse = f < slots_.size();
+  ++flows_started_;
   const sim::TimePoint now = sim_.now();
   std::uint32_t callback = kNoCallback;
   if (on_done) {
@@ -119,26 +125,52 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
       callbacks_[callback] = std::move(on_done);
     }
   }
-  slots_.push_back(FlowSlot{.record = FlowRecord{.start = now,
-                                                 .first_byte = now + latency,
-                                                 .finish = sim::TimePoint::max(),
-                                                 .size = size},
-                            .callback = callback});
-  progress_.push_back(Progress{.remaining = static_cast<double>(size.count())});
-  state_.push_back(State::kLatent);
-  route_links_.insert(route_links_.end(), route.begin(), route.end());
-  route_begin_.push_back(static_cast<std::uint32_t>(route_links_.size()));
+  const FlowSlot slot{.record = FlowRecord{.start = now,
+                                           .first_byte = now + latency,
+                                           .finish = sim::TimePoint::max(),
+                                           .size = size},
+                      .callback = callback};
+  const Progress progress{.remaining = static_cast<double>(size.count())};
+  const auto length = static_cast<std::uint32_t>(route.size());
+  if (reuse) {
+    // A recycled id keeps its level_version counting up, so that the level
+    // buckets' entries of its earlier flows stay stale; its route goes where
+    // the id's earlier routes went when it fits (an id's route space only
+    // grows, to the longest route it carried).
+    const std::uint32_t version = slots_[f].level_version;
+    slots_[f] = slot;
+    slots_[f].level_version = version;
+    progress_[f] = progress;
+    state_[f] = State::kLatent;
+    flow_stamp_[f] = 0;
+    if (route_capacity_[f] < length) {
+      route_begin_[f] = static_cast<std::uint32_t>(route_links_.size());
+      route_capacity_[f] = length;
+      route_links_.resize(route_links_.size() + length);
+    }
+    route_end_[f] = route_begin_[f] + length;
+    std::copy(route.begin(), route.end(), route_links_.begin() + route_begin_[f]);
+  } else {
+    slots_.push_back(slot);
+    progress_.push_back(progress);
+    state_.push_back(State::kLatent);
+    flow_stamp_.push_back(0);
+    route_begin_.push_back(static_cast<std::uint32_t>(route_links_.size()));
+    route_links_.insert(route_links_.end(), route.begin(), route.end());
+    route_end_.push_back(static_cast<std::uint32_t>(route_links_.size()));
+    if (recycle_) route_capacity_.push_back(length);
+  }
   if (exact_incidence_) incidence_slot_.resize(route_links_.size(), 0);
   // weight_ and cap_ stay empty (meaning 1 and none) until a flow needs them.
+  // Once non-empty they cover every id (a recycled id can be below others).
   if (options.weight != 1.0 || !weight_.empty()) {
-    weight_.resize(f, 1.0);
-    weight_.push_back(options.weight);
+    weight_.resize(slots_.size(), 1.0);
+    weight_[f] = options.weight;
   }
   if (std::isfinite(options.rate_cap_bytes_per_s) || !cap_.empty()) {
-    cap_.resize(f, std::numeric_limits<double>::infinity());
-    cap_.push_back(options.rate_cap_bytes_per_s);
+    cap_.resize(slots_.size(), std::numeric_limits<double>::infinity());
+    cap_[f] = options.rate_cap_bytes_per_s;
   }
-  flow_stamp_.push_back(0);
   ++in_flight_;
   // Flows whose first byte falls on the same instant join in one event (an
   // all-to-all's million flows have a handful of distinct latencies).
@@ -162,6 +194,76 @@ void FlowNetwork::set_completion_quantum(sim::Duration quantum) {
     throw std::invalid_argument("completion quantum: set it before the first flow starts");
   }
   quantum_ps_ = quantum.count_ps();
+}
+
+void FlowNetwork::recycle_flow_ids(bool on, std::uint32_t block_ids) {
+  if (flows_started_ != 0) {
+    throw std::invalid_argument("recycle_flow_ids: set it before the first flow starts");
+  }
+  if (block_ids == 0 || (block_ids & (block_ids - 1)) != 0) {
+    throw std::invalid_argument(fmt::format("recycle_flow_ids: block of {} ids, expected a power of two", block_ids));
+  }
+  recycle_ = on;
+  block_ids_ = block_ids;
+  block_shift_ = static_cast<std::uint32_t>(std::countr_zero(block_ids));
+}
+
+std::uint32_t FlowNetwork::next_recycled_id() {
+  // Ids go out in blocks of consecutive ids, each block in increasing order,
+  // so the flows of one burst (an all-to-all) sit at neighbouring ids as
+  // they would without recycling: the solves walk them in id order, and
+  // scattered ids cost a cache miss per flow and array. A block comes back
+  // whole, once every flow on it has finished.
+  if (cursor_ == cursor_end_) {
+    if (cursor_end_ != 0) {
+      const std::uint32_t done = (cursor_end_ - 1) >> block_shift_;
+      if (block_live_[done] == 0) retire_block(done);
+    }
+    std::uint32_t block;
+    if (free_blocks_.empty()) {
+      block = static_cast<std::uint32_t>(block_live_.size());  // fresh ids, at the end
+      block_live_.push_back(0);
+    } else {
+      block = free_blocks_.back();
+      free_blocks_.pop_back();
+    }
+    cursor_ = block << block_shift_;
+    cursor_end_ = cursor_ + block_ids_;
+  }
+  ++block_live_[cursor_ >> block_shift_];
+  return cursor_++;
+}
+
+void FlowNetwork::retire(std::span<const std::uint32_t> finished) {
+  const std::uint32_t current = cursor_end_ == 0 ? std::numeric_limits<std::uint32_t>::max()
+                                                 : (cursor_end_ - 1) >> block_shift_;
+  for (std::uint32_t f : finished) {
+    const std::uint32_t block = f >> block_shift_;
+    // The block still handing out ids is retired when it has handed out all.
+    if (--block_live_[block] == 0 && block != current) retire_block(block);
+  }
+}
+
+void FlowNetwork::retire_block(std::uint32_t block) {
+  // A finished id may still sit in the flow lists of its links (they are
+  // swept lazily) and in stale completion and level entries. The latter
+  // check the id's state and finish estimate or level_version, which a new
+  // flow on the id keeps consistent (see start_flow); the lists are swept
+  // here, all at once, before a batch of blocks is handed out again. A batch
+  // of at least a quarter as many ids as flows in flight keeps that sweep (a
+  // pass over the lists, whose entries are flows in flight and retired ones)
+  // at a constant cost per flow.
+  retired_blocks_.push_back(block);
+  if (4 * retired_blocks_.size() * block_ids_ < in_flight_) return;
+  if (!exact_incidence_) {
+    for (Link& link : links_) {
+      if (link.flows.size() > link.active) sweep(link);
+    }
+  }
+  // free_blocks_ is a stack: the batch goes out lowest block first.
+  std::sort(retired_blocks_.begin(), retired_blocks_.end(), std::greater<>());
+  free_blocks_.insert(free_blocks_.end(), retired_blocks_.begin(), retired_blocks_.end());
+  retired_blocks_.clear();
 }
 
 void FlowNetwork::record_link_history(bool on) {
@@ -372,6 +474,7 @@ void FlowNetwork::finish_due() {
     if (i + kAhead < finished.size()) {
       __builtin_prefetch(&slots_[finished[i + kAhead]], 1);
       __builtin_prefetch(&route_begin_[finished[i + kAhead]]);
+      __builtin_prefetch(&route_end_[finished[i + kAhead]]);
     }
     if (i + kAhead / 2 < finished.size()) {
       __builtin_prefetch(route_links_.data() + route_begin_[finished[i + kAhead / 2]]);
@@ -420,6 +523,8 @@ void FlowNetwork::finish_due() {
     done();
   }
   due_callbacks_ = std::move(callbacks);
+  // Their callbacks have run: the ids may be handed out again.
+  if (recycle_) retire(finished_);
 }
 
 void FlowNetwork::resolve() {
