@@ -45,7 +45,7 @@ struct Flags {
   std::string gpu;
   std::string profile;
   std::string fidelity = "flow";
-  double completion_quantum_ns = 1.0;  // as whatif's, so that a whatif --emit-trace runs the same
+  double completion_quantum_ns = 10.0;  // as whatif's, so that a whatif --emit-trace runs the same
   std::vector<std::string> algorithms;
   std::string timeline;
   std::string format = "table";
