@@ -43,11 +43,14 @@ bool has_fabric_link(const Topology& t, NodeId nic) {
 
 }  // namespace
 
-Router::Router(Topology topology)
+Router::Router(Topology topology) : Router(std::move(topology), /*share_switch_tables=*/true) {}
+
+Router::Router(Topology topology, bool share_switch_tables)
     : topology_(std::move(topology)),
       scale_out_nic_(topology_.num_nodes(), kNone),
       server_slot_(topology_.num_nodes(), kNone),
       fabric_slot_(topology_.num_nodes(), kNone),
+      fabric_last_hop_(topology_.num_nodes(), kNone),
       tables_(static_cast<std::size_t>(kNumScopes) * topology_.num_nodes()),
       once_(new std::once_flag[static_cast<std::size_t>(kNumScopes) * topology_.num_nodes()]) {
   const Topology& t = topology_;
@@ -60,6 +63,19 @@ Router::Router(Topology topology)
       server_slot_[i] = server_size_[static_cast<std::size_t>(n.server)]++;
     }
     if (n.server < 0 || n.kind == NodeKind::kNic) fabric_slot_[i] = fabric_size_++;
+  }
+  // The fabric scope enters a NIC only from switches and NICs (make_table's
+  // node_ok); a single such in-link from a switch is the NIC's last hop.
+  for (std::uint32_t i = 0; share_switch_tables && i < t.num_nodes(); ++i) {
+    if (t.node(NodeId{i}).kind != NodeKind::kNic || t.node(NodeId{i}).server < 0) continue;
+    std::uint32_t count = 0;
+    LinkId last{kNone};
+    for (LinkId l : t.in_links(NodeId{i})) {
+      if (fabric_slot_[index(t.link(l).src)] == kNone) continue;
+      ++count;
+      last = l;
+    }
+    if (count == 1 && t.node(t.link(last).src).server < 0) fabric_last_hop_[i] = index(last);
   }
   // Backend NICs by (server, local index).
   std::map<std::pair<int, int>, NodeId> backend;
@@ -263,6 +279,12 @@ bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, R
   if ((scope == kServer || scope == kNvlink) &&
       topology_.node(src).server != topology_.node(dst).server) {
     return false;  // server-local slots of another server mean nothing here
+  }
+  if (scope == kFabric && fabric_last_hop_[index(dst)] != kNone && src != dst) {
+    const LinkId last{fabric_last_hop_[index(dst)]};
+    if (!walk(kFabric, src, topology_.link(last).src, flow_key, out)) return false;
+    out.push_back(last);
+    return true;
   }
   const Table& tab = table(scope, dst);
   const std::size_t start = out.size();

@@ -28,6 +28,14 @@
 // the equal-cost next-hop links of every node: a reverse BFS over in-links for
 // hop counts, then a pass in BFS order for latency. Tables are cached for the
 // router's lifetime; route() is safe to call from several threads.
+//
+// A NIC whose only way in from the fabric is one link from one switch (every
+// NIC of the presets: its ToR or rail switch) gets no fabric table of its own:
+// every route to it ends with that link, and its equal-cost choices before it
+// are exactly those toward the switch (same hops and latency, one link less;
+// same candidates in the same order; same hash per node). So the walk goes to
+// the switch and appends the link, which picks the same route to the bit while
+// a whole all-to-all touches one table per switch instead of one per NIC.
 
 #ifndef ZIONSIM_TOPOLOGY_ROUTER_H_
 #define ZIONSIM_TOPOLOGY_ROUTER_H_
@@ -49,6 +57,9 @@ using Route = std::vector<LinkId>;
 class Router {
  public:
   explicit Router(Topology topology);
+  /// As above; `share_switch_tables = false` gives every NIC its own fabric
+  /// table (the same routes, slower; for tests that prove they are the same).
+  Router(Topology topology, bool share_switch_tables);
   ~Router();
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
@@ -86,6 +97,9 @@ class Router {
   std::vector<std::uint32_t> server_size_;    // nodes per server
   std::vector<std::uint32_t> fabric_slot_;    // index among fabric switches and NICs, or kNone
   std::uint32_t fabric_size_ = 0;
+  // By node index: a NIC's only in-link from the fabric, when it comes from a
+  // switch; kNone otherwise (and for every node with the sharing off).
+  std::vector<std::uint32_t> fabric_last_hop_;
   mutable std::vector<std::unique_ptr<Table>> tables_;  // [scope * num_nodes + dst]
   std::unique_ptr<std::once_flag[]> once_;
 };

@@ -189,5 +189,65 @@ TEST(RouterTest, RoutesDoNotDependOnQueryOrder) {
   EXPECT_EQ(warm, a.route(t.gpu(300), t.gpu(1), 99));
 }
 
+// Every GPU pair's route, for several keys, as a vector (order: dst, src, key).
+std::vector<Route> all_routes(const Topology& t, const Router& router) {
+  std::vector<Route> out;
+  for (int d = 0; d < t.num_gpus(); ++d) {
+    for (int s = 0; s < t.num_gpus(); ++s) {
+      for (std::uint64_t key : {0ULL, 7ULL, 0x9E3779B97F4A7C15ULL}) {
+        out.push_back(router.route(t.gpu(s), t.gpu(d), key * 131 + static_cast<std::uint64_t>(s)));
+      }
+    }
+  }
+  return out;
+}
+
+// A copy of `t` plus extra links (by node name), to build fabrics the presets
+// do not have.
+Topology with_links(const Topology& t,
+                    const std::vector<std::pair<std::string, std::string>>& extra) {
+  TopologyBuilder b("<test>");
+  for (std::uint32_t i = 0; i < t.num_nodes(); ++i) b.add_node(t.node(NodeId{i}));
+  for (std::uint32_t i = 0; i < t.num_links(); ++i) {
+    const LinkInfo& l = t.link(LinkId{i});
+    b.add_link(l.src, l.dst, LinkSpec{l.kind, l.bandwidth, l.latency, l.efficiency});
+  }
+  for (const auto& [a, z] : extra) {
+    b.add_link(*t.find(a), *t.find(z),
+               LinkSpec{LinkKind::kRoce, sim::BytesPerSecond(25'000'000'000), sim::Duration::ns(1),
+                        1.0});
+  }
+  return b.build();
+}
+
+// Routing to a NIC through its switch's table picks exactly the routes that
+// the NIC's own table picks, on every preset and on fabrics where some NICs
+// have a second way in (from a spine, from another NIC) and must keep theirs.
+TEST(RouterTest, SharedSwitchTablesPickTheSameRoutes) {
+  std::vector<std::pair<std::string, Topology>> cases;
+  for (const char* preset : {"zionex", "zion", "hgx"}) {
+    cases.emplace_back(preset, build_cluster(preset_spec(preset, 3)));
+  }
+  cases.emplace_back("zionex/40", build_cluster(preset_spec("zionex", 40)));
+  ClusterSpec rail = preset_spec("zionex", 20);
+  rail.rail_aligned = true;
+  cases.emplace_back("zionex/20 rail-aligned", build_cluster(rail));
+  const Topology base = build_cluster(preset_spec("zionex", 20));
+  cases.emplace_back("zionex/20 + extra ways in",
+                     with_links(base, {{"spine0", "node3/nic0"},
+                                       {"node5/nic2", "node17/nic2"},
+                                       {"node17/nic2", "node5/nic2"},
+                                       {"spine3", "node11/nic7"}}));
+  for (const auto& [name, t] : cases) {
+    SCOPED_TRACE(name);
+    const Router shared(t);
+    const Router own(t, /*share_switch_tables=*/false);
+    const std::vector<Route> a = all_routes(t, shared);
+    const std::vector<Route> b = all_routes(t, own);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "route " << i;
+  }
+}
+
 }  // namespace
 }  // namespace zx::topology
