@@ -17,8 +17,15 @@ namespace zx::topology {
 // links toward the destination, in out-link order; none when the node does
 // not reach the destination within the scope.
 struct Router::Table {
+  // A candidate carries where its link leads (node index and slot), so the
+  // walk reads neither the topology's link records nor the slot arrays.
+  struct Hop {
+    LinkId link;
+    std::uint32_t node;
+    std::uint32_t slot;
+  };
   std::vector<std::uint32_t> offsets;  // candidates of slot i: [offsets[i], offsets[i + 1])
-  std::vector<LinkId> candidates;
+  std::vector<Hop> candidates;
 };
 
 namespace {
@@ -260,9 +267,9 @@ std::unique_ptr<Router::Table> Router::make_table(Scope scope, NodeId dst) const
   table->candidates.reserve(flat.size());
   table->offsets.push_back(0);
   for (std::uint32_t i : at_slot) {
-    if (i != kNone) {
-      table->candidates.insert(table->candidates.end(), flat.begin() + begin[i],
-                               flat.begin() + begin[i + 1]);
+    for (std::uint32_t c = i == kNone ? 0 : begin[i]; i != kNone && c < begin[i + 1]; ++c) {
+      const NodeId w = t.link(flat[c]).dst;
+      table->candidates.push_back(Table::Hop{flat[c], index(w), slot(scope, w)});
     }
     table->offsets.push_back(static_cast<std::uint32_t>(table->candidates.size()));
   }
@@ -288,9 +295,9 @@ bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, R
   }
   const Table& tab = table(scope, dst);
   const std::size_t start = out.size();
-  NodeId v = src;
-  while (v != dst) {
-    const std::uint32_t sl = slot(scope, v);
+  std::uint32_t v = index(src);
+  std::uint32_t sl = slot(scope, src);
+  while (v != index(dst)) {
     const std::uint32_t begin = tab.offsets[sl];
     const std::uint32_t count = tab.offsets[sl + 1] - begin;
     if (count == 0) {  // v does not reach dst within the scope
@@ -301,10 +308,11 @@ bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, R
     const std::uint64_t pick =
         count == 1 ? 0
                    : static_cast<std::uint64_t>(
-                         (static_cast<unsigned __int128>(mix(flow_key, index(v))) * count) >> 64);
-    const LinkId l = tab.candidates[begin + pick];
-    out.push_back(l);
-    v = topology_.link(l).dst;
+                         (static_cast<unsigned __int128>(mix(flow_key, v)) * count) >> 64);
+    const Table::Hop& hop = tab.candidates[begin + pick];
+    out.push_back(hop.link);
+    v = hop.node;
+    sl = hop.slot;
   }
   return true;
 }

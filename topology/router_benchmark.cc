@@ -10,10 +10,10 @@
 // loop). Routes are into a reused vector. Peak RSS is the whole process.
 //   BM_BuildZionEx/64            2.2 ms   (2,132 nodes, 7,008 links)
 //   BM_BuildZionEx/512          24.4 ms   (16,972 nodes, 56,064 links)
-//   BM_RouteAllPairs/64         29 ms     262,144 routes, 9.1 M routes/s
-//   BM_RouteAllPairs/512        2.9 s     16,773,120 routes, 5.8 M routes/s, peak RSS 30 MiB
-//   BM_RouteAllToAllOrder/256/0  2.15 s   4,192,256 routes, 2.0 M routes/s (a table per NIC)
-//   BM_RouteAllToAllOrder/256/1  0.57 s   7.4 M routes/s (NICs share their switch's table)
+//   BM_RouteAllPairs/64         24 ms     262,144 routes, 10.7 M routes/s
+//   BM_RouteAllPairs/512        1.7 s     16,773,120 routes, 10.1 M routes/s, peak RSS 28 MiB
+//   BM_RouteAllToAllOrder/256/0  2.24 s   4,192,256 routes, 1.9 M routes/s (a table per NIC)
+//   BM_RouteAllToAllOrder/256/1  0.43 s   9.8 M routes/s (NICs share their switch's table)
 // Before NICs shared their switch's fabric table, BM_RouteAllPairs/512 peaked
 // at 191 MiB.
 
