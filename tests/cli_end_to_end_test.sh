@@ -46,6 +46,7 @@ if ! diff <("$zionsim" topology --cluster hgx --nodes 3 | tail -n +3) \
 fi
 rm -f "$dump"
 expect 2 err "unknown key 'oversubscripton'" -- topology --set fabric.oversubscripton=2
+expect 2 err "unknown collective kind 'all_to_al'" -- whatif --model dlrm-a-small --nodes 1 --algo all_to_al=direct
 
 # A what-if iteration emitted as a trace and run back simulates to the same
 # picosecond: the fingerprints of the two runs agree.

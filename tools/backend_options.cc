@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "models/collectives/plan.h"
 #include "models/network/topology_links.h"
 
 namespace zx::tools {
@@ -39,7 +40,16 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
     if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
       throw InputError(Diagnostic{"--algo", "", fmt::format("expected KIND=ALGORITHM (all_to_all=direct), got '{}'", a)});
     }
-    out[a.substr(0, eq)] = a.substr(eq + 1);
+    // A misspelt kind would otherwise be a key no collective ever looks up.
+    const auto kind = models::collectives::parse_collective_kind(a.substr(0, eq));
+    if (!kind) {
+      throw InputError(Diagnostic{
+          "--algo", "",
+          fmt::format("unknown collective kind '{}' in '{}'; valid: all_reduce, reduce_scatter, all_gather, "
+                      "all_to_all, broadcast, reduce",
+                      a.substr(0, eq), a)});
+    }
+    out[std::string(models::collectives::to_string(*kind))] = a.substr(eq + 1);
   }
   return out;
 }
