@@ -39,6 +39,10 @@ if ! diff -q "$scratch/whatif_dlrm_a.json" "$scratch/parallel.json" >/dev/null; 
   echo "FAIL: whatif with one thread and with all threads differ"
   failures=$((failures + 1))
 fi
+# A sweep over a knob as well as sizes: every (variant, size) row, and
+# throughput against the first variant.
+"$zionsim" whatif --model dlrm-a-small --nodes 1,2 --vary nic-gbit=100,400 --vary a2a-precision=fp32,fp16 \
+  --format csv | check whatif_vary.csv
 "$zionsim" run --nodes 1 --trace "$root/workloads/testdata/two_ranks.trace.json" --format json | grep -v "\"trace\":" |
   check run_two_ranks.json
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -19,6 +20,8 @@ std::string escape(const std::string& s) {
       out += "&gt;";
     } else if (c == '&') {
       out += "&amp;";
+    } else if (c == '"') {
+      out += "&quot;";
     } else {
       out += c;
     }
@@ -26,60 +29,97 @@ std::string escape(const std::string& s) {
   return out;
 }
 
+// Curve colours (a colour-blind-safe qualitative palette, Okabe and Ito
+// 2008); series past the last reuse them in order.
+constexpr const char* kSeriesColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7",
+                                          "#e69f00", "#56b4e9", "#000000", "#f0e442"};
+
+const char* series_colour(std::size_t s) { return kSeriesColours[s % std::size(kSeriesColours)]; }
+
 }  // namespace
 
 void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points, const std::string& title) {
-  std::vector<const WhatIfPoint*> fit;
-  for (const WhatIfPoint& p : points) {
-    if (p.fits) fit.push_back(&p);
+  write_whatif_svg(out, std::vector<PlotSeries>{PlotSeries{"", points}}, title);
+}
+
+void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, const std::string& title) {
+  // Fitting points per series, by GPUs; every GPU count that any series fits.
+  std::vector<std::vector<const WhatIfPoint*>> fit(series.size());
+  std::set<int> gpu_counts;
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    for (const WhatIfPoint& p : series[s].points) {
+      if (!p.fits) continue;
+      fit[s].push_back(&p);
+      gpu_counts.insert(p.gpus);
+    }
+    std::sort(fit[s].begin(), fit[s].end(), [](const WhatIfPoint* a, const WhatIfPoint* b) { return a->gpus < b->gpus; });
   }
+  const bool legend = series.size() > 1 || (!series.empty() && !series.front().label.empty());
   constexpr double kWidth = 960;
-  constexpr double kHeight = 420;
   constexpr double kPanel = 400;  // each panel's plot area width
   constexpr double kTop = 60;
   constexpr double kPlotHeight = 280;
+  constexpr double kLegendRow = 16;
+  const double legend_top = kTop + kPlotHeight + 64;
+  const double height = 420 + (legend ? kLegendRow * static_cast<double>(series.size()) + 8 : 0);
   fmt::print(out, R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)"
                   "\n",
-             kWidth, kHeight);
+             kWidth, height);
   fmt::print(out, R"(<rect width="100%" height="100%" fill="white"/>)" "\n");
   fmt::print(out, R"(<text x="{}" y="24" font-size="16" text-anchor="middle">{}</text>)" "\n", kWidth / 2,
              escape(title));
-  if (fit.empty()) {
+  if (gpu_counts.empty()) {
     fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">no cluster size fits the model</text>)" "\n</svg>\n",
-               kWidth / 2, kHeight / 2);
+               kWidth / 2, height / 2);
     return;
   }
-  // Panel 1: samples/s against GPUs (log2 x), with ideal scaling.
+  // Panel 1: samples/s against GPUs (log2 x), with ideal scaling from the
+  // first series that fits anywhere.
   const double x0 = 70;
-  const double min_gpus = fit.front()->gpus;
-  const double max_gpus = std::max(min_gpus * 2, static_cast<double>(fit.back()->gpus));
+  const double min_gpus = *gpu_counts.begin();
+  const double max_gpus = std::max(min_gpus * 2, static_cast<double>(*gpu_counts.rbegin()));
   double max_rate = 0;
-  for (const WhatIfPoint* p : fit) max_rate = std::max(max_rate, p->samples_per_s);
-  const double ideal_max = fit.front()->samples_per_s * max_gpus / min_gpus;
+  for (const auto& points : fit) {
+    for (const WhatIfPoint* p : points) max_rate = std::max(max_rate, p->samples_per_s);
+  }
+  const WhatIfPoint* anchor = nullptr;
+  for (const auto& points : fit) {
+    if (anchor == nullptr && !points.empty()) anchor = points.front();
+  }
+  const double ideal_max = anchor->samples_per_s * max_gpus / anchor->gpus;
   max_rate = std::max(max_rate, ideal_max) * 1.05;
   const auto px = [&](double gpus) { return x0 + kPanel * std::log2(gpus / min_gpus) / std::log2(max_gpus / min_gpus); };
   const auto py = [&](double rate) { return kTop + kPlotHeight * (1 - rate / max_rate); };
   fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">throughput (samples/s) vs GPUs</text>)" "\n", x0 + kPanel / 2);
   fmt::print(out, R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="black"/>)" "\n",
              x0, kTop, kTop + kPlotHeight, x0 + kPanel);
-  fmt::print(out, R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#999" stroke-dasharray="4 3"/>)" "\n", px(min_gpus),
-             py(fit.front()->samples_per_s), px(max_gpus), py(ideal_max));
-  std::string path;
-  for (const WhatIfPoint* p : fit) {
-    path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", px(p->gpus), py(p->samples_per_s));
-    fmt::print(out, R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="#1f77b4"/>)" "\n", px(p->gpus), py(p->samples_per_s));
-    fmt::print(out, R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)" "\n", px(p->gpus), kTop + kPlotHeight + 16,
-               p->gpus);
+  fmt::print(out, R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#999" stroke-dasharray="4 3"/>)" "\n",
+             px(anchor->gpus), py(anchor->samples_per_s), px(max_gpus), py(ideal_max));
+  for (int gpus : gpu_counts) {
+    fmt::print(out, R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)" "\n", px(gpus), kTop + kPlotHeight + 16,
+               gpus);
   }
-  fmt::print(out, R"(<path d="{}" fill="none" stroke="#1f77b4" stroke-width="2"/>)" "\n", path);
+  for (std::size_t s = 0; s < fit.size(); ++s) {
+    if (fit[s].empty()) continue;
+    std::string path;
+    for (const WhatIfPoint* p : fit[s]) {
+      path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", px(p->gpus), py(p->samples_per_s));
+      fmt::print(out, R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"/>)" "\n", px(p->gpus), py(p->samples_per_s),
+                 series_colour(s));
+    }
+    fmt::print(out, R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"/>)" "\n", path, series_colour(s));
+  }
   fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text>)" "\n", x0 - 6, kTop + 4, max_rate);
   fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">GPUs (dashed: linear scaling)</text>)" "\n", x0 + kPanel / 2,
              kTop + kPlotHeight + 34);
 
-  // Panel 2: stacked breakdown per size.
+  // Panel 2: stacked breakdown, a group of bars per GPU count, one bar per
+  // series that fits there (numbered as in the legend when there are several).
   const double x1 = x0 + kPanel + 90;
   double max_ms = 0;
-  for (const WhatIfPoint* p : fit) max_ms = std::max(max_ms, p->iteration_time_ms);
+  for (const auto& points : fit) {
+    for (const WhatIfPoint* p : points) max_ms = std::max(max_ms, p->iteration_time_ms);
+  }
   max_ms *= 1.05;
   fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">iteration time breakdown (ms)</text>)" "\n", x1 + kPanel / 2);
   fmt::print(out, R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="black"/>)" "\n",
@@ -90,28 +130,51 @@ void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points,
   };
   const Part parts[] = {{"compute", "#1f77b4"}, {"exposed all-to-all", "#ff7f0e"}, {"exposed all-reduce", "#2ca02c"},
                         {"other", "#bbbbbb"}};
-  const double slot = kPanel / static_cast<double>(fit.size());
-  for (std::size_t i = 0; i < fit.size(); ++i) {
-    const WhatIfPoint& p = *fit[i];
-    const double values[] = {p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms,
-                             p.breakdown.exposed_all_reduce_ms, p.breakdown.other_ms};
-    double base = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const double h = kPlotHeight * values[k] / max_ms;
-      const double y = kTop + kPlotHeight * (1 - base / max_ms) - h;
-      fmt::print(out, R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"/>)" "\n",
-                 x1 + slot * (static_cast<double>(i) + 0.2), y, slot * 0.6, h, parts[k].colour);
-      base += values[k];
+  const double slot = kPanel / static_cast<double>(gpu_counts.size());
+  const double bar = slot * 0.6 / static_cast<double>(series.size());
+  std::size_t group = 0;
+  for (int gpus : gpu_counts) {
+    const double left = x1 + slot * (static_cast<double>(group) + 0.2);
+    for (std::size_t s = 0; s < fit.size(); ++s) {
+      const auto it = std::find_if(fit[s].begin(), fit[s].end(), [gpus](const WhatIfPoint* p) { return p->gpus == gpus; });
+      if (it == fit[s].end()) continue;
+      const WhatIfPoint& p = **it;
+      const double values[] = {p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms,
+                               p.breakdown.exposed_all_reduce_ms, p.breakdown.other_ms};
+      const double x = left + bar * static_cast<double>(s);
+      double base = 0;
+      for (std::size_t k = 0; k < 4; ++k) {
+        const double h = kPlotHeight * values[k] / max_ms;
+        const double y = kTop + kPlotHeight * (1 - base / max_ms) - h;
+        fmt::print(out, R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"/>)" "\n", x, y, bar * 0.9,
+                   h, parts[k].colour);
+        base += values[k];
+      }
+      if (series.size() > 1) {
+        fmt::print(out, R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-size="9" fill="{}">{}</text>)" "\n",
+                   x + bar * 0.45, kTop + kPlotHeight * (1 - base / max_ms) - 3, series_colour(s), s + 1);
+      }
     }
-    fmt::print(out, R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)" "\n", x1 + slot * (static_cast<double>(i) + 0.5),
-               kTop + kPlotHeight + 16, p.gpus);
+    fmt::print(out, R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)" "\n",
+               x1 + slot * (static_cast<double>(group) + 0.5), kTop + kPlotHeight + 16, gpus);
+    ++group;
   }
   fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text>)" "\n", x1 - 6, kTop + 4, max_ms);
   for (std::size_t k = 0; k < 4; ++k) {
-    const double y = kTop + kPlotHeight + 44 + 0 * static_cast<double>(k);
-    const double x = x1 - 40 + static_cast<double>(k) * 150;
+    const double y = kTop + kPlotHeight + 44;
+    const double x = x1 - 40 + static_cast<double>(k) * 130;
     fmt::print(out, R"(<rect x="{}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}">{}</text>)" "\n", x,
                y - 9, parts[k].colour, x + 14, y, parts[k].name);
+  }
+  if (legend) {
+    for (std::size_t s = 0; s < series.size(); ++s) {
+      const double y = legend_top + kLegendRow * static_cast<double>(s);
+      fmt::print(out,
+                 R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"/><text x="{}" y="{}">{}: {}{}</text>)"
+                 "\n",
+                 x0, y - 4, x0 + 24, y - 4, series_colour(s), x0 + 30, y, s + 1, escape(series[s].label),
+                 fit[s].empty() ? " (fits at no size)" : "");
+    }
   }
   out << "</svg>\n";
 }

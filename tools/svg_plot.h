@@ -2,8 +2,9 @@
 //
 // The what-if sweep as a self-contained SVG: the scaling curve (samples/s
 // against GPUs, with ideal linear scaling from the smallest size) and the
-// stacked breakdown of each size's iteration time. Written by hand so that
-// --plot works without gnuplot or any other program.
+// stacked breakdown of each size's iteration time; with --vary, one curve
+// and one bar per variant at each size, and a legend. Written by hand so
+// that --plot works without gnuplot or any other program.
 
 #ifndef ZIONSIM_TOOLS_SVG_PLOT_H_
 #define ZIONSIM_TOOLS_SVG_PLOT_H_
@@ -16,6 +17,15 @@
 
 namespace zx::tools {
 
+/// One curve: a variant's points and its legend label (empty: no legend).
+struct PlotSeries {
+  std::string label;
+  std::vector<WhatIfPoint> points;
+};
+
+void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, const std::string& title);
+
+/// One unlabelled series.
 void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points, const std::string& title);
 
 }  // namespace zx::tools

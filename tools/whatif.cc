@@ -6,10 +6,16 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "models/collectives/plan.h"
 #include "models/collectives/registry.h"
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
@@ -166,18 +172,28 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep, const R
   return point;
 }
 
-}  // namespace
+// The same InputError with `context` after each message.
+InputError with_context(const InputError& e, const std::string& context) {
+  std::vector<Diagnostic> out = e.diagnostics();
+  for (Diagnostic& d : out) d.message += context;
+  return InputError(std::move(out));
+}
 
-std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& o, std::optional<int> keep_trace_of,
-                                    const std::function<void(const WhatIfPoint&, int, int)>& progress,
-                                    const RunningHook& running) {
-  if (o.nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
-  if (o.batch_per_gpu && o.global_batch) {
-    throw InputError(Diagnostic{"--batch-per-gpu", "", "give --batch-per-gpu or --global-batch, not both"});
+// Every (variant, size) point of a sweep, on a pool of threads; scaling
+// within each variant.
+std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions>& variants,
+                                                 std::optional<int> keep_trace_of,
+                                                 const std::function<void(const WhatIfPoint&, int, int)>& progress,
+                                                 const RunningHook& running,
+                                                 const std::function<std::string(std::size_t)>& context = {}) {
+  std::vector<std::pair<std::size_t, std::size_t>> tasks;  // (variant, index into its nodes)
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (std::size_t i = 0; i < variants[v].nodes.size(); ++i) tasks.emplace_back(v, i);
   }
-  const int total = static_cast<int>(o.nodes.size());
-  std::vector<WhatIfPoint> points(o.nodes.size());
-  std::vector<std::exception_ptr> errors(o.nodes.size());
+  std::vector<std::vector<WhatIfPoint>> points(variants.size());
+  for (std::size_t v = 0; v < variants.size(); ++v) points[v].resize(variants[v].nodes.size());
+  const int total = static_cast<int>(tasks.size());
+  std::vector<std::exception_ptr> errors(tasks.size());
   std::atomic<int> next{0};
   std::atomic<int> done{0};
   std::mutex progress_mutex;
@@ -189,40 +205,274 @@ std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& o, std::optional<int> k
     };
   }
   const auto worker = [&] {
-    for (int i = next++; i < total; i = next++) {
+    for (int t = next++; t < total; t = next++) {
+      const auto [v, i] = tasks[static_cast<std::size_t>(t)];
+      WhatIfPoint& point = points[v][i];
       try {
-        const int nodes = o.nodes[static_cast<std::size_t>(i)];
-        points[static_cast<std::size_t>(i)] = simulate_point(o, nodes, keep_trace_of && *keep_trace_of == nodes, locked_running);
+        const int nodes = variants[v].nodes[i];
+        point = simulate_point(variants[v], nodes, keep_trace_of && *keep_trace_of == nodes, locked_running);
+        point.variant = static_cast<int>(v);
       } catch (...) {
-        errors[static_cast<std::size_t>(i)] = std::current_exception();
+        errors[static_cast<std::size_t>(t)] = std::current_exception();
       }
       const int finished = ++done;
-      if (progress && !errors[static_cast<std::size_t>(i)]) {
+      if (progress && !errors[static_cast<std::size_t>(t)]) {
         const std::lock_guard<std::mutex> lock(progress_mutex);
-        progress(points[static_cast<std::size_t>(i)], finished, total);
+        progress(point, finished, total);
       }
     }
   };
-  const int threads = std::max(1, std::min(total, o.threads > 0 ? o.threads
-                                                                 : static_cast<int>(std::thread::hardware_concurrency())));
+  const int wanted = variants.front().threads > 0 ? variants.front().threads
+                                                  : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads = std::max(1, std::min(total, wanted));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
+  for (std::size_t t = 0; t < errors.size(); ++t) {
+    if (!errors[t]) continue;
+    if (!context) std::rethrow_exception(errors[t]);
+    try {
+      std::rethrow_exception(errors[t]);
+    } catch (const InputError& e) {
+      throw with_context(e, context(tasks[t].first));
+    }
   }
   // Scaling efficiency: throughput per GPU against the smallest fitting size.
-  const WhatIfPoint* base = nullptr;
-  for (const WhatIfPoint& p : points) {
-    if (p.fits && (base == nullptr || p.gpus < base->gpus)) base = &p;
-  }
-  for (WhatIfPoint& p : points) {
-    if (p.fits && base != nullptr) {
-      p.scaling_efficiency = (p.samples_per_s / p.gpus) / (base->samples_per_s / base->gpus);
+  for (std::vector<WhatIfPoint>& variant : points) {
+    const WhatIfPoint* base = nullptr;
+    for (const WhatIfPoint& p : variant) {
+      if (p.fits && (base == nullptr || p.gpus < base->gpus)) base = &p;
+    }
+    for (WhatIfPoint& p : variant) {
+      if (p.fits && base != nullptr) {
+        p.scaling_efficiency = (p.samples_per_s / p.gpus) / (base->samples_per_s / base->gpus);
+      }
     }
   }
   return points;
+}
+
+std::optional<double> parse_number(const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+InputError bad_value(const std::string& key, const std::string& value, const std::string& expected) {
+  return InputError(Diagnostic{"--vary", key, fmt::format("expected {}, got '{}'", expected, value)});
+}
+
+double number_in(const std::string& key, const std::string& value, double lo, double hi) {
+  const std::optional<double> x = parse_number(value);
+  if (!x || *x < lo || *x > hi) throw bad_value(key, value, fmt::format("a number in [{}, {}]", lo, hi));
+  return *x;
+}
+
+std::int64_t integer_in(const std::string& key, const std::string& value, std::int64_t lo, std::int64_t hi) {
+  std::int64_t x = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, x);
+  if (ec != std::errc() || ptr != end || x < lo || x > hi) {
+    throw bad_value(key, value, fmt::format("an integer in [{}, {}]", lo, hi));
+  }
+  return x;
+}
+
+const std::string& one_of(const std::string& key, const std::string& value, std::initializer_list<const char*> valid) {
+  for (const char* v : valid) {
+    if (value == v) return value;
+  }
+  throw bad_value(key, value, fmt::format("one of {}", fmt::join(valid, ", ")));
+}
+
+}  // namespace
+
+std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& o, std::optional<int> keep_trace_of,
+                                    const std::function<void(const WhatIfPoint&, int, int)>& progress,
+                                    const RunningHook& running) {
+  check_whatif_options(o);
+  return run_points({o}, keep_trace_of, progress, running).front();
+}
+
+std::vector<std::vector<WhatIfPoint>> run_whatif_variants(
+    const std::vector<WhatIfVariant>& variants, const std::function<void(const WhatIfPoint&, int, int)>& progress,
+    const RunningHook& running) {
+  if (variants.empty()) throw InputError(Diagnostic{"--vary", "", "expected at least one variant"});
+  std::vector<WhatIfOptions> options;
+  for (const WhatIfVariant& v : variants) {
+    try {
+      check_whatif_options(v.options);
+    } catch (const InputError& e) {
+      if (v.settings.empty()) throw;
+      throw with_context(e, fmt::format(" (in the variant {})", v.label()));
+    }
+    options.push_back(v.options);
+  }
+  const auto context = [&variants](std::size_t v) {
+    return variants[v].settings.empty() ? std::string() : fmt::format(" (in the variant {})", variants[v].label());
+  };
+  return run_points(options, std::nullopt, progress, running, context);
+}
+
+void check_whatif_options(const WhatIfOptions& o) {
+  if (o.nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
+  if (o.batch_per_gpu && o.global_batch) {
+    throw InputError(Diagnostic{"--batch-per-gpu", "", "give --batch-per-gpu or --global-batch, not both"});
+  }
+  std::optional<topology::LoadedCluster> first;
+  for (int nodes : o.nodes) {
+    topology::ClusterRequest request = o.cluster;
+    request.nodes = nodes;
+    topology::LoadedCluster cluster = topology::load_cluster(request);
+    if (!first) first = std::move(cluster);
+  }
+  (void)device_for(*first, o.gpu, o.profile);
+  (void)models::load_model(o.model);
+  const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
+  if (!sharding_file) {
+    const std::vector<std::string> names = models::sharding_scheme_names();
+    if (std::find(names.begin(), names.end(), o.sharding) == names.end()) {
+      throw InputError(Diagnostic{"--sharding", "", fmt::format("unknown sharding scheme '{}'; valid: {}", o.sharding,
+                                                                fmt::join(names, ", "))});
+    }
+  }
+  models::collectives::CollectiveRegistry registry;
+  fill_registry({o.plugins, o.schedules}, registry);
+  for (const auto& [kind, name] : o.algorithms) {
+    if (!registry.contains(name)) {
+      throw InputError(Diagnostic{"--algo", "", fmt::format("unknown collective algorithm '{}' for {}; valid: {}", name,
+                                                            kind, fmt::join(registry.names(), ", "))});
+    }
+  }
+}
+
+WhatIfVariation parse_whatif_variation(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw InputError(Diagnostic{"--vary", "", fmt::format("expected KEY=V1,V2,... (nic-gbit=100,200,400), got '{}'", text)});
+  }
+  WhatIfVariation v;
+  v.key = text.substr(0, eq);
+  std::stringstream in(text.substr(eq + 1));
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) throw InputError(Diagnostic{"--vary", v.key, fmt::format("empty value in '{}'", text)});
+    if (std::find(v.values.begin(), v.values.end(), item) != v.values.end()) {
+      throw InputError(Diagnostic{"--vary", v.key, fmt::format("value '{}' given twice", item)});
+    }
+    v.values.push_back(item);
+  }
+  if (text.back() == ',') throw InputError(Diagnostic{"--vary", v.key, fmt::format("empty value in '{}'", text)});
+  WhatIfOptions probe;
+  for (const std::string& value : v.values) apply_whatif_variation(probe, v.key, value);
+  return v;
+}
+
+std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
+  return {{"nic-gbit", "NIC speed in Gb/s (as --nic-gbit)"},
+          {"oversubscription", "rack oversubscription N:1, 1 to 1024 (as --oversubscription)"},
+          {"gpu", "a GPU profile name (as --gpu)"},
+          {"profile", "a GPU profile file (as --profile)"},
+          {"model", "a zoo model or model file (as --model)"},
+          {"sharding", "a sharding scheme or file (as --sharding)"},
+          {"batch-per-gpu", "samples per GPU (as --batch-per-gpu)"},
+          {"global-batch", "samples per iteration (as --global-batch)"},
+          {"a2a-precision", "fp32, fp16, bf16, fp8 (as --a2a-precision)"},
+          {"a2a-backward-precision", "fp32, fp16, bf16, fp8 (as --a2a-backward-precision)"},
+          {"all-reduce-precision", "fp32, fp16, bf16 (as --all-reduce-precision)"},
+          {"fidelity", "flow, analytical (as --fidelity)"},
+          {"completion-quantum-ns", "0 to 1e6 (as --completion-quantum-ns)"},
+          {"embeddings", "fused, unfused (--unfused)"},
+          {"pipeline", "on, off (--no-pipeline)"},
+          {"algo.KIND", "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)"},
+          {"SECTION.KEY", "any cluster key --set takes, e.g. nic.all_to_all_efficiency=0.27,1"}};
+}
+
+void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std::string& value) {
+  if (key == "nic-gbit") {
+    number_in(key, value, 1e-3, 1e6);
+    o.cluster.overrides.push_back("nic.bandwidth_gbit_per_s=" + value);
+  } else if (key == "oversubscription") {
+    number_in(key, value, 1, 1024);
+    o.cluster.overrides.push_back("fabric.oversubscription=" + value);
+  } else if (key == "gpu") {
+    o.gpu = value;
+  } else if (key == "profile") {
+    o.profile = value;
+  } else if (key == "model") {
+    o.model = value;
+  } else if (key == "sharding") {
+    o.sharding = value;
+  } else if (key == "batch-per-gpu") {
+    o.batch_per_gpu = integer_in(key, value, 1, std::int64_t{1} << 24);
+  } else if (key == "global-batch") {
+    o.global_batch = integer_in(key, value, 1, std::int64_t{1} << 40);
+  } else if (key == "a2a-precision") {
+    o.a2a_forward_dtype = one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
+  } else if (key == "a2a-backward-precision") {
+    o.a2a_backward_dtype = one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
+  } else if (key == "all-reduce-precision") {
+    o.all_reduce_dtype = one_of(key, value, {"fp32", "fp16", "bf16"});
+  } else if (key == "fidelity") {
+    o.fidelity = one_of(key, value, {"flow", "analytical"});
+  } else if (key == "completion-quantum-ns") {
+    o.completion_quantum_ns = number_in(key, value, 0, 1e6);
+  } else if (key == "embeddings") {
+    o.fused_embeddings = one_of(key, value, {"fused", "unfused"}) == "fused";
+  } else if (key == "pipeline") {
+    o.pipeline_input = one_of(key, value, {"on", "off"}) == "on";
+  } else if (key.starts_with("algo.")) {
+    const std::string kind = key.substr(5);
+    const auto parsed = models::collectives::parse_collective_kind(kind);
+    if (!parsed) {
+      throw InputError(Diagnostic{"--vary", key,
+                                  fmt::format("unknown collective kind '{}'; valid: all_reduce, reduce_scatter, "
+                                              "all_gather, all_to_all, broadcast, reduce",
+                                              kind)});
+    }
+    o.algorithms[std::string(models::collectives::to_string(*parsed))] = value;
+  } else if (key.find('.') != std::string::npos) {
+    o.cluster.overrides.push_back(key + "=" + value);  // checked when the cluster loads
+  } else {
+    std::vector<std::string> names;
+    for (const auto& [name, what] : whatif_variation_knobs()) names.push_back(name);
+    throw InputError(Diagnostic{"--vary", key, fmt::format("unknown knob '{}'; valid: {}", key, fmt::join(names, ", "))});
+  }
+}
+
+std::string WhatIfVariant::label() const {
+  if (settings.empty()) return "base";
+  std::string out;
+  for (const auto& [key, value] : settings) out += fmt::format("{}{}={}", out.empty() ? "" : " ", key, value);
+  return out;
+}
+
+std::vector<WhatIfVariant> expand_whatif_variations(const WhatIfOptions& base,
+                                                    const std::vector<WhatIfVariation>& variations) {
+  for (std::size_t i = 0; i < variations.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (variations[i].key == variations[j].key) {
+        throw InputError(Diagnostic{"--vary", variations[i].key, "the same knob varied twice; give its values once"});
+      }
+    }
+  }
+  std::vector<WhatIfVariant> out{WhatIfVariant{{}, base}};
+  for (const WhatIfVariation& v : variations) {
+    std::vector<WhatIfVariant> next;
+    for (const WhatIfVariant& prefix : out) {
+      for (const std::string& value : v.values) {
+        WhatIfVariant w = prefix;
+        w.settings.emplace_back(v.key, value);
+        apply_whatif_variation(w.options, v.key, value);
+        next.push_back(std::move(w));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
 }
 
 }  // namespace zx::tools

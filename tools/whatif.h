@@ -65,6 +65,7 @@ struct Breakdown {
 };
 
 struct WhatIfPoint {
+  int variant = 0;  ///< index into run_whatif_variants' list (0 for run_whatif)
   int nodes = 0;
   int gpus = 0;
   std::int64_t global_batch = 0;
@@ -101,6 +102,59 @@ using RunningHook = std::function<void(int nodes, const models::ExecutionProgres
 std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& options, std::optional<int> keep_trace_of = {},
                                     const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {},
                                     const RunningHook& running = {});
+
+struct WhatIfVariant;
+
+/// As run_whatif for several variants at once (the points of all of them
+/// share the threads of the first variant's `threads`): result i holds
+/// variant i's points, each with `variant` = i, scaling measured within the
+/// variant. Every variant is checked (check_whatif_options) before any point
+/// runs; an error names the variant it came from. No timeline is kept.
+std::vector<std::vector<WhatIfPoint>> run_whatif_variants(
+    const std::vector<WhatIfVariant>& variants,
+    const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {},
+    const RunningHook& running = {});
+
+/// Checks, without simulating, what can be checked of `o` before a long
+/// sweep starts: the cluster loads (at each size), the GPU profile, the
+/// model, the sharding scheme and the collective algorithms exist. Throws
+/// zx::InputError as the simulation would.
+void check_whatif_options(const WhatIfOptions& o);
+
+// --- Sweeps over knobs other than the cluster size (--vary) -----------------
+
+/// One knob of a sweep and the values to try: --vary KEY=V1,V2,...
+struct WhatIfVariation {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+/// Parses "KEY=V1,V2,..." (at least one value, none empty, no value twice,
+/// the key known, every value valid for it). Throws zx::InputError naming --vary.
+WhatIfVariation parse_whatif_variation(const std::string& text);
+
+/// The knobs --vary takes besides cluster keys (any key --set takes, with a
+/// dot: nic.bandwidth_gbit_per_s), each with what its values are.
+std::vector<std::pair<std::string, std::string>> whatif_variation_knobs();
+
+/// Sets knob `key` of `o` to `value` (a cluster key becomes an override).
+/// Throws zx::InputError naming --vary for an unknown key or a bad value.
+void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std::string& value);
+
+/// One combination of the variations' values and the options it gives.
+struct WhatIfVariant {
+  std::vector<std::pair<std::string, std::string>> settings;  ///< (key, value), in --vary order
+  WhatIfOptions options;
+  /// "nic-gbit=400 a2a-precision=fp16"; "base" when nothing varies.
+  std::string label() const;
+};
+
+/// Every combination of the variations' values applied to `base`, the first
+/// variation outermost (its values change slowest), values in the order
+/// given. No variations: `base` alone. Throws zx::InputError for a key given
+/// twice.
+std::vector<WhatIfVariant> expand_whatif_variations(const WhatIfOptions& base,
+                                                    const std::vector<WhatIfVariation>& variations);
 
 }  // namespace zx::tools
 

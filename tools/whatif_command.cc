@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/timeline.h"
 #include "tools/algorithm_sources.h"
@@ -45,7 +47,13 @@ struct Flags {
   std::string timeline;
   std::string plot;
   std::string emit_trace;
+  std::vector<std::string> vary;
+  /// Flags given on the command line that a --vary knob would contradict.
+  std::set<std::string> given;
 };
+
+// The most points (variants x sizes) one whatif simulates.
+constexpr std::size_t kMaxPoints = 1000;
 
 std::vector<int> parse_nodes(const std::string& text) {
   std::vector<int> nodes;
@@ -66,23 +74,200 @@ std::vector<int> parse_nodes(const std::string& text) {
   return nodes;
 }
 
-void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<WhatIfPoint>& points) {
+// Throughput of each point against the first variant's at the same size;
+// 0 where either does not fit.
+double vs_first(const std::vector<std::vector<WhatIfPoint>>& points, std::size_t v, std::size_t i) {
+  const WhatIfPoint& p = points[v][i];
+  const WhatIfPoint& first = points.front()[i];
+  return p.fits && first.fits ? p.samples_per_s / first.samples_per_s : 0.0;
+}
+
+void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<WhatIfVariant>& variants,
+                 const std::vector<std::vector<WhatIfPoint>>& points) {
   fmt::print(out, "zionsim whatif: model {} on {}, fidelity {}\n\n", o.model, o.cluster.cluster, o.fidelity);
-  fmt::print(out, "{:>5} {:>5} {:>8} {:>10} {:>12} {:>7} | {:>8} {:>8} {:>8} {:>8} {:>8} | {}\n", "nodes", "GPUs",
-             "batch", "iter (ms)", "samples/s", "scaling", "compute", "exp a2a", "exp AR", "other", "overlap",
-             "bottleneck");
-  for (const WhatIfPoint& p : points) {
-    if (!p.fits) {
-      fmt::print(out, "{:>5} {:>5} {:>8}   does not fit: {}\n", p.nodes, p.gpus, p.global_batch, p.reason);
-      continue;
+  // With --vary, one column per varied knob first, and throughput against
+  // the first variant at the same size.
+  const bool varied = !variants.front().settings.empty();
+  std::vector<std::size_t> width;
+  for (std::size_t k = 0; k < variants.front().settings.size(); ++k) {
+    std::size_t w = variants.front().settings[k].first.size();
+    for (const WhatIfVariant& v : variants) w = std::max(w, v.settings[k].second.size());
+    width.push_back(w);
+  }
+  std::string header;
+  for (std::size_t k = 0; k < width.size(); ++k) {
+    header += fmt::format("{:>{}} ", variants.front().settings[k].first, width[k]);
+  }
+  if (varied) header += "| ";
+  fmt::print(out, "{}{:>5} {:>5} {:>8} {:>10} {:>12} {:>7}{} | {:>8} {:>8} {:>8} {:>8} {:>8} | {}\n", header, "nodes",
+             "GPUs", "batch", "iter (ms)", "samples/s", "scaling", varied ? " vs first" : "", "compute", "exp a2a",
+             "exp AR", "other", "overlap", "bottleneck");
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    std::string prefix;
+    for (std::size_t k = 0; k < width.size(); ++k) {
+      prefix += fmt::format("{:>{}} ", variants[v].settings[k].second, width[k]);
     }
-    fmt::print(out, "{:>5} {:>5} {:>8} {:>10.3f} {:>12.0f} {:>6.0f}% | {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} | {}\n",
-               p.nodes, p.gpus, p.global_batch, p.iteration_time_ms, p.samples_per_s, 100 * p.scaling_efficiency,
-               p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms, p.breakdown.exposed_all_reduce_ms,
-               p.breakdown.other_ms, p.breakdown.overlapped_communication_ms, p.bottleneck);
+    if (varied) prefix += "| ";
+    for (std::size_t i = 0; i < points[v].size(); ++i) {
+      const WhatIfPoint& p = points[v][i];
+      if (!p.fits) {
+        fmt::print(out, "{}{:>5} {:>5} {:>8}   does not fit: {}\n", prefix, p.nodes, p.gpus, p.global_batch, p.reason);
+        continue;
+      }
+      const std::string relative = varied ? fmt::format(" {:>8.3f}", vs_first(points, v, i)) : "";
+      fmt::print(out,
+                 "{}{:>5} {:>5} {:>8} {:>10.3f} {:>12.0f} {:>6.0f}%{} | {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} | "
+                 "{}\n",
+                 prefix, p.nodes, p.gpus, p.global_batch, p.iteration_time_ms, p.samples_per_s,
+                 100 * p.scaling_efficiency, relative, p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms,
+                 p.breakdown.exposed_all_reduce_ms, p.breakdown.other_ms, p.breakdown.overlapped_communication_ms,
+                 p.bottleneck);
+    }
   }
   fmt::print(out, "\nbreakdown in ms per iteration, averaged over GPUs: compute (any kernel running), exposed\n"
                   "communication (running while no kernel runs), other (waiting), overlapped communication.\n");
+  if (varied) {
+    fmt::print(out, "scaling is within each variant; vs first: samples/s against the first variant ({}) at the same "
+                    "size.\n",
+               variants.front().label());
+  }
+}
+
+// A CSV field in quotes, quotes inside doubled (RFC 4180).
+std::string csv_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void print_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
+               const std::vector<std::vector<WhatIfPoint>>& points) {
+  const bool varied = !variants.front().settings.empty();
+  for (const auto& [key, value] : variants.front().settings) fmt::print(out, "{},", key);
+  fmt::print(out, "nodes,gpus,global_batch,fits,iteration_time_ms,samples_per_s,scaling_efficiency,{}compute_ms,"
+                  "exposed_all_to_all_ms,exposed_all_reduce_ms,other_ms,overlapped_communication_ms,bottleneck\n",
+             varied ? "throughput_vs_first_variant," : "");
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (std::size_t i = 0; i < points[v].size(); ++i) {
+      const WhatIfPoint& p = points[v][i];
+      for (const auto& [key, value] : variants[v].settings) fmt::print(out, "{},", csv_quoted(value));
+      const std::string relative = varied ? fmt::format("{:.4f},", vs_first(points, v, i)) : "";
+      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.4f},{}{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{}\n", p.nodes,
+                 p.gpus, p.global_batch, p.fits, p.iteration_time_ms, p.samples_per_s, p.scaling_efficiency, relative,
+                 p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms, p.breakdown.exposed_all_reduce_ms,
+                 p.breakdown.other_ms, p.breakdown.overlapped_communication_ms, csv_quoted(p.fits ? p.bottleneck : p.reason));
+    }
+  }
+}
+
+void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<WhatIfVariant>& variants,
+                const std::vector<std::vector<WhatIfPoint>>& points) {
+  const bool varied = !variants.front().settings.empty();
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["model"] = o.model;
+  j["cluster"] = o.cluster.cluster;
+  j["fidelity"] = o.fidelity;
+  j["completion_quantum_ns"] = o.completion_quantum_ns;
+  if (varied) {
+    nlohmann::ordered_json vary = nlohmann::ordered_json::object();
+    for (std::size_t k = 0; k < variants.front().settings.size(); ++k) {
+      nlohmann::ordered_json values = nlohmann::ordered_json::array();
+      for (const WhatIfVariant& v : variants) {
+        if (std::find(values.begin(), values.end(), v.settings[k].second) == values.end()) {
+          values.push_back(v.settings[k].second);
+        }
+      }
+      vary[variants.front().settings[k].first] = std::move(values);
+    }
+    j["vary"] = std::move(vary);
+  }
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (std::size_t i = 0; i < points[v].size(); ++i) {
+      const WhatIfPoint& p = points[v][i];
+      nlohmann::ordered_json r;
+      if (varied) {
+        nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+        for (const auto& [key, value] : variants[v].settings) settings[key] = value;
+        r["variant"] = std::move(settings);
+      }
+      r["nodes"] = p.nodes;
+      r["gpus"] = p.gpus;
+      r["global_batch"] = p.global_batch;
+      r["fits"] = p.fits;
+      if (!p.fits) {
+        r["reason"] = p.reason;
+      } else {
+        r["iteration_time_ms"] = p.iteration_time_ms;
+        r["samples_per_s"] = p.samples_per_s;
+        r["scaling_efficiency"] = p.scaling_efficiency;
+        if (varied) r["throughput_vs_first_variant"] = vs_first(points, v, i);
+        r["breakdown_ms"] = {{"compute", p.breakdown.compute_ms},
+                             {"exposed_all_to_all", p.breakdown.exposed_all_to_all_ms},
+                             {"exposed_all_reduce", p.breakdown.exposed_all_reduce_ms},
+                             {"other", p.breakdown.other_ms},
+                             {"overlapped_communication", p.breakdown.overlapped_communication_ms}};
+        r["bottleneck"] = p.bottleneck;
+        r["fingerprint"] = fmt::format("{:016x}", p.fingerprint);
+      }
+      r["sharding"] = {{"load_imbalance", p.load_imbalance},
+                       {"host_memory_tables", p.host_memory_tables},
+                       {"max_hbm_gbyte", p.max_hbm_gbyte}};
+      r["wall_seconds"] = p.wall_seconds;
+      results.push_back(std::move(r));
+    }
+  }
+  j["results"] = std::move(results);
+  out << j.dump(2) << '\n';
+}
+
+// The flag each --vary knob stands for, to refuse both at once.
+std::string flag_of_knob(const std::string& key) {
+  if (key == "embeddings") return "--unfused";
+  if (key == "pipeline") return "--no-pipeline";
+  return "--" + key;
+}
+
+// The variants of --vary, checked against the other flags; the base alone
+// without --vary.
+std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
+  std::vector<WhatIfVariation> variations;
+  for (const std::string& text : f.vary) variations.push_back(parse_whatif_variation(text));
+  for (const WhatIfVariation& v : variations) {
+    const std::string flag = flag_of_knob(v.key);
+    if (f.given.contains(flag)) {
+      throw InputError(Diagnostic{"--vary", v.key, fmt::format("give {} or --vary {}=..., not both", flag, v.key)});
+    }
+    if (v.key.starts_with("algo.")) {
+      const std::string kind(models::collectives::to_string(*models::collectives::parse_collective_kind(v.key.substr(5))));
+      if (parse_algorithm_flags(f.algorithms).contains(kind)) {
+        throw InputError(Diagnostic{"--vary", v.key, fmt::format("give --algo {}=... or --vary {}=..., not both", kind, v.key)});
+      }
+    }
+    // A cluster key (or the one a knob sets) also set with --set.
+    WhatIfOptions probe;
+    apply_whatif_variation(probe, v.key, v.values.front());
+    for (const std::string& mine : probe.cluster.overrides) {
+      const std::string key = mine.substr(0, mine.find('='));
+      for (const std::string& set : o.cluster.overrides) {
+        if (set.substr(0, set.find('=')) == key) {
+          throw InputError(Diagnostic{"--vary", v.key, fmt::format("'{}' is also set by '{}'; give it once", key, set)});
+        }
+      }
+    }
+  }
+  if (!variations.empty() && (!f.timeline.empty() || !f.emit_trace.empty())) {
+    throw InputError(Diagnostic{!f.timeline.empty() ? "--timeline" : "--emit-trace", "",
+                                "writes one iteration; it cannot be combined with --vary (run that variant alone)"});
+  }
+  std::vector<WhatIfVariant> variants = expand_whatif_variations(o, variations);
+  const std::size_t points = variants.size() * o.nodes.size();
+  if (points > kMaxPoints) {
+    throw InputError(Diagnostic{"--vary", "", fmt::format("{} variants x {} sizes = {} points; at most {} per run",
+                                                          variants.size(), o.nodes.size(), points, kMaxPoints)});
+  }
+  return variants;
 }
 
 int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
@@ -101,6 +286,8 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   o.fused_embeddings = !f.unfused;
   o.pipeline_input = !f.no_pipeline;
 
+  const std::vector<WhatIfVariant> variants = variants_of(o, f);
+
   // Output files first: an unwritable path must not cost the simulation.
   std::ofstream timeline_file, trace_file, plot_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
@@ -112,64 +299,29 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   const auto finished = [&](const WhatIfPoint& p, int done, int total) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > 2.0 || total > 4) {
-      fmt::print(std::cerr, "whatif: {} nodes done ({} of {}, {:.1f} s)\n", p.nodes, done, total, elapsed);
+      const std::string variant =
+          variants.size() > 1 ? variants[static_cast<std::size_t>(p.variant)].label() + ", " : "";
+      fmt::print(std::cerr, "whatif: {}{} nodes done ({} of {}, {:.1f} s)\n", variant, p.nodes, done, total, elapsed);
     }
   };
   const auto running = [](int nodes, const models::ExecutionProgress& p, double seconds) {
     fmt::print(std::cerr, "whatif: {} nodes running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n", nodes,
                p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
   };
-  const std::vector<WhatIfPoint> points = run_whatif(o, keep, finished, running);
-
-  if (f.format == "json" || f.format == "csv") {
-    if (f.format == "csv") {
-      fmt::print(out, "nodes,gpus,global_batch,fits,iteration_time_ms,samples_per_s,scaling_efficiency,compute_ms,"
-                      "exposed_all_to_all_ms,exposed_all_reduce_ms,other_ms,overlapped_communication_ms,bottleneck\n");
-      for (const WhatIfPoint& p : points) {
-        fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},\"{}\"\n", p.nodes, p.gpus,
-                   p.global_batch, p.fits, p.iteration_time_ms, p.samples_per_s, p.scaling_efficiency,
-                   p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms, p.breakdown.exposed_all_reduce_ms,
-                   p.breakdown.other_ms, p.breakdown.overlapped_communication_ms, p.fits ? p.bottleneck : p.reason);
-      }
-    } else {
-      nlohmann::ordered_json j;
-      j["schema_version"] = 1;
-      j["model"] = o.model;
-      j["cluster"] = o.cluster.cluster;
-      j["fidelity"] = o.fidelity;
-      j["completion_quantum_ns"] = o.completion_quantum_ns;
-      nlohmann::ordered_json results = nlohmann::ordered_json::array();
-      for (const WhatIfPoint& p : points) {
-        nlohmann::ordered_json r;
-        r["nodes"] = p.nodes;
-        r["gpus"] = p.gpus;
-        r["global_batch"] = p.global_batch;
-        r["fits"] = p.fits;
-        if (!p.fits) {
-          r["reason"] = p.reason;
-        } else {
-          r["iteration_time_ms"] = p.iteration_time_ms;
-          r["samples_per_s"] = p.samples_per_s;
-          r["scaling_efficiency"] = p.scaling_efficiency;
-          r["breakdown_ms"] = {{"compute", p.breakdown.compute_ms},
-                               {"exposed_all_to_all", p.breakdown.exposed_all_to_all_ms},
-                               {"exposed_all_reduce", p.breakdown.exposed_all_reduce_ms},
-                               {"other", p.breakdown.other_ms},
-                               {"overlapped_communication", p.breakdown.overlapped_communication_ms}};
-          r["bottleneck"] = p.bottleneck;
-          r["fingerprint"] = fmt::format("{:016x}", p.fingerprint);
-        }
-        r["sharding"] = {{"load_imbalance", p.load_imbalance},
-                         {"host_memory_tables", p.host_memory_tables},
-                         {"max_hbm_gbyte", p.max_hbm_gbyte}};
-        r["wall_seconds"] = p.wall_seconds;
-        results.push_back(std::move(r));
-      }
-      j["results"] = std::move(results);
-      out << j.dump(2) << '\n';
-    }
+  std::vector<std::vector<WhatIfPoint>> all;
+  if (variants.size() == 1 && variants.front().settings.empty()) {
+    all.push_back(run_whatif(o, keep, finished, running));
   } else {
-    print_table(out, o, points);
+    all = run_whatif_variants(variants, finished, running);
+  }
+  const std::vector<WhatIfPoint>& points = all.front();
+
+  if (f.format == "json") {
+    print_json(out, o, variants, all);
+  } else if (f.format == "csv") {
+    print_csv(out, variants, all);
+  } else {
+    print_table(out, o, variants, all);
   }
 
   if (!f.timeline.empty()) {
@@ -197,7 +349,11 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     close_output_file("--emit-trace", f.emit_trace, trace_file);
   }
   if (!f.plot.empty()) {
-    write_whatif_svg(plot_file, points, fmt::format("{} on {}", o.model, o.cluster.cluster));
+    std::vector<PlotSeries> series;
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      series.push_back(PlotSeries{variants[v].settings.empty() ? "" : variants[v].label(), all[v]});
+    }
+    write_whatif_svg(plot_file, series, fmt::format("{} on {}", o.model, o.cluster.cluster));
     close_output_file("--plot", f.plot, plot_file);
   }
   return kExitOk;
@@ -261,7 +417,20 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--emit-trace", f->emit_trace,
                   "Write the largest size's iteration as a zionsim trace (zionsim run --trace reads it)")
       ->option_text("FILE");
-  cmd->parse_complete_callback([request, sources, options, f, action = context.action] {
+  cmd->add_option("--vary", f->vary,
+                  "Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). KEY: "
+                  "nic-gbit, oversubscription, gpu, profile, model, sharding, batch-per-gpu, global-batch, "
+                  "a2a-precision, a2a-backward-precision, all-reduce-precision, fidelity, completion-quantum-ns, "
+                  "embeddings (fused,unfused), pipeline (on,off), algo.KIND, or a cluster key as --set takes it")
+      ->option_text("KEY=V1,V2,...")
+      ->take_all();
+  cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action] {
+    for (const auto& [knob, what] : whatif_variation_knobs()) {
+      const std::string flag = flag_of_knob(knob);
+      if (knob.find('.') == std::string::npos && cmd->get_option_no_throw(flag) != nullptr && cmd->count(flag) > 0) {
+        f->given.insert(flag);
+      }
+    }
     *action = [request, sources, options, f](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;

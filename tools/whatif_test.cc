@@ -117,5 +117,93 @@ TEST(WhatIfTest, BadInputs) {
   EXPECT_THROW(one(model, 1), InputError);
 }
 
+// Every combination, the first knob outermost; each variant carries the
+// options its settings give.
+TEST(WhatIfVaryTest, ExpandsTheProductInOrder) {
+  const std::vector<WhatIfVariation> vary = {parse_whatif_variation("nic-gbit=100,400"),
+                                             parse_whatif_variation("a2a-precision=fp32,fp16,bf16")};
+  const std::vector<WhatIfVariant> variants = expand_whatif_variations(small_model(), vary);
+  ASSERT_EQ(variants.size(), 6u);
+  EXPECT_EQ(variants[0].label(), "nic-gbit=100 a2a-precision=fp32");
+  EXPECT_EQ(variants[2].label(), "nic-gbit=100 a2a-precision=bf16");
+  EXPECT_EQ(variants[3].label(), "nic-gbit=400 a2a-precision=fp32");
+  EXPECT_EQ(variants[5].options.a2a_forward_dtype, "bf16");
+  EXPECT_EQ(variants[5].options.cluster.overrides, std::vector<std::string>{"nic.bandwidth_gbit_per_s=400"});
+  EXPECT_EQ(variants[5].options.model, "dlrm-a-small");
+  EXPECT_EQ(expand_whatif_variations(small_model(), {}).size(), 1u);
+  EXPECT_EQ(expand_whatif_variations(small_model(), {}).front().label(), "base");
+
+  WhatIfOptions o;
+  apply_whatif_variation(o, "embeddings", "unfused");
+  apply_whatif_variation(o, "pipeline", "off");
+  apply_whatif_variation(o, "algo.all-to-all", "hierarchical");
+  apply_whatif_variation(o, "batch-per-gpu", "1024");
+  apply_whatif_variation(o, "fabric.oversubscription", "2");
+  EXPECT_FALSE(o.fused_embeddings);
+  EXPECT_FALSE(o.pipeline_input);
+  EXPECT_EQ(o.algorithms.at("all_to_all"), "hierarchical");
+  EXPECT_EQ(o.batch_per_gpu, 1024);
+  EXPECT_EQ(o.cluster.overrides, std::vector<std::string>{"fabric.oversubscription=2"});
+}
+
+// A variant's points are the points of the same options run alone, to the
+// bit (same fingerprint), and scaling is measured within each variant.
+TEST(WhatIfVaryTest, VariantsEqualSeparateRuns) {
+  WhatIfOptions base = small_model();
+  base.nodes = {1, 2};
+  base.threads = 2;
+  const std::vector<WhatIfVariant> variants = expand_whatif_variations(
+      base, {parse_whatif_variation("nic-gbit=100,400"), parse_whatif_variation("embeddings=fused,unfused")});
+  const std::vector<std::vector<WhatIfPoint>> all = run_whatif_variants(variants);
+  ASSERT_EQ(all.size(), 4u);
+  for (std::size_t v = 0; v < all.size(); ++v) {
+    ASSERT_EQ(all[v].size(), 2u);
+    WhatIfOptions alone = small_model();
+    alone.cluster.overrides = {v < 2 ? "nic.bandwidth_gbit_per_s=100" : "nic.bandwidth_gbit_per_s=400"};
+    alone.fused_embeddings = v % 2 == 0;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const WhatIfPoint& p = all[v][i];
+      const WhatIfPoint q = one(alone, base.nodes[i]);
+      EXPECT_EQ(p.variant, static_cast<int>(v));
+      EXPECT_EQ(p.nodes, base.nodes[i]);
+      EXPECT_EQ(p.fingerprint, q.fingerprint) << variants[v].label() << " at " << p.nodes;
+      EXPECT_EQ(p.iteration_time_ms, q.iteration_time_ms);
+    }
+    EXPECT_EQ(all[v][0].scaling_efficiency, 1.0);
+    EXPECT_EQ(all[v][1].scaling_efficiency,
+              (all[v][1].samples_per_s / all[v][1].gpus) / (all[v][0].samples_per_s / all[v][0].gpus));
+  }
+  // The knobs act: a faster NIC never slows the 2-node iteration, fused
+  // kernels never lose to unfused ones.
+  EXPECT_LE(all[2][1].iteration_time_ms, all[0][1].iteration_time_ms);
+  EXPECT_LE(all[0][1].iteration_time_ms, all[1][1].iteration_time_ms);
+}
+
+// Bad knobs and values are refused before anything runs, and an error found
+// while checking a variant names it.
+TEST(WhatIfVaryTest, BadVariationsAreRefused) {
+  for (const char* text : {"nic-gbit", "nic-gbit=", "=1,2", "nic-gbit=1,,2", "nic-gbit=1,", "nic-gbit=1,1",
+                           "nic-gbit=fast", "nic-gbit=-1", "oversubscription=0.5", "batch-per-gpu=2.5",
+                           "a2a-precision=fp4", "embeddings=yes", "pipeline=true", "fidelity=packet",
+                           "completion-quantum-ns=nan", "algo.all_to_al=direct", "nics=1,2"}) {
+    EXPECT_THROW(parse_whatif_variation(text), InputError) << text;
+  }
+  EXPECT_THROW(expand_whatif_variations(small_model(), {parse_whatif_variation("nic-gbit=100"),
+                                                        parse_whatif_variation("nic-gbit=200")}),
+               InputError);
+  WhatIfOptions base = small_model();
+  base.nodes = {1};
+  const std::vector<WhatIfVariant> variants =
+      expand_whatif_variations(base, {parse_whatif_variation("gpu=a100-40gb,h900")});
+  try {
+    run_whatif_variants(variants);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string message = e.diagnostics().front().message;
+    EXPECT_NE(message.find("'h900'"), std::string::npos) << message;
+    EXPECT_NE(message.find("(in the variant gpu=h900)"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace zx::tools

@@ -1,0 +1,70 @@
+// Tests of the what-if SVG: one dot per fitting point and one curve per
+// series, one stacked bar (four parts) per fitting point, a legend exactly
+// when series are labelled, labels escaped, and a plot that says so when
+// nothing fits.
+
+#include "tools/svg_plot.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace zx::tools {
+namespace {
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+WhatIfPoint point(int nodes, double samples_per_s, bool fits = true) {
+  WhatIfPoint p;
+  p.nodes = nodes;
+  p.gpus = 8 * nodes;
+  p.fits = fits;
+  p.samples_per_s = samples_per_s;
+  p.iteration_time_ms = 1e3 * 512 * p.gpus / samples_per_s;
+  p.breakdown.compute_ms = p.iteration_time_ms / 2;
+  p.breakdown.exposed_all_to_all_ms = p.iteration_time_ms / 2;
+  return p;
+}
+
+TEST(SvgPlotTest, OneSeries) {
+  std::ostringstream out;
+  write_whatif_svg(out, {point(1, 1e5), point(2, 1.8e5), point(4, 3e5, /*fits=*/false)}, "model <a> & b");
+  const std::string svg = out.str();
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_EQ(count(svg, "<circle"), 2u);
+  EXPECT_EQ(count(svg, "<path"), 1u);
+  EXPECT_EQ(count(svg, "<rect x="), 2u * 4u + 4u);  // two bars of four parts, four legend swatches
+  EXPECT_NE(svg.find("model &lt;a&gt; &amp; b"), std::string::npos);
+  EXPECT_EQ(count(svg, "stroke-width=\"2\"/><text"), 0u);  // no series legend
+}
+
+TEST(SvgPlotTest, SeveralSeriesGetCurvesBarsAndALegend) {
+  std::vector<PlotSeries> series = {{"nic-gbit=100", {point(1, 1e5), point(2, 1.5e5)}},
+                                    {"nic-gbit=400", {point(1, 1e5), point(2, 1.9e5)}},
+                                    {"nic-gbit=1", {point(1, 1e5, false), point(2, 1e5, false)}}};
+  std::ostringstream out;
+  write_whatif_svg(out, series, "t");
+  const std::string svg = out.str();
+  EXPECT_EQ(count(svg, "<circle"), 4u);
+  EXPECT_EQ(count(svg, "<path"), 2u);
+  EXPECT_EQ(count(svg, "<rect x="), 4u * 4u + 4u);
+  EXPECT_EQ(count(svg, "stroke-width=\"2\"/><text"), 3u);  // a legend row per series
+  EXPECT_NE(svg.find("1: nic-gbit=100"), std::string::npos);
+  EXPECT_NE(svg.find("3: nic-gbit=1 (fits at no size)"), std::string::npos);
+}
+
+TEST(SvgPlotTest, NothingFits) {
+  std::ostringstream out;
+  write_whatif_svg(out, {point(1, 1e5, false)}, "t");
+  EXPECT_NE(out.str().find("no cluster size fits the model"), std::string::npos);
+  EXPECT_EQ(count(out.str(), "<circle"), 0u);
+}
+
+}  // namespace
+}  // namespace zx::tools
