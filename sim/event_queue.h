@@ -116,6 +116,14 @@ class RadixEventQueue {
     return front_[front_head_++];
   }
 
+  /// When on, a bucket whose entries moved to lower buckets frees its memory
+  /// (beyond 64 KiB) instead of keeping it for its next fill. A queue that
+  /// takes bursts of millions of entries (flow completions) then holds about
+  /// one copy of them, not one per bucket they passed through; a queue in a
+  /// steady state (the engine's) is faster keeping it: 6.6 vs 6.2 M events/s
+  /// on the hold model at P = 1,000,000. Off by default.
+  void release_drained_buckets(bool on) { release_drained_ = on; }
+
   /// Removes every entry for which `drop(entry)` is true, keeping the order
   /// of the rest. O(size).
   template <typename Pred>
@@ -137,6 +145,10 @@ class RadixEventQueue {
   static constexpr int kBuckets = 64;
   // A bucket of at most this many entries becomes the front run by sorting.
   static constexpr std::size_t kSortedRunMax = 64;
+  // With release_drained_, a drained bucket keeps up to this many entries'
+  // memory (64 KiB).
+  static constexpr std::size_t kKeepCapacity = 4096;
+  bool release_drained_ = false;
 
   void place(const Entry& e) {
     const std::uint64_t diff = e.key ^ last_;
@@ -171,6 +183,7 @@ class RadixEventQueue {
     // Every entry lands in a bucket below b; `bucket` itself is not appended to.
     for (const Entry& e : bucket) place(e);
     bucket.clear();
+    if (release_drained_ && bucket.capacity() > kKeepCapacity) std::vector<Entry>().swap(bucket);
   }
 
   // Keeps `run` in key order; equal keys keep their order (stable).

@@ -50,6 +50,9 @@ FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkParams> link
   link_to_compact_.assign(links_.size(), 0);
   track_levels_ = fidelity_ == NetworkFidelity::kFlow;
   if (track_levels_) link_levels_.resize(links_.size());
+  // A re-solve re-times up to every flow in flight at once: bursts that
+  // would otherwise leave a copy in each bucket they passed through.
+  completions_.release_drained_buckets(true);
 }
 
 FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes size,
@@ -423,8 +426,11 @@ bool FlowNetwork::completion_is_stale(std::uint64_t time_ps, std::uint32_t f) co
 
 void FlowNetwork::reschedule_completion_event() {
   flush_completions();
-  // Drop stale entries wholesale when they dominate, then from the front.
-  if (completions_.size() > 1024 && completions_.size() > 4 * in_flight_) {
+  // Drop stale entries wholesale when they are a third of the queue (each
+  // sweep removes at least that many, so it costs O(1) per stale entry),
+  // then from the front. At twice that (queue > 4x the flows in flight)
+  // model A at 64 nodes peaked at 379 MiB instead of 274, in the same time.
+  if (completions_.size() > 1024 && completions_.size() > in_flight_ + in_flight_ / 2) {
     completions_.remove_if([this](const sim::RadixEventQueue::Entry& e) { return completion_is_stale(e.key, e.slot); });
   }
   while (!completions_.empty() && completion_is_stale(completions_.front().key, completions_.front().slot)) {
