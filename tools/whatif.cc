@@ -160,6 +160,10 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep, const R
                                     topo.node(l.dst).name, 100 * busy);
   }
   point.fingerprint = sim.fingerprint();
+  point.events = sim.executed();
+  point.flows = network.flows_started();
+  point.resolves = network.resolves();
+  point.resolved_flows = network.resolved_flows();
   if (keep) {
     models::NetworkActivityOptions activity_options;
     activity_options.max_ranks = kTimelineRanks;

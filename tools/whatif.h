@@ -81,6 +81,13 @@ struct WhatIfPoint {
   double max_hbm_gbyte = 0;
   double wall_seconds = 0;  ///< how long simulating this point took
   std::uint64_t fingerprint = 0;
+  /// What the simulation did (where the wall time went): engine events,
+  /// flows started, re-solves of the bandwidth sharing and the flows they
+  /// covered (a flow re-solved five times counts five).
+  std::uint64_t events = 0;
+  std::uint64_t flows = 0;
+  std::uint64_t resolves = 0;
+  std::uint64_t resolved_flows = 0;
   /// For --timeline: the graph and result of this point (kept only when asked).
   std::optional<models::OpGraph> graph;
   std::optional<models::ExecutionResult> execution;

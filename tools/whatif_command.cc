@@ -210,6 +210,10 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<Wha
                              {"overlapped_communication", p.breakdown.overlapped_communication_ms}};
         r["bottleneck"] = p.bottleneck;
         r["fingerprint"] = fmt::format("{:016x}", p.fingerprint);
+        r["simulation"] = {{"events", p.events},
+                           {"flows", p.flows},
+                           {"resolves", p.resolves},
+                           {"resolved_flows", p.resolved_flows}};
       }
       r["sharding"] = {{"load_imbalance", p.load_imbalance},
                        {"host_memory_tables", p.host_memory_tables},

@@ -103,6 +103,16 @@ TEST(WhatIfTest, DeterministicAndAnalyticalIsALowerBound) {
   const WhatIfPoint c = one(analytical, 2);
   EXPECT_LE(c.iteration_time_ms, a.iteration_time_ms);
   EXPECT_EQ(c.breakdown.compute_ms, a.breakdown.compute_ms);
+  // The same flows either way; only max-min sharing re-solves, each re-solve
+  // is one engine event and covers at least one flow.
+  EXPECT_GT(a.flows, 0u);
+  EXPECT_EQ(a.flows, c.flows);
+  EXPECT_EQ(a.resolves, b.resolves);
+  EXPECT_GT(a.resolves, 0u);
+  EXPECT_LE(a.resolves, a.events);
+  EXPECT_GE(a.resolved_flows, a.resolves);
+  EXPECT_EQ(c.resolves, 0u);
+  EXPECT_EQ(c.resolved_flows, 0u);
 }
 
 TEST(WhatIfTest, BadInputs) {
