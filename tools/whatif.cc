@@ -50,7 +50,7 @@ int gpus_per_server(const topology::Topology& t) {
 constexpr sim::Duration kProgressSlice = sim::Duration::us(100);
 constexpr double kRunningReportSeconds = 10.0;
 
-WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep, const RunningHook& running) {
+WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool keep, const RunningHook& running) {
   const auto wall_start = std::chrono::steady_clock::now();
   WhatIfPoint point;
   point.nodes = nodes;
@@ -116,7 +116,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int nodes, bool keep, const R
     const auto now = std::chrono::steady_clock::now();
     if (!running || std::chrono::duration<double>(now - last_report).count() < kRunningReportSeconds) return;
     last_report = now;
-    running(nodes, progress, std::chrono::duration<double>(now - wall_start).count());
+    running(variant, nodes, progress, std::chrono::duration<double>(now - wall_start).count());
   };
   models::ExecutionResult result = models::execute(sim, graph, backend, report, kProgressSlice);
 
@@ -203,9 +203,9 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
   std::mutex progress_mutex;
   RunningHook locked_running;
   if (running) {
-    locked_running = [&](int nodes, const models::ExecutionProgress& p, double seconds) {
+    locked_running = [&](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
       const std::lock_guard<std::mutex> lock(progress_mutex);
-      running(nodes, p, seconds);
+      running(variant, nodes, p, seconds);
     };
   }
   const auto worker = [&] {
@@ -214,7 +214,8 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
       WhatIfPoint& point = points[v][i];
       try {
         const int nodes = variants[v].nodes[i];
-        point = simulate_point(variants[v], nodes, keep_trace_of && *keep_trace_of == nodes, locked_running);
+        point = simulate_point(variants[v], static_cast<int>(v), nodes, keep_trace_of && *keep_trace_of == nodes,
+                               locked_running);
         point.variant = static_cast<int>(v);
       } catch (...) {
         errors[static_cast<std::size_t>(t)] = std::current_exception();

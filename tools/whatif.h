@@ -96,9 +96,11 @@ struct WhatIfPoint {
   std::optional<models::NetworkActivity> network_activity;
 };
 
-/// Called about every 10 s of wall time while a size is simulated: its node
-/// count, where its run stands and the seconds it has taken so far.
-using RunningHook = std::function<void(int nodes, const models::ExecutionProgress& progress, double seconds)>;
+/// Called about every 10 s of wall time while a size is simulated: its
+/// variant (0 without variants) and node count, where its run stands and the
+/// seconds it has taken so far.
+using RunningHook =
+    std::function<void(int variant, int nodes, const models::ExecutionProgress& progress, double seconds)>;
 
 /// Runs every point (in parallel, results in the order of options.nodes).
 /// `keep_trace_of` names a node count whose graph and result to keep.

@@ -300,17 +300,22 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   std::optional<int> keep;
   if (!f.timeline.empty() || !f.emit_trace.empty()) keep = *std::max_element(o.nodes.begin(), o.nodes.end());
   const auto start = std::chrono::steady_clock::now();
+  // "nic-gbit=400, 64 nodes" with --vary, "64 nodes" without.
+  const auto point_name = [&variants](int variant, int nodes) {
+    const std::string prefix =
+        variants.size() > 1 ? variants[static_cast<std::size_t>(variant)].label() + ", " : "";
+    return fmt::format("{}{} node{}", prefix, nodes, nodes == 1 ? "" : "s");
+  };
   const auto finished = [&](const WhatIfPoint& p, int done, int total) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > 2.0 || total > 4) {
-      const std::string variant =
-          variants.size() > 1 ? variants[static_cast<std::size_t>(p.variant)].label() + ", " : "";
-      fmt::print(std::cerr, "whatif: {}{} nodes done ({} of {}, {:.1f} s)\n", variant, p.nodes, done, total, elapsed);
+      fmt::print(std::cerr, "whatif: {} done ({} of {}, {:.1f} s)\n", point_name(p.variant, p.nodes), done, total,
+                 elapsed);
     }
   };
-  const auto running = [](int nodes, const models::ExecutionProgress& p, double seconds) {
-    fmt::print(std::cerr, "whatif: {} nodes running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n", nodes,
-               p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
+  const auto running = [&point_name](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
+    fmt::print(std::cerr, "whatif: {} running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n",
+               point_name(variant, nodes), p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
   };
   std::vector<std::vector<WhatIfPoint>> all;
   if (variants.size() == 1 && variants.front().settings.empty()) {
