@@ -47,6 +47,11 @@ fi
 rm -f "$dump"
 expect 2 err "unknown key 'oversubscripton'" -- topology --set fabric.oversubscripton=2
 expect 2 err "unknown collective kind 'all_to_al'" -- whatif --model dlrm-a-small --nodes 1 --algo all_to_al=direct
+# --vary: a column per knob and "vs first" in the table; the variant of each
+# result and the varied values in JSON.
+expect 0 out "embeddings | nodes" -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused
+expect 0 out '"throughput_vs_first_variant"' -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused --format json
+expect 0 out '"embeddings": "unfused"' -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused --format json
 
 # A what-if iteration emitted as a trace and run back simulates to the same
 # picosecond: the fingerprints of the two runs agree.
