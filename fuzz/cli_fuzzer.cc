@@ -6,7 +6,8 @@
 // argument that is a number above 64, node counts (the value of --nodes) of
 // at most 4, and `whatif` only with --nodes given (its default sweep, 1 to
 // 16 nodes of model A, is the main job: seconds of work by design, over
-// libFuzzer's 10 s timeout under the sanitizers). So a fuzzer cannot ask
+// libFuzzer's 10 s timeout under the sanitizers), with at most two --vary
+// combinations. So a fuzzer cannot ask
 // for a 10^9-GPU cluster, or for the main job, and call the slowness a hang. run_cli reports bad input
 // itself (status 2); an InputError escaping it is tolerated here like in the
 // other targets, anything else is a finding.
@@ -14,6 +15,7 @@
 // Some commands write files named by their options: run the fuzzer in a
 // scratch directory (scripts/fuzz.sh does).
 
+#include <algorithm>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +72,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (!args.empty() && args[0] == "whatif" && !nodes_given) return 0;
+  // whatif --vary multiplies the work by its combinations: at most two.
+  std::size_t combinations = 1;
+  bool in_vary = false;
+  for (const std::string& arg : args) {
+    std::string_view value;
+    if (arg.rfind("--vary=", 0) == 0) {
+      value = std::string_view(arg).substr(7);
+      in_vary = true;
+    } else if (arg == "--vary") {
+      in_vary = true;
+      continue;
+    } else if (arg.rfind("-", 0) == 0) {
+      in_vary = false;
+      continue;
+    } else if (in_vary) {
+      value = arg;
+    } else {
+      continue;
+    }
+    combinations *= 1 + static_cast<std::size_t>(std::count(value.begin(), value.end(), ','));
+    if (combinations > 2) return 0;
+  }
   for (const std::string& arg : args) {
     if (has_large_number(arg)) return 0;
     // Numbers written in words or hex the filter cannot judge.

@@ -6,10 +6,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
-#include <charconv>
 #include <cmath>
-#include <sstream>
-#include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -258,41 +255,6 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
   return points;
 }
 
-std::optional<double> parse_number(const std::string& text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
-  return value;
-}
-
-InputError bad_value(const std::string& key, const std::string& value, const std::string& expected) {
-  return InputError(Diagnostic{"--vary", key, fmt::format("expected {}, got '{}'", expected, value)});
-}
-
-double number_in(const std::string& key, const std::string& value, double lo, double hi) {
-  const std::optional<double> x = parse_number(value);
-  if (!x || *x < lo || *x > hi) throw bad_value(key, value, fmt::format("a number in [{}, {}]", lo, hi));
-  return *x;
-}
-
-std::int64_t integer_in(const std::string& key, const std::string& value, std::int64_t lo, std::int64_t hi) {
-  std::int64_t x = 0;
-  const char* end = value.data() + value.size();
-  const auto [ptr, ec] = std::from_chars(value.data(), end, x);
-  if (ec != std::errc() || ptr != end || x < lo || x > hi) {
-    throw bad_value(key, value, fmt::format("an integer in [{}, {}]", lo, hi));
-  }
-  return x;
-}
-
-const std::string& one_of(const std::string& key, const std::string& value, std::initializer_list<const char*> valid) {
-  for (const char* v : valid) {
-    if (value == v) return value;
-  }
-  throw bad_value(key, value, fmt::format("one of {}", fmt::join(valid, ", ")));
-}
-
 }  // namespace
 
 std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& o, std::optional<int> keep_trace_of,
@@ -355,22 +317,7 @@ void check_whatif_options(const WhatIfOptions& o) {
 }
 
 WhatIfVariation parse_whatif_variation(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    throw InputError(Diagnostic{"--vary", "", fmt::format("expected KEY=V1,V2,... (nic-gbit=100,200,400), got '{}'", text)});
-  }
-  WhatIfVariation v;
-  v.key = text.substr(0, eq);
-  std::stringstream in(text.substr(eq + 1));
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) throw InputError(Diagnostic{"--vary", v.key, fmt::format("empty value in '{}'", text)});
-    if (std::find(v.values.begin(), v.values.end(), item) != v.values.end()) {
-      throw InputError(Diagnostic{"--vary", v.key, fmt::format("value '{}' given twice", item)});
-    }
-    v.values.push_back(item);
-  }
-  if (text.back() == ',') throw InputError(Diagnostic{"--vary", v.key, fmt::format("empty value in '{}'", text)});
+  WhatIfVariation v = parse_variation(text);
   WhatIfOptions probe;
   for (const std::string& value : v.values) apply_whatif_variation(probe, v.key, value);
   return v;
@@ -397,12 +344,8 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
 }
 
 void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std::string& value) {
-  if (key == "nic-gbit") {
-    number_in(key, value, 1e-3, 1e6);
-    o.cluster.overrides.push_back("nic.bandwidth_gbit_per_s=" + value);
-  } else if (key == "oversubscription") {
-    number_in(key, value, 1, 1024);
-    o.cluster.overrides.push_back("fabric.oversubscription=" + value);
+  if (std::optional<std::string> set = cluster_override(key, value)) {
+    o.cluster.overrides.push_back(*set);  // a cluster key is checked when the cluster loads
   } else if (key == "gpu") {
     o.gpu = value;
   } else if (key == "profile") {
@@ -412,23 +355,23 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
   } else if (key == "sharding") {
     o.sharding = value;
   } else if (key == "batch-per-gpu") {
-    o.batch_per_gpu = integer_in(key, value, 1, std::int64_t{1} << 24);
+    o.batch_per_gpu = variation_integer(key, value, 1, std::int64_t{1} << 24);
   } else if (key == "global-batch") {
-    o.global_batch = integer_in(key, value, 1, std::int64_t{1} << 40);
+    o.global_batch = variation_integer(key, value, 1, std::int64_t{1} << 40);
   } else if (key == "a2a-precision") {
-    o.a2a_forward_dtype = one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
+    o.a2a_forward_dtype = variation_one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
   } else if (key == "a2a-backward-precision") {
-    o.a2a_backward_dtype = one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
+    o.a2a_backward_dtype = variation_one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
   } else if (key == "all-reduce-precision") {
-    o.all_reduce_dtype = one_of(key, value, {"fp32", "fp16", "bf16"});
+    o.all_reduce_dtype = variation_one_of(key, value, {"fp32", "fp16", "bf16"});
   } else if (key == "fidelity") {
-    o.fidelity = one_of(key, value, {"flow", "analytical"});
+    o.fidelity = variation_one_of(key, value, {"flow", "analytical"});
   } else if (key == "completion-quantum-ns") {
-    o.completion_quantum_ns = number_in(key, value, 0, 1e6);
+    o.completion_quantum_ns = variation_number(key, value, 0, 1e6);
   } else if (key == "embeddings") {
-    o.fused_embeddings = one_of(key, value, {"fused", "unfused"}) == "fused";
+    o.fused_embeddings = variation_one_of(key, value, {"fused", "unfused"}) == "fused";
   } else if (key == "pipeline") {
-    o.pipeline_input = one_of(key, value, {"on", "off"}) == "on";
+    o.pipeline_input = variation_one_of(key, value, {"on", "off"}) == "on";
   } else if (key.starts_with("algo.")) {
     const std::string kind = key.substr(5);
     const auto parsed = models::collectives::parse_collective_kind(kind);
@@ -439,8 +382,6 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
                                               kind)});
     }
     o.algorithms[std::string(models::collectives::to_string(*parsed))] = value;
-  } else if (key.find('.') != std::string::npos) {
-    o.cluster.overrides.push_back(key + "=" + value);  // checked when the cluster loads
   } else {
     std::vector<std::string> names;
     for (const auto& [name, what] : whatif_variation_knobs()) names.push_back(name);
@@ -448,34 +389,15 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
   }
 }
 
-std::string WhatIfVariant::label() const {
-  if (settings.empty()) return "base";
-  std::string out;
-  for (const auto& [key, value] : settings) out += fmt::format("{}{}={}", out.empty() ? "" : " ", key, value);
-  return out;
-}
+std::string WhatIfVariant::label() const { return settings_label(settings); }
 
 std::vector<WhatIfVariant> expand_whatif_variations(const WhatIfOptions& base,
                                                     const std::vector<WhatIfVariation>& variations) {
-  for (std::size_t i = 0; i < variations.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (variations[i].key == variations[j].key) {
-        throw InputError(Diagnostic{"--vary", variations[i].key, "the same knob varied twice; give its values once"});
-      }
-    }
-  }
-  std::vector<WhatIfVariant> out{WhatIfVariant{{}, base}};
-  for (const WhatIfVariation& v : variations) {
-    std::vector<WhatIfVariant> next;
-    for (const WhatIfVariant& prefix : out) {
-      for (const std::string& value : v.values) {
-        WhatIfVariant w = prefix;
-        w.settings.emplace_back(v.key, value);
-        apply_whatif_variation(w.options, v.key, value);
-        next.push_back(std::move(w));
-      }
-    }
-    out = std::move(next);
+  std::vector<WhatIfVariant> out;
+  for (Settings& settings : all_combinations(variations)) {
+    WhatIfVariant v{std::move(settings), base};
+    for (const auto& [key, value] : v.settings) apply_whatif_variation(v.options, key, value);
+    out.push_back(std::move(v));
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include "models/execution/executor.h"
 #include "models/execution/op_graph.h"
 #include "models/execution/timeline.h"
+#include "tools/variations.h"
 #include "topology/cluster_file.h"
 
 namespace zx::tools {
@@ -133,10 +134,7 @@ void check_whatif_options(const WhatIfOptions& o);
 // --- Sweeps over knobs other than the cluster size (--vary) -----------------
 
 /// One knob of a sweep and the values to try: --vary KEY=V1,V2,...
-struct WhatIfVariation {
-  std::string key;
-  std::vector<std::string> values;
-};
+using WhatIfVariation = Variation;
 
 /// Parses "KEY=V1,V2,..." (at least one value, none empty, no value twice,
 /// the key known, every value valid for it). Throws zx::InputError naming --vary.
@@ -152,7 +150,7 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
 
 /// One combination of the variations' values and the options it gives.
 struct WhatIfVariant {
-  std::vector<std::pair<std::string, std::string>> settings;  ///< (key, value), in --vary order
+  Settings settings;  ///< (key, value), in --vary order
   WhatIfOptions options;
   /// "nic-gbit=400 a2a-precision=fp16"; "base" when nothing varies.
   std::string label() const;

@@ -133,13 +133,6 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<Wh
   }
 }
 
-// A CSV field in quotes, quotes inside doubled (RFC 4180).
-std::string csv_quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 void print_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
                const std::vector<std::vector<WhatIfPoint>>& points) {
   const bool varied = !variants.front().settings.empty();
@@ -250,15 +243,8 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
       }
     }
     // A cluster key (or the one a knob sets) also set with --set.
-    WhatIfOptions probe;
-    apply_whatif_variation(probe, v.key, v.values.front());
-    for (const std::string& mine : probe.cluster.overrides) {
-      const std::string key = mine.substr(0, mine.find('='));
-      for (const std::string& set : o.cluster.overrides) {
-        if (set.substr(0, set.find('=')) == key) {
-          throw InputError(Diagnostic{"--vary", v.key, fmt::format("'{}' is also set by '{}'; give it once", key, set)});
-        }
-      }
+    if (const std::optional<std::string> set = cluster_override(v.key, v.values.front())) {
+      check_set_once(v.key, *set, o.cluster.overrides);
     }
   }
   if (!variations.empty() && (!f.timeline.empty() || !f.emit_trace.empty())) {
