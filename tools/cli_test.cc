@@ -29,6 +29,11 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The knob and ranks columns collective --vary puts before a row.
+std::string fmt_prefix(const std::string& nodes, const std::string& gbit, int ranks) {
+  return "\"" + nodes + "\",\"" + gbit + "\"," + std::to_string(ranks) + ",";
+}
+
 TEST(CliTest, HelpListsEverySubcommand) {
   for (const char* flag : {"--help", "-h"}) {
     const Result r = run({flag});
@@ -155,6 +160,48 @@ TEST(CliTest, CollectiveSweepFromZeroEnds) {
   EXPECT_TRUE(contains(r.out, "0,0,fp32,ring,0.000,")) << r.out;
 }
 
+// The CSV data rows of a run, without the header.
+std::vector<std::string> csv_rows(const std::string& text) {
+  std::vector<std::string> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) rows.push_back(line);
+  return rows;
+}
+
+// collective --vary: each variant's rows are the rows of the same settings
+// run alone (after the knob columns and the ranks), sizes outermost; the
+// table gets a column group per algorithm and variant.
+TEST(CliTest, CollectiveVaryEqualsSeparateRuns) {
+  const Result v = run({"collective", "--algo", "ring", "--algo", "hierarchical", "-b", "1K", "-e", "1M", "-f", "32",
+                        "--vary", "nodes=1,2", "--vary", "nic-gbit=100,400", "--format", "csv"});
+  ASSERT_EQ(v.status, kExitOk) << v.err;
+  const std::vector<std::string> rows = csv_rows(v.out);
+  EXPECT_EQ(v.out.substr(0, v.out.find('\n')),
+            "nodes,nic-gbit,ranks,size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s");
+  ASSERT_EQ(rows.size(), 3u * 4u * 2u);  // sizes x variants x algorithms
+  const std::vector<std::pair<std::string, std::string>> variants = {{"1", "100"}, {"1", "400"}, {"2", "100"}, {"2", "400"}};
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    const auto& [nodes, gbit] = variants[k];
+    const Result alone = run({"collective", "--algo", "ring", "--algo", "hierarchical", "-b", "1K", "-e", "1M", "-f",
+                              "32", "--nodes", nodes, "--set", "nic.bandwidth_gbit_per_s=" + gbit, "--format", "csv"});
+    ASSERT_EQ(alone.status, kExitOk) << alone.err;
+    const std::vector<std::string> expected = csv_rows(alone.out);
+    ASSERT_EQ(expected.size(), 3u * 2u);
+    const std::string prefix = fmt_prefix(nodes, gbit, nodes == "1" ? 8 : 16);
+    for (std::size_t size = 0; size < 3; ++size) {
+      for (std::size_t a = 0; a < 2; ++a) {
+        EXPECT_EQ(rows[size * 8 + k * 2 + a], prefix + expected[size * 2 + a]) << nodes << " " << gbit;
+      }
+    }
+  }
+  const Result t = run({"collective", "--algo", "ring", "-b", "1K", "-e", "1K", "--vary", "nic-gbit=100,400"});
+  ASSERT_EQ(t.status, kExitOk) << t.err;
+  EXPECT_TRUE(contains(t.out, "ring nic-gbit=100")) << t.out;
+  EXPECT_TRUE(contains(t.out, "ring nic-gbit=400")) << t.out;
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
@@ -184,6 +231,13 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' (did you mean 'ring'?)"},
       {{"collective", "-b", "1X"}, "--min-bytes: expected a size such as 8, 64K, 1M or 1G, got '1X'"},
       {{"collective", "--ranks", "99"}, "--ranks: expected 1 to 8 ranks, got 99"},
+      {{"collective", "--vary", "nics=1,2"}, "--vary: nics: unknown knob 'nics'; valid: nodes, gpu, nic-gbit"},
+      {{"collective", "--nodes", "2", "--vary", "nodes=1,2"}, "give --nodes or --vary nodes=..., not both"},
+      {{"collective", "--vary", "nodes=1,0"}, "--vary: nodes: expected an integer in [1, 8192], got '0'"},
+      {{"collective", "--vary", "nodes=1,2", "--ranks", "12"},
+       "--ranks: expected 1 to 8 ranks, got 12 (in the variant nodes=1)"},
+      {{"collective", "--vary", "gpu=a100-40gb,b200"}, "unknown GPU profile 'b200'"},
+      {{"collective", "--vary", "fabric.spine=4"}, "unknown key 'spine' (did you mean 'spines'?)"},
       {{"calibrate", "--measurements", "nope.jsonl", "--out", "p.json"}, "nope.jsonl"},
   };
   for (const Case& c : cases) {

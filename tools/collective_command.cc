@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/variations.h"
 #include "topology/cluster_file.h"
 #include "topology/router.h"
 
@@ -51,7 +54,52 @@ struct Flags {
   double completion_quantum_ns = 0;  // exact: collective times are microseconds
   std::string format = "table";
   std::string gpu;
+  std::vector<std::string> vary;
 };
+
+// One combination of --vary's values: the cluster and GPU it gives.
+struct Variant {
+  Settings settings;
+  topology::ClusterRequest request;
+  std::string gpu;
+};
+
+// The knobs collective --vary takes besides the cluster's.
+constexpr const char* kVaryKnobs = "nodes, gpu, nic-gbit, oversubscription, or a cluster key as --set takes it";
+
+std::vector<Variant> variants_of(const topology::ClusterRequest& request, const Flags& f) {
+  std::vector<Variation> variations;
+  for (const std::string& text : f.vary) variations.push_back(parse_variation(text));
+  for (const Variation& v : variations) {
+    for (const std::string& value : v.values) {
+      if (const std::optional<std::string> set = cluster_override(v.key, value)) {
+        check_set_once(v.key, *set, request.overrides);
+      } else if (v.key == "nodes") {
+        if (request.nodes) throw InputError(Diagnostic{"--vary", v.key, "give --nodes or --vary nodes=..., not both"});
+        variation_integer(v.key, value, 1, 8192);
+      } else if (v.key == "gpu") {
+        if (!f.gpu.empty()) throw InputError(Diagnostic{"--vary", v.key, "give --gpu or --vary gpu=..., not both"});
+      } else {
+        throw InputError(Diagnostic{"--vary", v.key, fmt::format("unknown knob '{}'; valid: {}", v.key, kVaryKnobs)});
+      }
+    }
+  }
+  std::vector<Variant> out;
+  for (Settings& settings : all_combinations(variations)) {
+    Variant v{std::move(settings), request, f.gpu};
+    for (const auto& [key, value] : v.settings) {
+      if (const std::optional<std::string> set = cluster_override(key, value)) {
+        v.request.overrides.push_back(*set);
+      } else if (key == "nodes") {
+        v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
+      } else {
+        v.gpu = value;
+      }
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
 
 // "8", "64K", "1M", "2G": binary multiples, as nccl-tests reads -b/-e.
 std::int64_t parse_size(const std::string& text, const char* flag) {
@@ -123,6 +171,8 @@ std::vector<std::int64_t> sweep_sizes(std::int64_t lo, std::int64_t hi, double f
 }
 
 struct Row {
+  std::size_t variant;
+  int ranks;
   std::int64_t bytes;
   std::int64_t count;
   std::string algorithm;
@@ -131,36 +181,22 @@ struct Row {
   double busbw;
 };
 
-int run(const topology::ClusterRequest& request, const AlgorithmSources& sources, const Flags& f,
+int run(const topology::ClusterRequest& base_request, const AlgorithmSources& sources, const Flags& f,
         std::ostream& out) {
   const auto kind = coll::parse_collective_kind(f.op);
   if (!kind) throw InputError(Diagnostic{"--op", "", fmt::format("unknown collective '{}'", f.op)});
   const auto dtype = coll::parse_data_type(f.dtype);
-  const topology::LoadedCluster cluster = topology::load_cluster(request);
-  const topology::Topology& topo = cluster.topology;
-  const int n = f.ranks > 0 ? f.ranks : topo.num_gpus();
-  if (n > topo.num_gpus() || n < 1) {
-    throw InputError(Diagnostic{"--ranks", "", fmt::format("expected 1 to {} ranks, got {}", topo.num_gpus(), n)});
-  }
   const std::int64_t lo = parse_size(f.min_bytes, "--min-bytes");
   const std::int64_t hi = parse_size(f.max_bytes, "--max-bytes");
   if (lo > hi) throw InputError(Diagnostic{"--min-bytes", "", "expected --min-bytes <= --max-bytes"});
   if (!(f.step_factor > 1)) throw InputError(Diagnostic{"--step-factor", "", "expected a factor > 1"});
+  const std::vector<Variant> variants = variants_of(base_request, f);
+  const bool varied = !variants.front().settings.empty();
 
   std::vector<std::string> algorithms = f.algorithms;
   if (algorithms.empty()) algorithms.push_back(*kind == coll::CollectiveKind::kAllToAll ? "direct" : "ring");
   coll::CollectiveRegistry registry;
   fill_registry(sources, registry);
-  const models::DeviceProfile device = device_for(cluster, f.gpu, "");
-  models::NetworkBackendOptions options = backend_options(cluster, device, {});
-  for (const std::string& o : f.options) {
-    const auto eq = o.find('=');
-    if (eq == std::string::npos) throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", o)});
-    options.algorithm_options[o.substr(0, eq)] = o.substr(eq + 1);
-  }
-  for (const std::string& a : algorithms) {
-    if (!models::is_nccl_algorithm(a)) (void)registry.create(a, options.algorithm_options[a]);  // fail early
-  }
   // Quantized communication: the wire carries `quantize` elements; each rank
   // converts its buffer before and after (models/compute convert()).
   const int elem = coll::size_bytes(*dtype);
@@ -169,79 +205,167 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
     wire = coll::parse_data_type(f.quantize);
     if (!wire) throw InputError(Diagnostic{"--quantize", "", fmt::format("unknown type '{}'", f.quantize)});
   }
+  const std::vector<std::int64_t> sizes = sweep_sizes(lo, hi, f.step_factor, elem, f.max_points);
+  if (sizes.size() * variants.size() > static_cast<std::size_t>(f.max_points)) {
+    throw InputError(Diagnostic{"--vary", "", fmt::format("{} sizes x {} variants is more than --max-points {}",
+                                                          sizes.size(), variants.size(), f.max_points)});
+  }
 
-  const topology::Router router(topo);
-  std::vector<int> ranks(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) ranks[static_cast<std::size_t>(r)] = r;
-  std::vector<Row> rows;
-  for (const std::int64_t bytes : sweep_sizes(lo, hi, f.step_factor, elem, f.max_points)) {
-    for (const std::string& a : algorithms) {
-      sim::Simulator sim;
-      const std::unique_ptr<models::FlowNetwork> owned_network =
-          make_network(sim, topo, f.fidelity, f.completion_quantum_ns);
-      models::FlowNetwork& network = *owned_network;
-      models::NetworkBackend backend(sim, network, router, registry, options);
-      coll::CollectiveRequest req;
-      req.kind = *kind;
-      req.ranks = ranks;
-      req.dtype = wire.value_or(*dtype);
-      req.bytes_per_rank = sim::Bytes(wire ? bytes / elem * coll::size_bytes(*wire) : bytes);
-      backend.run(req, a, {});
-      sim.run();
-      sim::Duration time = sim.now().since_start();
-      if (wire && bytes > 0) {
-        const auto from = models::parse_data_type(f.dtype);
-        const auto to = models::parse_data_type(f.quantize);
-        time += models::convert(device, bytes / elem, from, to).time + models::convert(device, bytes / elem, to, from).time;
+  // Every variant's cluster, ranks and options, checked before anything runs.
+  struct Setup {
+    topology::LoadedCluster cluster;
+    int ranks;
+    models::DeviceProfile device;
+    models::NetworkBackendOptions options;
+  };
+  std::vector<Setup> setups;
+  for (const Variant& v : variants) {
+    try {
+      topology::LoadedCluster cluster = topology::load_cluster(v.request);
+      const int n = f.ranks > 0 ? f.ranks : cluster.topology.num_gpus();
+      if (n > cluster.topology.num_gpus() || n < 1) {
+        throw InputError(
+            Diagnostic{"--ranks", "", fmt::format("expected 1 to {} ranks, got {}", cluster.topology.num_gpus(), n)});
       }
-      const double us = time.to_seconds() * 1e6;
-      const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
-      rows.push_back({bytes, bytes / elem, a, us, algbw, algbw * bus_factor(*kind, n)});
+      const models::DeviceProfile device = device_for(cluster, v.gpu, "");
+      models::NetworkBackendOptions options = backend_options(cluster, device, {});
+      for (const std::string& o : f.options) {
+        const auto eq = o.find('=');
+        if (eq == std::string::npos) {
+          throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", o)});
+        }
+        options.algorithm_options[o.substr(0, eq)] = o.substr(eq + 1);
+      }
+      for (const std::string& a : algorithms) {
+        if (!models::is_nccl_algorithm(a)) (void)registry.create(a, options.algorithm_options[a]);  // fail early
+      }
+      setups.push_back(Setup{std::move(cluster), n, device, std::move(options)});
+    } catch (const InputError& e) {
+      if (!varied) throw;
+      std::vector<Diagnostic> diagnostics = e.diagnostics();
+      for (Diagnostic& d : diagnostics) d.message += fmt::format(" (in the variant {})", settings_label(v.settings));
+      throw InputError(std::move(diagnostics));
+    }
+  }
+
+  // Rows: sizes outermost, then variants, then algorithms (a table row's columns).
+  std::vector<Row> rows;
+  std::vector<std::unique_ptr<topology::Router>> routers;
+  for (const Setup& s : setups) routers.push_back(std::make_unique<topology::Router>(s.cluster.topology));
+  for (const std::int64_t bytes : sizes) {
+    for (std::size_t v = 0; v < setups.size(); ++v) {
+      const Setup& setup = setups[v];
+      std::vector<int> ranks(static_cast<std::size_t>(setup.ranks));
+      for (int r = 0; r < setup.ranks; ++r) ranks[static_cast<std::size_t>(r)] = r;
+      for (const std::string& a : algorithms) {
+        sim::Simulator sim;
+        const std::unique_ptr<models::FlowNetwork> owned_network =
+            make_network(sim, setup.cluster.topology, f.fidelity, f.completion_quantum_ns);
+        models::FlowNetwork& network = *owned_network;
+        models::NetworkBackend backend(sim, network, *routers[v], registry, setup.options);
+        coll::CollectiveRequest req;
+        req.kind = *kind;
+        req.ranks = ranks;
+        req.dtype = wire.value_or(*dtype);
+        req.bytes_per_rank = sim::Bytes(wire ? bytes / elem * coll::size_bytes(*wire) : bytes);
+        backend.run(req, a, {});
+        sim.run();
+        sim::Duration time = sim.now().since_start();
+        if (wire && bytes > 0) {
+          const auto from = models::parse_data_type(f.dtype);
+          const auto to = models::parse_data_type(f.quantize);
+          time += models::convert(setup.device, bytes / elem, from, to).time +
+                  models::convert(setup.device, bytes / elem, to, from).time;
+        }
+        const double us = time.to_seconds() * 1e6;
+        const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
+        rows.push_back({v, setup.ranks, bytes, bytes / elem, a, us, algbw, algbw * bus_factor(*kind, setup.ranks)});
+      }
     }
   }
 
   if (f.format == "json") {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
-    j["cluster"] = cluster.source;
+    j["cluster"] = setups.front().cluster.source;
     j["op"] = f.op;
-    j["ranks"] = n;
+    if (!varied) j["ranks"] = setups.front().ranks;
     j["dtype"] = f.dtype;
     if (wire) j["quantize"] = f.quantize;
     j["fidelity"] = f.fidelity;
     j["completion_quantum_ns"] = f.completion_quantum_ns;
+    if (varied) {
+      nlohmann::ordered_json vary = nlohmann::ordered_json::object();
+      for (const std::string& text : f.vary) {
+        const Variation v = parse_variation(text);
+        vary[v.key] = v.values;
+      }
+      j["vary"] = std::move(vary);
+    }
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
-      results.push_back({{"size_bytes", r.bytes}, {"count", r.count}, {"algorithm", r.algorithm},
-                         {"time_us", r.time_us}, {"algbw_gbyte_per_s", r.algbw}, {"busbw_gbyte_per_s", r.busbw}});
+      nlohmann::ordered_json result;
+      if (varied) {
+        nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+        for (const auto& [key, value] : variants[r.variant].settings) settings[key] = value;
+        result["variant"] = std::move(settings);
+        result["ranks"] = r.ranks;
+      }
+      result["size_bytes"] = r.bytes;
+      result["count"] = r.count;
+      result["algorithm"] = r.algorithm;
+      result["time_us"] = r.time_us;
+      result["algbw_gbyte_per_s"] = r.algbw;
+      result["busbw_gbyte_per_s"] = r.busbw;
+      results.push_back(std::move(result));
     }
     j["results"] = std::move(results);
     out << j.dump(1) << '\n';
     return kExitOk;
   }
   if (f.format == "csv") {
-    fmt::print(out, "size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s\n");
+    for (const auto& [key, value] : variants.front().settings) fmt::print(out, "{},", key);
+    fmt::print(out, "{}size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s\n",
+               varied ? "ranks," : "");
     for (const Row& r : rows) {
-      fmt::print(out, "{},{},{},{},{:.3f},{:.4f},{:.4f}\n", r.bytes, r.count, f.dtype, r.algorithm, r.time_us, r.algbw, r.busbw);
+      for (const auto& [key, value] : variants[r.variant].settings) fmt::print(out, "{},", csv_quoted(value));
+      if (varied) fmt::print(out, "{},", r.ranks);
+      fmt::print(out, "{},{},{},{},{:.3f},{:.4f},{:.4f}\n", r.bytes, r.count, f.dtype, r.algorithm, r.time_us, r.algbw,
+                 r.busbw);
     }
     return kExitOk;
   }
-  fmt::print(out, "# zionsim collective: {} on {} ranks of {}, {}{}, fidelity {}\n", f.op, n, cluster.source, f.dtype,
-             wire ? fmt::format(" (on the wire: {})", f.quantize) : "", f.fidelity);
+  // Columns: every algorithm of every variant, labelled "ALGO VARIANT" when varied.
+  std::vector<std::string> labels;
+  for (const Variant& v : variants) {
+    for (const std::string& a : algorithms) labels.push_back(varied ? a + " " + settings_label(v.settings) : a);
+  }
+  std::vector<std::size_t> widths;
+  for (const std::string& l : labels) widths.push_back(std::max<std::size_t>(33, l.size()));
+  fmt::print(out, "# zionsim collective: {} on {} of {}, {}{}, fidelity {}\n", f.op,
+             varied ? std::string("the ranks of each variant") : fmt::format("{} ranks", setups.front().ranks),
+             setups.front().cluster.source, f.dtype, wire ? fmt::format(" (on the wire: {})", f.quantize) : "",
+             f.fidelity);
   fmt::print(out, "#\n# {:>12} {:>12} {:>6}", "size", "count", "type");
-  for (const std::string& a : algorithms) fmt::print(out, " | {:^33}", a);
+  for (std::size_t c = 0; c < labels.size(); ++c) fmt::print(out, " | {:^{}}", labels[c], widths[c]);
   fmt::print(out, "\n# {:>12} {:>12} {:>6}", "(B)", "(elements)", "");
-  for (std::size_t i = 0; i < algorithms.size(); ++i) {
-    fmt::print(out, " | {:>11} {:>10} {:>10}", "time(us)", "algbw", "busbw");
+  for (std::size_t c = 0; c < labels.size(); ++c) {
+    fmt::print(out, " | {:>{}} {:>10} {:>10}", "time(us)", widths[c] - 22, "algbw", "busbw");
   }
   fmt::print(out, "\n");
-  for (std::size_t i = 0; i < rows.size(); i += algorithms.size()) {
+  for (std::size_t i = 0; i < rows.size(); i += labels.size()) {
     fmt::print(out, "  {:>12} {:>12} {:>6}", rows[i].bytes, rows[i].count, f.dtype);
-    for (std::size_t k = 0; k < algorithms.size(); ++k) {
-      const Row& r = rows[i + k];
-      fmt::print(out, " | {:>11.2f} {:>10.2f} {:>10.2f}", r.time_us, r.algbw, r.busbw);
+    for (std::size_t c = 0; c < labels.size(); ++c) {
+      const Row& r = rows[i + c];
+      fmt::print(out, " | {:>{}.2f} {:>10.2f} {:>10.2f}", r.time_us, widths[c] - 22, r.algbw, r.busbw);
     }
     fmt::print(out, "\n");
+  }
+  if (varied) {
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      fmt::print(out, "# {}: {} ranks of {}\n", settings_label(variants[v].settings), setups[v].ranks,
+                 setups[v].cluster.source);
+    }
   }
   fmt::print(out, "# algbw = size / time; busbw = algbw x {} (nccl-tests); GB/s\n",
              *kind == coll::CollectiveKind::kAllReduce ? "2(n-1)/n"
@@ -281,6 +405,11 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+  cmd->add_option("--vary", f->vary,
+                  fmt::format("Also sweep a knob: KEY=V1,V2,... (repeatable; every combination gets its columns). KEY: {}",
+                              kVaryKnobs))
+      ->option_text("KEY=V1,V2,...")
+      ->take_all();
   cmd->parse_complete_callback([request, sources, f, action = context.action] {
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
   });
