@@ -86,6 +86,16 @@ then
   echo "FAIL: the timeline of the run lacks NIC tracks or transfer arrows"
   failures=$((failures + 1))
 fi
+# run --vary: every variant is the run of the same settings alone (the
+# fingerprints agree; 200 Gb/s is the preset's own NIC), and a slower NIC
+# changes the run.
+v=$("$zionsim" run --nodes 2 --trace "$trace" --format json --vary nic-gbit=100,200 | grep '"fingerprint"' | tr -d ' ,')
+a=$("$zionsim" run --nodes 2 --trace "$trace" --format json --set nic.bandwidth_gbit_per_s=100 | grep '"fingerprint"' | tr -d ' ,')
+if [[ "$v" != "$(printf '%s\n%s' "$a" "$r")" || "$a" == "$r" ]]; then
+  echo "FAIL: run --vary differs from the variants run alone: '$v' vs '$a' and '$r'"
+  failures=$((failures + 1))
+fi
+expect 0 out "nic-gbit algo.all_to_all |" -- run --nodes 2 --trace "$trace" --vary nic-gbit=100 --vary algo.all_to_all=direct,pairwise
 rm -f "$trace" "$timeline"
 
 # Plug-ins and schedule files join the registry from the command line: they

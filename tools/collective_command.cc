@@ -294,21 +294,12 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     if (wire) j["quantize"] = f.quantize;
     j["fidelity"] = f.fidelity;
     j["completion_quantum_ns"] = f.completion_quantum_ns;
-    if (varied) {
-      nlohmann::ordered_json vary = nlohmann::ordered_json::object();
-      for (const std::string& text : f.vary) {
-        const Variation v = parse_variation(text);
-        vary[v.key] = v.values;
-      }
-      j["vary"] = std::move(vary);
-    }
+    if (varied) j["vary"] = variations_json(f.vary);
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
       nlohmann::ordered_json result;
       if (varied) {
-        nlohmann::ordered_json settings = nlohmann::ordered_json::object();
-        for (const auto& [key, value] : variants[r.variant].settings) settings[key] = value;
-        result["variant"] = std::move(settings);
+        result["variant"] = settings_json(variants[r.variant].settings);
         result["ranks"] = r.ranks;
       }
       result["size_bytes"] = r.bytes;

@@ -9,7 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "models/collectives/plan.h"
 #include "models/collectives/registry.h"
 #include "models/execution/executor.h"
 #include "models/execution/network_activity.h"
@@ -31,6 +35,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/variations.h"
 #include "topology/router.h"
 #include "workloads/chakra_import.h"
 #include "workloads/kineto_import.h"
@@ -50,7 +55,80 @@ struct Flags {
   std::string timeline;
   std::string format = "table";
   int critical_ops = 20;
+  std::vector<std::string> vary;
+  std::set<std::string> given;  // flags on the command line that a --vary knob would contradict
 };
+
+// --vary for run: the knobs besides the cluster's, and each combination's setup.
+constexpr const char* kVaryKnobs =
+    "nodes, gpu, profile, fidelity, completion-quantum-ns, algo.KIND, nic-gbit, oversubscription, or a cluster key "
+    "as --set takes it";
+
+struct Variant {
+  Settings settings;
+  topology::ClusterRequest request;
+  Flags flags;
+};
+
+// Applies one knob to a variant; throws zx::InputError for a bad key or value.
+void apply_knob(Variant& v, const std::string& key, const std::string& value) {
+  if (const std::optional<std::string> set = cluster_override(key, value)) {
+    v.request.overrides.push_back(*set);
+  } else if (key == "nodes") {
+    v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
+  } else if (key == "gpu") {
+    v.flags.gpu = value;
+  } else if (key == "profile") {
+    v.flags.profile = value;
+  } else if (key == "fidelity") {
+    v.flags.fidelity = variation_one_of(key, value, {"flow", "analytical"});
+  } else if (key == "completion-quantum-ns") {
+    v.flags.completion_quantum_ns = variation_number(key, value, 0, 1e6);
+  } else if (key.starts_with("algo.")) {
+    const auto kind = models::collectives::parse_collective_kind(key.substr(5));
+    if (!kind) {
+      throw InputError(Diagnostic{"--vary", key, fmt::format("unknown collective kind '{}'", key.substr(5))});
+    }
+    v.flags.algorithms.push_back(fmt::format("{}={}", models::collectives::to_string(*kind), value));
+  } else {
+    throw InputError(Diagnostic{"--vary", key, fmt::format("unknown knob '{}'; valid: {}", key, kVaryKnobs)});
+  }
+}
+
+std::vector<Variant> variants_of(const topology::ClusterRequest& request, const Flags& f) {
+  std::vector<Variation> variations;
+  for (const std::string& text : f.vary) variations.push_back(parse_variation(text));
+  const std::map<std::string, std::string> algorithms = parse_algorithm_flags(f.algorithms);
+  for (const Variation& v : variations) {
+    Variant probe{{}, request, f};
+    for (const std::string& value : v.values) apply_knob(probe, v.key, value);
+    if (const std::optional<std::string> set = cluster_override(v.key, v.values.front())) {
+      check_set_once(v.key, *set, request.overrides);
+    }
+    const bool flag_given = (v.key == "nodes" && request.nodes) || f.given.contains("--" + v.key) ||
+                            (v.key.starts_with("algo.") &&
+                             algorithms.contains(std::string(models::collectives::to_string(
+                                 *models::collectives::parse_collective_kind(v.key.substr(5))))));
+    if (flag_given) {
+      throw InputError(Diagnostic{"--vary", v.key, fmt::format("give {} or --vary {}=..., not both",
+                                                              v.key.starts_with("algo.") ? "--algo" : "--" + v.key,
+                                                              v.key)});
+    }
+  }
+  if (!variations.empty() && !f.timeline.empty()) {
+    throw InputError(Diagnostic{"--timeline", "", "writes one run; it cannot be combined with --vary (run that variant alone)"});
+  }
+  std::vector<Variant> out;
+  for (Settings& settings : all_combinations(variations)) {
+    Variant v{std::move(settings), request, f};
+    for (const auto& [key, value] : v.settings) apply_knob(v, key, value);
+    out.push_back(std::move(v));
+  }
+  if (out.size() > 1000) {
+    throw InputError(Diagnostic{"--vary", "", fmt::format("{} variants; at most 1000 per run", out.size())});
+  }
+  return out;
+}
 
 double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
 
@@ -108,8 +186,155 @@ models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std:
                               fmt::format("importing {} traces is not implemented yet", kind)});
 }
 
+// One variant's run, summed up.
+struct Summary {
+  int ranks = 0;
+  std::size_t ops = 0;
+  std::string cluster;
+  double iteration_ms = 0;
+  double compute_ms = 0;     // means over ranks
+  double exposed_ms = 0;
+  double overlapped_ms = 0;
+  std::uint64_t fingerprint = 0;
+  std::string busiest_link;
+};
+
+// Every variant checked (cluster, profile, trace, ranks) before any runs,
+// then run one after another.
+int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& sources, const Flags& f,
+                 std::ostream& out) {
+  struct Setup {
+    topology::LoadedCluster cluster;
+    models::DeviceProfile device;
+    models::OpGraph graph;
+  };
+  std::vector<Setup> setups;
+  const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
+  for (const Variant& v : variants) {
+    try {
+      topology::LoadedCluster cluster = topology::load_cluster(v.request);
+      models::DeviceProfile device = device_for(cluster, v.flags.gpu, v.flags.profile);
+      models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
+      if (graph.num_ranks > cluster.topology.num_gpus()) {
+        throw InputError(Diagnostic{trace_name, "/ranks",
+                                    fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
+                                                graph.num_ranks, cluster.topology.num_gpus())});
+      }
+      models::collectives::CollectiveRegistry registry;
+      fill_registry(sources, registry);
+      for (const auto& [kind, name] : parse_algorithm_flags(v.flags.algorithms)) {
+        if (!models::is_nccl_algorithm(name) && !registry.contains(name)) {
+          throw InputError(Diagnostic{"--algo", "", fmt::format("unknown collective algorithm '{}' for {}", name, kind)});
+        }
+      }
+      setups.push_back(Setup{std::move(cluster), std::move(device), std::move(graph)});
+    } catch (const InputError& e) {
+      std::vector<Diagnostic> diagnostics = e.diagnostics();
+      for (Diagnostic& d : diagnostics) d.message += fmt::format(" (in the variant {})", settings_label(v.settings));
+      throw InputError(std::move(diagnostics));
+    }
+  }
+  std::vector<Summary> summaries;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const Flags& vf = variants[i].flags;
+    const Setup& setup = setups[i];
+    sim::Simulator sim;
+    const topology::Router router(setup.cluster.topology);
+    const std::unique_ptr<models::FlowNetwork> network =
+        make_network(sim, setup.cluster.topology, vf.fidelity, vf.completion_quantum_ns);
+    network->recycle_flow_ids(true);
+    models::collectives::CollectiveRegistry registry;
+    fill_registry(sources, registry);
+    models::NetworkBackend backend(sim, *network, router, registry,
+                                   backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms)));
+    const models::ExecutionResult r = models::execute(sim, setup.graph, backend);
+    Summary s;
+    s.ranks = setup.graph.num_ranks;
+    s.ops = setup.graph.ops.size();
+    s.cluster = setup.cluster.source;
+    s.iteration_ms = ms(r.makespan.since_start());
+    for (const models::RankSummary& rank : r.ranks) {
+      s.compute_ms += ms(rank.compute);
+      s.exposed_ms += ms(rank.exposed_communication);
+      s.overlapped_ms += ms(rank.overlapped_communication);
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(1, r.ranks.size()));
+    s.compute_ms /= n;
+    s.exposed_ms /= n;
+    s.overlapped_ms /= n;
+    s.fingerprint = sim.fingerprint();
+    if (const std::vector<std::uint32_t> hot = network->hottest_links(1); !hot.empty()) {
+      const topology::LinkInfo& info = setup.cluster.topology.link(topology::LinkId{hot.front()});
+      s.busiest_link = fmt::format("{}->{}", setup.cluster.topology.node(info.src).name,
+                                   setup.cluster.topology.node(info.dst).name);
+    }
+    summaries.push_back(std::move(s));
+  }
+  // Speed-up of each variant over the first: its iteration time / this one's.
+  const auto speedup = [&](std::size_t i) {
+    return summaries[i].iteration_ms > 0 ? summaries.front().iteration_ms / summaries[i].iteration_ms : 0.0;
+  };
+  const Settings& keys = variants.front().settings;
+  if (f.format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["trace"] = trace_name;
+    j["vary"] = variations_json(f.vary);
+    nlohmann::ordered_json results = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      const Summary& s = summaries[i];
+      results.push_back({{"variant", settings_json(variants[i].settings)},
+                         {"cluster", s.cluster},
+                         {"fidelity", variants[i].flags.fidelity},
+                         {"completion_quantum_ns", variants[i].flags.completion_quantum_ns},
+                         {"iteration_time_ms", s.iteration_ms},
+                         {"speedup_vs_first_variant", speedup(i)},
+                         {"compute_ms_mean", s.compute_ms},
+                         {"exposed_communication_ms_mean", s.exposed_ms},
+                         {"overlapped_communication_ms_mean", s.overlapped_ms},
+                         {"busiest_link", s.busiest_link},
+                         {"fingerprint", fmt::format("{:016x}", s.fingerprint)}});
+    }
+    j["results"] = std::move(results);
+    out << j.dump(1) << '\n';
+    return kExitOk;
+  }
+  if (f.format == "csv") {
+    for (const auto& [key, value] : keys) fmt::print(out, "{},", key);
+    fmt::print(out, "iteration_time_ms,speedup_vs_first_variant,compute_ms_mean,exposed_communication_ms_mean,"
+                    "overlapped_communication_ms_mean,busiest_link\n");
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      const Summary& s = summaries[i];
+      for (const auto& [key, value] : variants[i].settings) fmt::print(out, "{},", csv_quoted(value));
+      fmt::print(out, "{:.6f},{:.4f},{:.6f},{:.6f},{:.6f},{}\n", s.iteration_ms, speedup(i), s.compute_ms, s.exposed_ms,
+                 s.overlapped_ms, csv_quoted(s.busiest_link));
+    }
+    return kExitOk;
+  }
+  fmt::print(out, "trace {} ({} ranks, {} ops)\n\n", trace_name, summaries.front().ranks, summaries.front().ops);
+  std::vector<std::size_t> width;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    std::size_t w = keys[k].first.size();
+    for (const Variant& v : variants) w = std::max(w, v.settings[k].second.size());
+    width.push_back(w);
+  }
+  for (std::size_t k = 0; k < keys.size(); ++k) fmt::print(out, "{:>{}} ", keys[k].first, width[k]);
+  fmt::print(out, "| {:>12} {:>8} | {:>10} {:>10} {:>10} | {}\n", "iter (ms)", "speedup", "compute", "exposed",
+             "overlap", "busiest link");
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const Summary& s = summaries[i];
+    for (std::size_t k = 0; k < keys.size(); ++k) fmt::print(out, "{:>{}} ", variants[i].settings[k].second, width[k]);
+    fmt::print(out, "| {:>12.6f} {:>7.3f}x | {:>10.3f} {:>10.3f} {:>10.3f} | {}\n", s.iteration_ms, speedup(i),
+               s.compute_ms, s.exposed_ms, s.overlapped_ms, s.busiest_link);
+  }
+  fmt::print(out, "\ncompute, exposed and overlapped communication: ms, means over ranks; speedup: the first "
+                  "variant's iteration time over this one's.\n");
+  return kExitOk;
+}
+
 int run(const topology::ClusterRequest& request, const AlgorithmSources& sources, const Flags& f,
         std::ostream& out) {
+  if (!f.vary.empty()) return run_variants(variants_of(request, f), sources, f, out);
   const topology::LoadedCluster cluster = topology::load_cluster(request);
   const models::DeviceProfile device = device_for(cluster, f.gpu, f.profile);
   const models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
@@ -260,7 +485,15 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind: KIND=NAME")->take_all();
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run")->option_text("FILE");
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
-  cmd->parse_complete_callback([request, sources, f, action = context.action] {
+  cmd->add_option("--vary", f->vary,
+                  fmt::format("Run once per combination: KEY=V1,V2,... (repeatable), a summary row each. KEY: {}",
+                              kVaryKnobs))
+      ->option_text("KEY=V1,V2,...")
+      ->take_all();
+  cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
+    for (const char* flag : {"--gpu", "--profile", "--fidelity", "--completion-quantum-ns"}) {
+      if (cmd->count(flag) > 0) f->given.insert(flag);
+    }
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
   });
 }

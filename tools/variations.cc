@@ -121,6 +121,21 @@ const std::string& variation_one_of(const std::string& key, const std::string& v
   throw bad_value(key, value, fmt::format("one of {}", fmt::join(valid, ", ")));
 }
 
+nlohmann::ordered_json variations_json(const std::vector<std::string>& texts) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const std::string& text : texts) {
+    const Variation v = parse_variation(text);
+    out[v.key] = v.values;
+  }
+  return out;
+}
+
+nlohmann::ordered_json settings_json(const Settings& settings) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : settings) out[key] = value;
+  return out;
+}
+
 std::string csv_quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);

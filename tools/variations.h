@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace zx::tools {
 
 /// One knob and the values to try.
@@ -57,6 +59,12 @@ double variation_number(const std::string& key, const std::string& value, double
 std::int64_t variation_integer(const std::string& key, const std::string& value, std::int64_t lo, std::int64_t hi);
 const std::string& variation_one_of(const std::string& key, const std::string& value,
                                     std::initializer_list<const char*> valid);
+
+/// --vary's arguments as a JSON object, {"KEY": ["V1", "V2"], ...} in order.
+nlohmann::ordered_json variations_json(const std::vector<std::string>& texts);
+
+/// One combination as a JSON object, {"KEY": "V", ...} in order.
+nlohmann::ordered_json settings_json(const Settings& settings);
 
 /// A CSV field in quotes, quotes inside doubled (RFC 4180).
 std::string csv_quoted(const std::string& text);

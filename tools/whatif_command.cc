@@ -180,11 +180,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<Wha
     for (std::size_t i = 0; i < points[v].size(); ++i) {
       const WhatIfPoint& p = points[v][i];
       nlohmann::ordered_json r;
-      if (varied) {
-        nlohmann::ordered_json settings = nlohmann::ordered_json::object();
-        for (const auto& [key, value] : variants[v].settings) settings[key] = value;
-        r["variant"] = std::move(settings);
-      }
+      if (varied) r["variant"] = settings_json(variants[v].settings);
       r["nodes"] = p.nodes;
       r["gpus"] = p.gpus;
       r["global_batch"] = p.global_batch;
