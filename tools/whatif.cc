@@ -382,6 +382,8 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
                                               kind)});
     }
     o.algorithms[std::string(models::collectives::to_string(*parsed))] = value;
+  } else if (key == "nodes") {
+    throw InputError(Diagnostic{"--vary", key, "whatif sweeps the cluster size itself: give --nodes N,N,..."});
   } else {
     std::vector<std::string> names;
     for (const auto& [name, what] : whatif_variation_knobs()) names.push_back(name);

@@ -195,7 +195,7 @@ TEST(WhatIfVaryTest, BadVariationsAreRefused) {
   for (const char* text : {"nic-gbit", "nic-gbit=", "=1,2", "nic-gbit=1,,2", "nic-gbit=1,", "nic-gbit=1,1",
                            "nic-gbit=fast", "nic-gbit=-1", "oversubscription=0.5", "batch-per-gpu=2.5",
                            "a2a-precision=fp4", "embeddings=yes", "pipeline=true", "fidelity=packet",
-                           "completion-quantum-ns=nan", "algo.all_to_al=direct", "nics=1,2"}) {
+                           "completion-quantum-ns=nan", "algo.all_to_al=direct", "nics=1,2", "nodes=1,2"}) {
     EXPECT_THROW(parse_whatif_variation(text), InputError) << text;
   }
   EXPECT_THROW(expand_whatif_variations(small_model(), {parse_whatif_variation("nic-gbit=100"),
