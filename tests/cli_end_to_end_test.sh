@@ -96,6 +96,39 @@ if [[ "$v" != "$(printf '%s\n%s' "$a" "$r")" || "$a" == "$r" ]]; then
   failures=$((failures + 1))
 fi
 expect 0 out "nic-gbit algo.all_to_all |" -- run --nodes 2 --trace "$trace" --vary nic-gbit=100 --vary algo.all_to_all=direct,pairwise
+# docs/output_formats.md names every JSON key whatif, collective and run write.
+jsons=$(mktemp -d)
+"$zionsim" whatif --nodes 1 --vary model=dlrm-a-small,dlrm-a --format json >"$jsons/whatif.json" 2>/dev/null
+"$zionsim" collective --nodes 1 -b 1K -e 1K --quantize fp16 --format json >"$jsons/collective.json"
+"$zionsim" collective --nodes 1 -b 1K -e 1K --vary nic-gbit=100,200 --format json >"$jsons/collective_vary.json"
+"$zionsim" run --nodes 2 --trace "$trace" --format json >"$jsons/run.json"
+"$zionsim" run --nodes 2 --trace "$trace" --vary nic-gbit=100 --format json >"$jsons/run_vary.json"
+if ! python3 - "${TEST_SRCDIR}/${TEST_WORKSPACE}/docs/output_formats.md" "$jsons"/*.json <<'PY'
+import json, sys
+doc = open(sys.argv[1]).read()
+missing = set()
+def walk(value, path):
+    # Keys of a list's objects are named from the object: results[].breakdown_ms.compute
+    # is `breakdown_ms.compute`; the knob names inside variant and vary are the user's.
+    if isinstance(value, dict):
+        for k, v in value.items():
+            name = path + "." + k if path else k
+            if f"`{name}`" not in doc:
+                missing.add(name)
+            if k not in ("variant", "vary"):
+                walk(v, name)
+    elif isinstance(value, list):
+        for item in value:
+            walk(item, "")
+for f in sys.argv[2:]:
+    walk(json.load(open(f)), "")
+assert not missing, sorted(missing)
+PY
+then
+  echo "FAIL: docs/output_formats.md lacks keys the commands write"
+  failures=$((failures + 1))
+fi
+rm -rf "$jsons"
 rm -f "$trace" "$timeline"
 
 # Plug-ins and schedule files join the registry from the command line: they
