@@ -96,6 +96,12 @@ if [[ "$v" != "$(printf '%s\n%s' "$a" "$r")" || "$a" == "$r" ]]; then
   failures=$((failures + 1))
 fi
 expect 0 out "nic-gbit algo.all_to_all |" -- run --nodes 2 --trace "$trace" --vary nic-gbit=100 --vary algo.all_to_all=direct,pairwise
+one=$("$zionsim" run --nodes 2 --trace "$trace" --format json --vary nic-gbit=100,200,400 --threads 1)
+all=$("$zionsim" run --nodes 2 --trace "$trace" --format json --vary nic-gbit=100,200,400)
+if [[ -z $one || "$one" != "$all" ]]; then
+  echo "FAIL: run --vary prints differently on one thread and on all"
+  failures=$((failures + 1))
+fi
 # docs/output_formats.md names every JSON key whatif, collective and run write.
 jsons=$(mktemp -d)
 "$zionsim" whatif --nodes 1 --vary model=dlrm-a-small,dlrm-a --format json >"$jsons/whatif.json" 2>/dev/null

@@ -35,6 +35,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/parallel.h"
 #include "tools/variations.h"
 #include "topology/router.h"
 #include "workloads/chakra_import.h"
@@ -56,6 +57,7 @@ struct Flags {
   std::string format = "table";
   int critical_ops = 20;
   std::vector<std::string> vary;
+  int threads = 0;  // --vary's variants run in parallel; 0: one per core
   std::set<std::string> given;  // flags on the command line that a --vary knob would contradict
 };
 
@@ -234,8 +236,9 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
       throw InputError(std::move(diagnostics));
     }
   }
-  std::vector<Summary> summaries;
-  for (std::size_t i = 0; i < variants.size(); ++i) {
+  // The variants run side by side, each on its own simulator and network.
+  std::vector<Summary> summaries(variants.size());
+  parallel_for(variants.size(), f.threads, [&](std::size_t i) {
     const Flags& vf = variants[i].flags;
     const Setup& setup = setups[i];
     sim::Simulator sim;
@@ -248,7 +251,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     models::NetworkBackend backend(sim, *network, router, registry,
                                    backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms)));
     const models::ExecutionResult r = models::execute(sim, setup.graph, backend);
-    Summary s;
+    Summary& s = summaries[i];
     s.ranks = setup.graph.num_ranks;
     s.ops = setup.graph.ops.size();
     s.cluster = setup.cluster.source;
@@ -268,8 +271,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
       s.busiest_link = fmt::format("{}->{}", setup.cluster.topology.node(info.src).name,
                                    setup.cluster.topology.node(info.dst).name);
     }
-    summaries.push_back(std::move(s));
-  }
+  });
   // Speed-up of each variant over the first: its iteration time / this one's.
   const auto speedup = [&](std::size_t i) {
     return summaries[i].iteration_ms > 0 ? summaries.front().iteration_ms / summaries[i].iteration_ms : 0.0;
@@ -490,6 +492,8 @@ void add_run_command(CLI::App& app, CommandContext& context) {
                               kVaryKnobs))
       ->option_text("KEY=V1,V2,...")
       ->take_all();
+  cmd->add_option("--threads", f->threads, "With --vary: variants simulated in parallel (0: all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
     for (const char* flag : {"--gpu", "--profile", "--fidelity", "--completion-quantum-ns"}) {
       if (cmd->count(flag) > 0) f->given.insert(flag);
