@@ -102,6 +102,13 @@ if [[ -z $one || "$one" != "$all" ]]; then
   echo "FAIL: run --vary prints differently on one thread and on all"
   failures=$((failures + 1))
 fi
+# collective simulates its rows in parallel: the table is the same on one thread.
+one=$("$zionsim" collective --nodes 2 --op all_to_all --algo direct --algo pairwise -b 1K -e 16M -f 16 --threads 1)
+all=$("$zionsim" collective --nodes 2 --op all_to_all --algo direct --algo pairwise -b 1K -e 16M -f 16)
+if [[ -z $one || "$one" != "$all" ]]; then
+  echo "FAIL: collective prints differently on one thread and on all"
+  failures=$((failures + 1))
+fi
 # docs/output_formats.md names every JSON key whatif, collective and run write.
 jsons=$(mktemp -d)
 "$zionsim" whatif --nodes 1 --vary model=dlrm-a-small,dlrm-a --format json >"$jsons/whatif.json" 2>/dev/null

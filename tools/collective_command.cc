@@ -30,6 +30,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/parallel.h"
 #include "tools/variations.h"
 #include "topology/cluster_file.h"
 #include "topology/router.h"
@@ -55,6 +56,7 @@ struct Flags {
   std::string format = "table";
   std::string gpu;
   std::vector<std::string> vary;
+  int threads = 0;  // rows simulated in parallel; 0: one per core
 };
 
 // One combination of --vary's values: the cluster and GPU it gives.
@@ -248,41 +250,43 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     }
   }
 
-  // Rows: sizes outermost, then variants, then algorithms (a table row's columns).
-  std::vector<Row> rows;
+  // Rows: sizes outermost, then variants, then algorithms (a table row's
+  // columns). Each row is its own simulation, on a thread of its own, with
+  // its own registry (a plug-in's factory need not be thread-safe).
   std::vector<std::unique_ptr<topology::Router>> routers;
   for (const Setup& s : setups) routers.push_back(std::make_unique<topology::Router>(s.cluster.topology));
-  for (const std::int64_t bytes : sizes) {
-    for (std::size_t v = 0; v < setups.size(); ++v) {
-      const Setup& setup = setups[v];
-      std::vector<int> ranks(static_cast<std::size_t>(setup.ranks));
-      for (int r = 0; r < setup.ranks; ++r) ranks[static_cast<std::size_t>(r)] = r;
-      for (const std::string& a : algorithms) {
-        sim::Simulator sim;
-        const std::unique_ptr<models::FlowNetwork> owned_network =
-            make_network(sim, setup.cluster.topology, f.fidelity, f.completion_quantum_ns);
-        models::FlowNetwork& network = *owned_network;
-        models::NetworkBackend backend(sim, network, *routers[v], registry, setup.options);
-        coll::CollectiveRequest req;
-        req.kind = *kind;
-        req.ranks = ranks;
-        req.dtype = wire.value_or(*dtype);
-        req.bytes_per_rank = sim::Bytes(wire ? bytes / elem * coll::size_bytes(*wire) : bytes);
-        backend.run(req, a, {});
-        sim.run();
-        sim::Duration time = sim.now().since_start();
-        if (wire && bytes > 0) {
-          const auto from = models::parse_data_type(f.dtype);
-          const auto to = models::parse_data_type(f.quantize);
-          time += models::convert(setup.device, bytes / elem, from, to).time +
-                  models::convert(setup.device, bytes / elem, to, from).time;
-        }
-        const double us = time.to_seconds() * 1e6;
-        const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
-        rows.push_back({v, setup.ranks, bytes, bytes / elem, a, us, algbw, algbw * bus_factor(*kind, setup.ranks)});
-      }
+  const std::size_t per_size = setups.size() * algorithms.size();
+  std::vector<Row> rows(sizes.size() * per_size);
+  parallel_for(rows.size(), f.threads, [&](std::size_t i) {
+    const std::int64_t bytes = sizes[i / per_size];
+    const std::size_t v = i % per_size / algorithms.size();
+    const std::string& a = algorithms[i % algorithms.size()];
+    const Setup& setup = setups[v];
+    coll::CollectiveRegistry own_registry;
+    fill_registry(sources, own_registry);
+    sim::Simulator sim;
+    const std::unique_ptr<models::FlowNetwork> network =
+        make_network(sim, setup.cluster.topology, f.fidelity, f.completion_quantum_ns);
+    models::NetworkBackend backend(sim, *network, *routers[v], own_registry, setup.options);
+    coll::CollectiveRequest req;
+    req.kind = *kind;
+    req.ranks.resize(static_cast<std::size_t>(setup.ranks));
+    for (int r = 0; r < setup.ranks; ++r) req.ranks[static_cast<std::size_t>(r)] = r;
+    req.dtype = wire.value_or(*dtype);
+    req.bytes_per_rank = sim::Bytes(wire ? bytes / elem * coll::size_bytes(*wire) : bytes);
+    backend.run(req, a, {});
+    sim.run();
+    sim::Duration time = sim.now().since_start();
+    if (wire && bytes > 0) {
+      const auto from = models::parse_data_type(f.dtype);
+      const auto to = models::parse_data_type(f.quantize);
+      time += models::convert(setup.device, bytes / elem, from, to).time +
+              models::convert(setup.device, bytes / elem, to, from).time;
     }
-  }
+    const double us = time.to_seconds() * 1e6;
+    const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
+    rows[i] = Row{v, setup.ranks, bytes, bytes / elem, a, us, algbw, algbw * bus_factor(*kind, setup.ranks)};
+  });
 
   if (f.format == "json") {
     nlohmann::ordered_json j;
@@ -396,6 +400,7 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+  cmd->add_option("--threads", f->threads, "Rows simulated in parallel (0: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--vary", f->vary,
                   fmt::format("Also sweep a knob: KEY=V1,V2,... (repeatable; every combination gets its columns). KEY: {}",
                               kVaryKnobs))
