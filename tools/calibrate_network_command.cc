@@ -37,6 +37,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/parallel.h"
 #include "topology/cluster_file.h"
 #include "topology/router.h"
 
@@ -54,6 +55,7 @@ struct Flags {
   std::string report;
   std::string format = "table";
   std::string gpu;
+  int threads = 0;  // rows simulated in parallel; 0: one per core
 };
 
 // One parameter of the cluster file that the fit may move: its key, its
@@ -140,35 +142,37 @@ std::vector<int> ranks_of(const calibration::NcclTestsRun& run, int nodes, int g
 // (when given) leaves out are not simulated and read 0.
 std::vector<double> simulate(const topology::ClusterRequest& request, const std::vector<std::string>& assignments,
                              const std::vector<Case>& cases, const AlgorithmSources& sources, const std::string& gpu,
-                             const std::vector<bool>* only = nullptr) {
+                             int threads, const std::vector<bool>* only = nullptr) {
   topology::ClusterRequest r = request;
   r.overrides.insert(r.overrides.end(), assignments.begin(), assignments.end());
   const topology::LoadedCluster cluster = topology::load_cluster(r);
   const topology::Router router(cluster.topology);
   const models::DeviceProfile device = device_for(cluster, gpu, "");
-  coll::CollectiveRegistry registry;
-  fill_registry(sources, registry);
   const models::NetworkBackendOptions options = backend_options(cluster, device, {});
-  std::vector<double> times;
+  // Every row is its own simulation: on threads, each with its own registry
+  // (a plug-in's factory need not be thread-safe).
+  std::vector<std::pair<const Case*, const calibration::NcclTestsRow*>> rows;
   for (const Case& c : cases) {
-    for (const calibration::NcclTestsRow& row : c.run->rows) {
-      if (only != nullptr && !(*only)[times.size()]) {
-        times.push_back(0.0);
-        continue;
-      }
-      sim::Simulator sim;
-      const std::unique_ptr<models::FlowNetwork> network = make_network(sim, cluster.topology, "flow", 0.0);
-      models::NetworkBackend backend(sim, *network, router, registry, options);
-      coll::CollectiveRequest req;
-      req.kind = c.kind;
-      req.ranks = c.ranks;
-      req.dtype = c.dtype;
-      req.bytes_per_rank = sim::Bytes(row.size_bytes);
-      backend.run(req, c.algorithm, {});
-      sim.run();
-      times.push_back(sim.now().since_start().to_seconds() * 1e6);
-    }
+    for (const calibration::NcclTestsRow& row : c.run->rows) rows.emplace_back(&c, &row);
   }
+  std::vector<double> times(rows.size(), 0.0);
+  parallel_for(rows.size(), threads, [&](std::size_t i) {
+    if (only != nullptr && !(*only)[i]) return;
+    const Case& c = *rows[i].first;
+    coll::CollectiveRegistry registry;
+    fill_registry(sources, registry);
+    sim::Simulator sim;
+    const std::unique_ptr<models::FlowNetwork> network = make_network(sim, cluster.topology, "flow", 0.0);
+    models::NetworkBackend backend(sim, *network, router, registry, options);
+    coll::CollectiveRequest req;
+    req.kind = c.kind;
+    req.ranks = c.ranks;
+    req.dtype = c.dtype;
+    req.bytes_per_rank = sim::Bytes(rows[i].second->size_bytes);
+    backend.run(req, c.algorithm, {});
+    sim.run();
+    times[i] = sim.now().since_start().to_seconds() * 1e6;
+  });
   return times;
 }
 
@@ -293,7 +297,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   if (!f.out.empty()) out_file = open_output_file("--out", f.out);
   if (!f.report.empty()) report_file = open_output_file("--report", f.report);
 
-  const std::vector<double> before = simulate(request, {}, cases, sources, f.gpu);
+  const std::vector<double> before = simulate(request, {}, cases, sources, f.gpu, f.threads);
   std::vector<double> values;
   for (const Parameter& p : params) values.push_back(current_value(*cluster.spec, p.key));
   const auto assignments_of = [&](const std::vector<double>& v) {
@@ -314,7 +318,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
         v[i] = p.log_scale ? std::exp(x) : x;
         ++evaluations;
         const std::vector<bool>& use = !separate ? all_rows : p.all_to_all_rows ? all_to_all_row : other_rows;
-        return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu, &use), measured, use);
+        return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu, f.threads, &use), measured, use);
       };
       const double lo = p.log_scale ? std::log(p.lo) : p.lo;
       const double hi = p.log_scale ? std::log(p.hi) : p.hi;
@@ -328,7 +332,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     }
   }
   const std::vector<std::string> fitted = assignments_of(values);
-  const std::vector<double> after = params.empty() ? before : simulate(request, fitted, cases, sources, f.gpu);
+  const std::vector<double> after = params.empty() ? before : simulate(request, fitted, cases, sources, f.gpu, f.threads);
 
   // Per file: MAPE before and after, the worst row after.
   struct Summary {
@@ -465,6 +469,7 @@ void add_calibrate_network_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--out", f->out, "Write the cluster file with the fitted values")->option_text("CLUSTER.json");
   cmd->add_option("--report", f->report, "Write a Markdown report")->option_text("FILE.md");
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions (default: the cluster's)");
+  cmd->add_option("--threads", f->threads, "Rows simulated in parallel (0: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   cmd->parse_complete_callback([request, sources, f, action = context.action] {
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
