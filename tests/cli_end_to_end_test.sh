@@ -109,6 +109,13 @@ if [[ -z $one || "$one" != "$all" ]]; then
   echo "FAIL: collective prints differently on one thread and on all"
   failures=$((failures + 1))
 fi
+plot=$(mktemp --suffix=.svg)
+expect 0 out "busbw" -- collective --nodes 1 --algo ring --algo tree --op broadcast -b 1K -e 1M -f 32 --plot "$plot"
+if [[ $(grep -c '<path' "$plot") != 4 ]]; then
+  echo "FAIL: collective --plot did not draw two curves per algorithm"
+  failures=$((failures + 1))
+fi
+rm -f "$plot"
 # docs/output_formats.md names every JSON key whatif, collective and run write.
 jsons=$(mktemp -d)
 "$zionsim" whatif --nodes 1 --vary model=dlrm-a-small,dlrm-a --format json >"$jsons/whatif.json" 2>/dev/null

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
 #include "tools/parallel.h"
+#include "tools/svg_plot.h"
 #include "tools/variations.h"
 #include "topology/cluster_file.h"
 #include "topology/router.h"
@@ -57,6 +59,7 @@ struct Flags {
   std::string gpu;
   std::vector<std::string> vary;
   int threads = 0;  // rows simulated in parallel; 0: one per core
+  std::string plot;
 };
 
 // One combination of --vary's values: the cluster and GPU it gives.
@@ -250,6 +253,10 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     }
   }
 
+  // An unwritable --plot path must not cost the simulation.
+  std::ofstream plot_file;
+  if (!f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
+
   // Rows: sizes outermost, then variants, then algorithms (a table row's
   // columns). Each row is its own simulation, on a thread of its own, with
   // its own registry (a plug-in's factory need not be thread-safe).
@@ -287,6 +294,24 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
     rows[i] = Row{v, setup.ranks, bytes, bytes / elem, a, us, algbw, algbw * bus_factor(*kind, setup.ranks)};
   });
+
+  if (!f.plot.empty()) {
+    // A curve per column: every algorithm of every variant.
+    std::vector<CollectiveSeries> series(per_size);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      CollectiveSeries& s = series[i % per_size];
+      const Row& r = rows[i];
+      if (s.label.empty()) {
+        s.label = varied ? r.algorithm + " " + settings_label(variants[r.variant].settings) : r.algorithm;
+      }
+      s.size_bytes.push_back(static_cast<double>(r.bytes));
+      s.time_us.push_back(r.time_us);
+      s.busbw_gbyte_per_s.push_back(r.busbw);
+    }
+    write_collective_svg(plot_file, series,
+                         fmt::format("{} on {}, {}", f.op, setups.front().cluster.source, f.dtype));
+    close_output_file("--plot", f.plot, plot_file);
+  }
 
   if (f.format == "json") {
     nlohmann::ordered_json j;
@@ -401,6 +426,8 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--threads", f->threads, "Rows simulated in parallel (0: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--plot", f->plot, "Write time and bus bandwidth against size as SVG, a curve per column")
+      ->option_text("FILE.svg");
   cmd->add_option("--vary", f->vary,
                   fmt::format("Also sweep a knob: KEY=V1,V2,... (repeatable; every combination gets its columns). KEY: {}",
                               kVaryKnobs))

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <cstdint>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -35,6 +37,15 @@ constexpr const char* kSeriesColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc7
                                           "#e69f00", "#56b4e9", "#000000", "#f0e442"};
 
 const char* series_colour(std::size_t s) { return kSeriesColours[s % std::size(kSeriesColours)]; }
+
+// A size as the -b/-e flags write it: 1K, 64M, 1G (binary multiples), else bytes.
+std::string size_label(double bytes) {
+  const auto b = static_cast<std::int64_t>(bytes);
+  for (const auto& [shift, suffix] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}}) {
+    if (b >= (std::int64_t{1} << shift) && b % (std::int64_t{1} << shift) == 0) return fmt::format("{}{}", b >> shift, suffix);
+  }
+  return fmt::format("{} B", b);
+}
 
 }  // namespace
 
@@ -175,6 +186,89 @@ void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, 
                  x0, y - 4, x0 + 24, y - 4, series_colour(s), x0 + 30, y, s + 1, escape(series[s].label),
                  fit[s].empty() ? " (fits at no size)" : "");
     }
+  }
+  out << "</svg>\n";
+}
+
+void write_collective_svg(std::ostream& out, const std::vector<CollectiveSeries>& series, const std::string& title) {
+  constexpr double kWidth = 1000;
+  constexpr double kPanel = 400;
+  constexpr double kTop = 60;
+  constexpr double kPlotHeight = 280;
+  constexpr double kLegendRow = 16;
+  const double height = 420 + kLegendRow * static_cast<double>(series.size()) + 8;
+  double min_size = 0, max_size = 0, min_time = 0, max_time = 0, max_busbw = 0;
+  bool any = false;
+  for (const CollectiveSeries& s : series) {
+    for (std::size_t i = 0; i < s.size_bytes.size(); ++i) {
+      if (!(s.size_bytes[i] > 0) || !(s.time_us[i] > 0)) continue;
+      min_size = any ? std::min(min_size, s.size_bytes[i]) : s.size_bytes[i];
+      max_size = any ? std::max(max_size, s.size_bytes[i]) : s.size_bytes[i];
+      min_time = any ? std::min(min_time, s.time_us[i]) : s.time_us[i];
+      max_time = any ? std::max(max_time, s.time_us[i]) : s.time_us[i];
+      max_busbw = std::max(max_busbw, s.busbw_gbyte_per_s[i]);
+      any = true;
+    }
+  }
+  fmt::print(out, R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)"
+                  "\n",
+             kWidth, height);
+  fmt::print(out, R"(<rect width="100%" height="100%" fill="white"/>)" "\n");
+  fmt::print(out, R"(<text x="{}" y="24" font-size="16" text-anchor="middle">{}</text>)" "\n", kWidth / 2,
+             escape(title));
+  if (!any) {
+    fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">no message size above zero bytes</text>)" "\n</svg>\n",
+               kWidth / 2, height / 2);
+    return;
+  }
+  if (max_size == min_size) max_size = min_size * 2;
+  if (max_time == min_time) max_time = min_time * 2;
+  if (!(max_busbw > 0)) max_busbw = 1;
+  max_busbw *= 1.05;
+  const auto px = [&](double x0, double size) {
+    return x0 + kPanel * std::log2(size / min_size) / std::log2(max_size / min_size);
+  };
+  const auto py_time = [&](double t) {
+    return kTop + kPlotHeight * (1 - std::log10(t / min_time) / std::log10(max_time / min_time));
+  };
+  const auto py_bw = [&](double b) { return kTop + kPlotHeight * (1 - b / max_busbw); };
+  const double x0 = 70;
+  const double x1 = x0 + kPanel + 90;
+  for (const double x : {x0, x1}) {
+    fmt::print(out, R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="black"/>)" "\n",
+               x, kTop, kTop + kPlotHeight, x + kPanel);
+    fmt::print(out, R"(<text x="{}" y="{}" text-anchor="start">{}</text><text x="{}" y="{}" text-anchor="end">{}</text>)" "\n",
+               x, kTop + kPlotHeight + 16, size_label(min_size), x + kPanel,
+               kTop + kPlotHeight + 16, size_label(max_size));
+    fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">message size per rank (log scale)</text>)" "\n",
+               x + kPanel / 2, kTop + kPlotHeight + 34);
+  }
+  fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">time (us, log scale)</text>)" "\n", x0 + kPanel / 2);
+  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text><text x="{}" y="{}" text-anchor="end">{:.3g}</text>)" "\n",
+             x0 - 6, kTop + 4, max_time, x0 - 6, kTop + kPlotHeight, min_time);
+  fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">bus bandwidth (GB/s)</text>)" "\n", x1 + kPanel / 2);
+  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text><text x="{}" y="{}" text-anchor="end">0</text>)" "\n",
+             x1 - 6, kTop + 4, max_busbw, x1 - 6, kTop + kPlotHeight);
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    std::string time_path;
+    std::string bw_path;
+    for (std::size_t i = 0; i < series[s].size_bytes.size(); ++i) {
+      const double size = series[s].size_bytes[i];
+      const double t = series[s].time_us[i];
+      if (!(size > 0) || !(t > 0)) continue;
+      time_path += fmt::format("{}{:.1f},{:.1f} ", time_path.empty() ? "M" : "L", px(x0, size), py_time(t));
+      bw_path += fmt::format("{}{:.1f},{:.1f} ", bw_path.empty() ? "M" : "L", px(x1, size),
+                             py_bw(series[s].busbw_gbyte_per_s[i]));
+    }
+    for (const std::string& path : {time_path, bw_path}) {
+      if (!path.empty()) {
+        fmt::print(out, R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"/>)" "\n", path, series_colour(s));
+      }
+    }
+    const double y = kTop + kPlotHeight + 64 + kLegendRow * static_cast<double>(s);
+    fmt::print(out,
+               R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"/><text x="{}" y="{}">{}</text>)" "\n",
+               x0, y - 4, x0 + 24, y - 4, series_colour(s), x0 + 30, y, escape(series[s].label));
   }
   out << "</svg>\n";
 }

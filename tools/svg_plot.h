@@ -28,6 +28,19 @@ void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, 
 /// One unlabelled series.
 void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points, const std::string& title);
 
+/// One column of a collective sweep: per message size, time and bus bandwidth.
+struct CollectiveSeries {
+  std::string label;  ///< "ring", or "ring nic-gbit=400" with --vary
+  std::vector<double> size_bytes;
+  std::vector<double> time_us;
+  std::vector<double> busbw_gbyte_per_s;
+};
+
+/// The collective sweep as two panels over message size (log scale): time
+/// (log scale) and bus bandwidth, a curve per series, and a legend. Sizes of
+/// zero bytes are left out (no place on a log axis).
+void write_collective_svg(std::ostream& out, const std::vector<CollectiveSeries>& series, const std::string& title);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_SVG_PLOT_H_

@@ -66,5 +66,27 @@ TEST(SvgPlotTest, NothingFits) {
   EXPECT_EQ(count(out.str(), "<circle"), 0u);
 }
 
+// The collective plot: two curves (time, bus bandwidth) per series, a legend
+// row per series, zero-byte rows left out, and a message when nothing is left.
+TEST(SvgPlotTest, CollectiveCurvesPerSeries) {
+  const std::vector<CollectiveSeries> series = {
+      {"ring", {0, 1024, 1 << 20}, {0, 40, 400}, {0, 0.05, 5}},
+      {"tree <x>", {0, 1024, 1 << 20}, {0, 20, 800}, {0, 0.1, 2.5}},
+  };
+  std::ostringstream out;
+  write_collective_svg(out, series, "all_reduce");
+  const std::string svg = out.str();
+  EXPECT_EQ(count(svg, "<path"), 4u);
+  EXPECT_EQ(count(svg, "stroke-width=\"2\"/><text"), 2u);
+  EXPECT_NE(svg.find("tree &lt;x&gt;"), std::string::npos);
+  EXPECT_NE(svg.find(">1K<"), std::string::npos);
+  EXPECT_NE(svg.find(">1M<"), std::string::npos);
+  // Each curve has one point per size above zero: "M x,y L x,y".
+  EXPECT_EQ(count(svg, " L"), 4u);
+  std::ostringstream empty;
+  write_collective_svg(empty, {{"ring", {0}, {0}, {0}}}, "t");
+  EXPECT_NE(empty.str().find("no message size above zero bytes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zx::tools
