@@ -38,6 +38,21 @@ constexpr const char* kSeriesColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc7
 
 const char* series_colour(std::size_t s) { return kSeriesColours[s % std::size(kSeriesColours)]; }
 
+// The <svg> element, a white background and the title.
+void open_svg(std::ostream& out, double width, double height, const std::string& title) {
+  fmt::print(out, R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)"
+                  "\n",
+             width, height);
+  fmt::print(out, R"(<rect width="100%" height="100%" fill="white"/>)" "\n");
+  fmt::print(out, R"(<text x="{}" y="24" font-size="16" text-anchor="middle">{}</text>)" "\n", width / 2,
+             escape(title));
+}
+
+// A plot with nothing to draw: says why, and ends the <svg>.
+void close_empty_svg(std::ostream& out, double width, double height, const std::string& why) {
+  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)" "\n</svg>\n", width / 2, height / 2, why);
+}
+
 // A size as the -b/-e flags write it: 1K, 64M, 1G (binary multiples), else bytes.
 std::string size_label(double bytes) {
   const auto b = static_cast<std::int64_t>(bytes);
@@ -73,15 +88,9 @@ void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, 
   constexpr double kLegendRow = 16;
   const double legend_top = kTop + kPlotHeight + 64;
   const double height = 420 + (legend ? kLegendRow * static_cast<double>(series.size()) + 8 : 0);
-  fmt::print(out, R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)"
-                  "\n",
-             kWidth, height);
-  fmt::print(out, R"(<rect width="100%" height="100%" fill="white"/>)" "\n");
-  fmt::print(out, R"(<text x="{}" y="24" font-size="16" text-anchor="middle">{}</text>)" "\n", kWidth / 2,
-             escape(title));
+  open_svg(out, kWidth, height, title);
   if (gpu_counts.empty()) {
-    fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">no cluster size fits the model</text>)" "\n</svg>\n",
-               kWidth / 2, height / 2);
+    close_empty_svg(out, kWidth, height, "no cluster size fits the model");
     return;
   }
   // Panel 1: samples/s against GPUs (log2 x), with ideal scaling from the
@@ -210,15 +219,9 @@ void write_collective_svg(std::ostream& out, const std::vector<CollectiveSeries>
       any = true;
     }
   }
-  fmt::print(out, R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)"
-                  "\n",
-             kWidth, height);
-  fmt::print(out, R"(<rect width="100%" height="100%" fill="white"/>)" "\n");
-  fmt::print(out, R"(<text x="{}" y="24" font-size="16" text-anchor="middle">{}</text>)" "\n", kWidth / 2,
-             escape(title));
+  open_svg(out, kWidth, height, title);
   if (!any) {
-    fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">no message size above zero bytes</text>)" "\n</svg>\n",
-               kWidth / 2, height / 2);
+    close_empty_svg(out, kWidth, height, "no message size above zero bytes");
     return;
   }
   if (max_size == min_size) max_size = min_size * 2;
