@@ -116,9 +116,11 @@ if [[ $(grep -c '<path' "$plot") != 4 ]]; then
   failures=$((failures + 1))
 fi
 rm -f "$plot"
-# docs/output_formats.md names every JSON key whatif, collective and run write.
+# docs/output_formats.md names every JSON key whatif, plan, collective and run write.
 jsons=$(mktemp -d)
 "$zionsim" whatif --nodes 1 --vary model=dlrm-a-small,dlrm-a --format json >"$jsons/whatif.json" 2>/dev/null
+"$zionsim" plan --nodes 2 --model dlrm-dcnv2 --format json >"$jsons/plan.json"
+"$zionsim" plan --nodes 1 --model dlrm-a --format json >"$jsons/plan_does_not_fit.json"
 "$zionsim" collective --nodes 1 -b 1K -e 1K --quantize fp16 --format json >"$jsons/collective.json"
 "$zionsim" collective --nodes 1 -b 1K -e 1K --vary nic-gbit=100,200 --format json >"$jsons/collective_vary.json"
 "$zionsim" run --nodes 2 --trace "$trace" --format json >"$jsons/run.json"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Pinned end-to-end runs: a collective sweep, a what-if of model A (as JSON,
-# with its run fingerprints; wall times removed) and a replayed trace must
+# with its run fingerprints; wall times removed), a sharding plan and a replayed trace must
 # print exactly their golden files, and the what-if must print the same with
 # one worker thread and with all of them. Refresh the goldens with
 #   ZX_UPDATE_GOLDENS=1 bazel run //tests:golden_runs_test
@@ -43,6 +43,8 @@ fi
 # throughput against the first variant.
 "$zionsim" whatif --model dlrm-a-small --nodes 1,2 --vary nic-gbit=100,400 --vary a2a-precision=fp32,fp16 \
   --format csv | check whatif_vary.csv
+# A sharding plan that mixes replicated, table-wise and table-row-wise tables.
+"$zionsim" plan --model dlrm-dcnv2 --nodes 2 --per-table | check plan_dcnv2.txt
 "$zionsim" run --nodes 1 --trace "$root/workloads/testdata/two_ranks.trace.json" --format json | grep -v "\"trace\":" |
   check run_two_ranks.json
 

@@ -68,6 +68,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::function<int(std::ostream&)> action;
   CommandContext context{&action};
   add_whatif_command(app, context);
+  add_plan_command(app, context);
   add_run_command(app, context);
   add_topology_command(app, context);
   add_flows_command(app, context);

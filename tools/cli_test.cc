@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -202,6 +204,114 @@ TEST(CliTest, CollectiveVaryEqualsSeparateRuns) {
   EXPECT_TRUE(contains(t.out, "ring nic-gbit=400")) << t.out;
 }
 
+// Rows of a CSV as maps from column name to value.
+std::vector<std::map<std::string, std::string>> csv_records(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<std::map<std::string, std::string>> records;
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        cells.push_back(cell);
+        cell.clear();
+      } else {
+        cell += c;
+      }
+    }
+    cells.push_back(cell);
+    return cells;
+  };
+  const std::vector<std::string> header = split(lines.front());
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> cells = split(lines[i]);
+    std::map<std::string, std::string> record;
+    for (std::size_t k = 0; k < header.size() && k < cells.size(); ++k) record[header[k]] = cells[k];
+    records.push_back(record);
+  }
+  return records;
+}
+
+// Model A on 16 nodes: 4096 equal tables, 32 table-wise on each of 128
+// GPUs. Each GPU sends, per iteration, its 32 tables' pooled embeddings for
+// the 512 samples of each of the 127 other GPUs forward and their gradients
+// backward (94 fp16 values each), and the indices of its 512 samples for the
+// other GPUs' tables (4064 tables x 15 lookups x 8 bytes).
+TEST(CliTest, PlanOfModelAMatchesClosedForms) {
+  const Result r = run({"plan", "--model", "dlrm-a", "--nodes", "16", "--format", "csv"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const auto gpus = csv_records(r.out);
+  ASSERT_EQ(gpus.size(), 128u);
+  const std::int64_t pooled = std::int64_t{512} * 94 * 2 * 32 * 127;
+  const std::int64_t indices = std::int64_t{512} * 15 * 8 * (4096 - 32);
+  for (const auto& g : gpus) {
+    EXPECT_EQ(g.at("shards"), "32");
+    EXPECT_EQ(std::stoll(g.at("exchange_sent_bytes")), 2 * pooled + indices) << g.at("rank");
+    EXPECT_EQ(std::stoll(g.at("exchange_received_bytes")), 2 * pooled + indices) << g.at("rank");
+    EXPECT_EQ(std::stoi(g.at("node")), std::stoi(g.at("rank")) / 8);
+  }
+  const Result table = run({"plan", "--model", "dlrm-a", "--nodes", "16"});
+  ASSERT_EQ(table.status, kExitOk) << table.err;
+  EXPECT_TRUE(contains(table.out, "table_wise          4096")) << table.out;
+  EXPECT_TRUE(contains(table.out, "busiest GPUs by estimated embedding time (--per-gpu for all 128)")) << table.out;
+}
+
+// DCNv2 mixes replicated, table-wise and table-row-wise tables (with the
+// reduce-scatter and all-gather of the row-wise shards): what all GPUs send
+// is what all receive, and every table is listed once with its GPUs.
+TEST(CliTest, PlanExchangeIsConserved) {
+  const Result r = run({"plan", "--model", "dlrm-dcnv2", "--nodes", "2", "--format", "csv"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  std::int64_t sent = 0;
+  std::int64_t received = 0;
+  for (const auto& g : csv_records(r.out)) {
+    sent += std::stoll(g.at("exchange_sent_bytes"));
+    received += std::stoll(g.at("exchange_received_bytes"));
+  }
+  EXPECT_GT(sent, 0);
+  EXPECT_EQ(sent, received);
+  const Result tables = run({"plan", "--model", "dlrm-dcnv2", "--nodes", "2", "--format", "csv", "--per-table"});
+  ASSERT_EQ(tables.status, kExitOk) << tables.err;
+  const auto rows = csv_records(tables.out);
+  ASSERT_EQ(rows.size(), 26u);
+  std::set<std::string> kinds;
+  for (std::size_t t = 0; t < rows.size(); ++t) {
+    EXPECT_EQ(rows[t].at("table"), std::to_string(t));
+    kinds.insert(rows[t].at("kind"));
+    if (rows[t].at("kind") == "data_parallel") {
+      EXPECT_EQ(rows[t].at("gpus"), "0-15");
+    }
+    if (rows[t].at("kind") == "table_row_wise") {
+      EXPECT_TRUE(rows[t].at("gpus") == "0-7" || rows[t].at("gpus") == "8-15") << rows[t].at("gpus");
+    }
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"data_parallel", "table_row_wise", "table_wise"}));
+}
+
+// The emitted sharding file reproduces the plan: whatif with it prints what
+// whatif with the planner prints; an edited file moves a table.
+TEST(CliTest, EmittedShardingRoundTrips) {
+  const std::string file = ::testing::TempDir() + "/dcnv2_plan.json";
+  const Result plan = run({"plan", "--model", "dlrm-dcnv2", "--nodes", "2", "--emit-sharding", file});
+  ASSERT_EQ(plan.status, kExitOk) << plan.err;
+  const std::vector<std::string> base = {"whatif", "--model", "dlrm-dcnv2", "--nodes", "2", "--format", "csv"};
+  const Result automatic = run(base);
+  std::vector<std::string> pinned_args = base;
+  pinned_args.insert(pinned_args.end(), {"--sharding", file});
+  const Result pinned = run(pinned_args);
+  ASSERT_EQ(automatic.status, kExitOk) << automatic.err;
+  ASSERT_EQ(pinned.status, kExitOk) << pinned.err;
+  EXPECT_EQ(csv_rows(automatic.out).back(), csv_rows(pinned.out).back());
+  const Result again = run({"plan", "--model", "dlrm-dcnv2", "--nodes", "2", "--sharding", file, "--format", "csv"});
+  const Result first = run({"plan", "--model", "dlrm-dcnv2", "--nodes", "2", "--format", "csv"});
+  EXPECT_EQ(again.out, first.out);
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
@@ -209,7 +319,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
     std::string expected_in_err;
   };
   const std::vector<Case> cases = {
-      {{}, "expected a command, one of: whatif, run, topology, flows, collective, calibrate, calibrate-network, list, version"},
+      {{}, "expected a command, one of: whatif, plan, run, topology, flows, collective, calibrate, calibrate-network, list, version"},
       {{"simulate-everything"}, "simulate-everything"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"list", "widgets"}, "widgets"},
@@ -239,6 +349,14 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"collective", "--vary", "gpu=a100-40gb,b200"}, "unknown GPU profile 'b200'"},
       {{"collective", "--vary", "fabric.spine=4"}, "unknown key 'spine' (did you mean 'spines'?)"},
       {{"calibrate", "--measurements", "nope.jsonl", "--out", "p.json"}, "nope.jsonl"},
+      {{"whatif", "--batch-per-gpu", "4", "--global-batch", "64"}, "excludes"},
+      {{"plan", "--model", "dlrm-a"}, "--nodes is required"},
+      {{"plan", "--nodes", "2", "--batch-per-gpu", "4", "--global-batch", "64"}, "excludes"},
+      {{"plan", "--nodes", "1", "--model", "dlrm-a", "--emit-sharding", "p.json"},
+       "--emit-sharding: the plan does not fit, nothing to write: dlrm-a needs 1.64 TB"},
+      {{"plan", "--nodes", "1", "--model", "dlrm-a", "--format", "csv"}, "the plan does not fit, no rows to write"},
+      {{"plan", "--nodes", "2", "--sharding", "rowwise"}, "unknown sharding scheme 'rowwise'"},
+      {{"plan", "--nodes", "2", "--global-batch", "100"}, "100 samples do not split evenly over 16 GPUs"},
   };
   for (const Case& c : cases) {
     const Result r = run(c.args);

@@ -54,6 +54,9 @@ void add_flows_command(CLI::App& app, CommandContext& context);
 /// `zionsim whatif`: DLRM training over cluster sizes (the main job).
 void add_whatif_command(CLI::App& app, CommandContext& context);
 
+/// `zionsim plan`: the embedding sharding plan of one size.
+void add_plan_command(CLI::App& app, CommandContext& context);
+
 /// `zionsim collective`: the nccl-tests table for simulated collectives.
 void add_collective_command(CLI::App& app, CommandContext& context);
 

@@ -47,37 +47,70 @@ int gpus_per_server(const topology::Topology& t) {
 constexpr sim::Duration kProgressSlice = sim::Duration::us(100);
 constexpr double kRunningReportSeconds = 10.0;
 
+}  // namespace
+
+PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
+  topology::ClusterRequest request = o.cluster;
+  request.nodes = nodes;
+  topology::LoadedCluster cluster = topology::load_cluster(request);
+  const topology::Topology& topo = cluster.topology;
+  const int gpus = topo.num_gpus();
+  const int gpn = cluster.spec ? cluster.spec->gpus_per_node : gpus_per_server(topo);
+  models::DeviceProfile device = device_for(cluster, o.gpu, o.profile);
+  models::DlrmModel model = models::load_model(o.model);
+
+  std::int64_t batch = o.batch_per_gpu.value_or(512);
+  if (o.global_batch) {
+    if (*o.global_batch % gpus != 0) {
+      throw InputError(Diagnostic{"--global-batch", "",
+                                  fmt::format("{} samples do not split evenly over {} GPUs", *o.global_batch,
+                                              gpus)});
+    }
+    batch = *o.global_batch / gpus;
+  }
+  const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
+  models::ShardingOptions sharding =
+      sharding_file ? models::load_sharding_file(o.sharding, model, gpus, gpn) : models::ShardingOptions{};
+  if (!sharding_file) sharding.scheme = o.sharding;
+  sharding.batch_per_gpu = batch;
+  models::ShardingPlan plan = models::plan_sharding(model, gpus, gpn, device, sharding);
+  return PlannedSize{.cluster = std::move(cluster),
+                     .nodes = nodes,
+                     .gpus = gpus,
+                     .gpus_per_node = gpn,
+                     .batch_per_gpu = batch,
+                     .device = std::move(device),
+                     .model = std::move(model),
+                     .plan = std::move(plan)};
+}
+
+workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64_t batch_per_gpu) {
+  workloads::IterationOptions io;
+  io.batch_per_gpu = batch_per_gpu;
+  io.a2a_forward_dtype = o.a2a_forward_dtype;
+  io.a2a_backward_dtype = o.a2a_backward_dtype.empty() ? o.a2a_forward_dtype : o.a2a_backward_dtype;
+  io.all_reduce_dtype = o.all_reduce_dtype;
+  io.fused_embeddings = o.fused_embeddings;
+  io.pipeline_input = o.pipeline_input;
+  return io;
+}
+
+namespace {
+
 WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool keep, const RunningHook& running) {
   const auto wall_start = std::chrono::steady_clock::now();
   WhatIfPoint point;
   point.nodes = nodes;
-  topology::ClusterRequest request = o.cluster;
-  request.nodes = nodes;
-  const topology::LoadedCluster cluster = topology::load_cluster(request);
-  const topology::Topology& topo = cluster.topology;
-  point.gpus = topo.num_gpus();
-  const int gpn = cluster.spec ? cluster.spec->gpus_per_node : gpus_per_server(topo);
-
-  const models::DeviceProfile device = device_for(cluster, o.gpu, o.profile);
-  const models::DlrmModel model = models::load_model(o.model);
-
-  std::int64_t batch = o.batch_per_gpu.value_or(512);
-  if (o.global_batch) {
-    if (*o.global_batch % point.gpus != 0) {
-      throw InputError(Diagnostic{"--global-batch", "",
-                                  fmt::format("{} samples do not split evenly over {} GPUs", *o.global_batch,
-                                              point.gpus)});
-    }
-    batch = *o.global_batch / point.gpus;
-  }
+  const PlannedSize planned = plan_whatif_size(o, nodes);
+  const topology::Topology& topo = planned.cluster.topology;
+  const topology::LoadedCluster& cluster = planned.cluster;
+  const models::DeviceProfile& device = planned.device;
+  const models::DlrmModel& model = planned.model;
+  const models::ShardingPlan& plan = planned.plan;
+  const int gpn = planned.gpus_per_node;
+  const std::int64_t batch = planned.batch_per_gpu;
+  point.gpus = planned.gpus;
   point.global_batch = batch * point.gpus;
-
-  const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
-  models::ShardingOptions sharding =
-      sharding_file ? models::load_sharding_file(o.sharding, model, point.gpus, gpn) : models::ShardingOptions{};
-  if (!sharding_file) sharding.scheme = o.sharding;
-  sharding.batch_per_gpu = batch;
-  const models::ShardingPlan plan = models::plan_sharding(model, point.gpus, gpn, device, sharding);
   point.load_imbalance = plan.load_imbalance();
   point.host_memory_tables = plan.host_memory_tables();
   point.max_hbm_gbyte = plan.max_hbm_bytes() / 1e9;
@@ -87,14 +120,8 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
     return point;
   }
 
-  workloads::IterationOptions io;
-  io.batch_per_gpu = batch;
-  io.a2a_forward_dtype = o.a2a_forward_dtype;
-  io.a2a_backward_dtype = o.a2a_backward_dtype.empty() ? o.a2a_forward_dtype : o.a2a_backward_dtype;
-  io.all_reduce_dtype = o.all_reduce_dtype;
-  io.fused_embeddings = o.fused_embeddings;
-  io.pipeline_input = o.pipeline_input;
-  models::OpGraph graph = workloads::build_dlrm_iteration(model, plan, point.gpus, gpn, device, io);
+  models::OpGraph graph =
+      workloads::build_dlrm_iteration(model, plan, point.gpus, gpn, device, iteration_options(o, batch));
 
   sim::Simulator sim;
   const topology::Router router(topo);

@@ -16,11 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "models/compute/device_profile.h"
+#include "models/dlrm/model.h"
+#include "models/dlrm/sharding.h"
 #include "models/execution/executor.h"
 #include "models/execution/op_graph.h"
 #include "models/execution/timeline.h"
 #include "tools/variations.h"
 #include "topology/cluster_file.h"
+#include "workloads/dlrm_iteration.h"
 
 namespace zx::tools {
 
@@ -112,6 +116,26 @@ using RunningHook =
 std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& options, std::optional<int> keep_trace_of = {},
                                     const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {},
                                     const RunningHook& running = {});
+
+/// One size's cluster and embedding plan: what `whatif` simulates and `plan`
+/// prints.
+struct PlannedSize {
+  topology::LoadedCluster cluster;
+  int nodes = 0;
+  int gpus = 0;
+  int gpus_per_node = 0;
+  std::int64_t batch_per_gpu = 0;
+  models::DeviceProfile device;
+  models::DlrmModel model;
+  models::ShardingPlan plan;  ///< plan.fits false: does not fit, plan.reason says why
+};
+
+/// Loads the cluster at `nodes`, the GPU profile and the model, and plans
+/// the sharding as o.sharding says. Throws zx::InputError for bad input.
+PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes);
+
+/// The iteration options `whatif` builds each size's iteration with.
+workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64_t batch_per_gpu);
 
 struct WhatIfVariant;
 

@@ -24,6 +24,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/model_options.h"
 #include "tools/svg_plot.h"
 #include "tools/whatif.h"
 #include "workloads/trace.h"
@@ -33,8 +34,7 @@ namespace {
 
 struct Flags {
   std::string nodes = "1,2,4,8,16";
-  std::int64_t batch_per_gpu = 0;
-  std::int64_t global_batch = 0;
+  std::shared_ptr<BatchFlags> batch;
   std::string a2a_precision;
   std::string a2a_backward_precision;
   std::string all_reduce_precision = "fp32";
@@ -259,8 +259,7 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
 int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   WhatIfOptions o = base;
   o.nodes = parse_nodes(f.nodes);
-  if (f.batch_per_gpu > 0) o.batch_per_gpu = f.batch_per_gpu;
-  if (f.global_batch > 0) o.global_batch = f.global_batch;
+  apply_batch_flags(*f.batch, o);
   o.a2a_forward_dtype = f.a2a_precision;
   o.a2a_backward_dtype = f.a2a_backward_precision;
   o.all_reduce_dtype = f.all_reduce_precision;
@@ -360,24 +359,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
   cmd->add_option("--nodes", f->nodes, "Cluster sizes in servers, comma-separated")->capture_default_str()->option_text("N,N,...");
-  cmd->add_option("--model", options->model, "A zoo model (zionsim list models) or a .json model file")
-      ->capture_default_str();
-  cmd->add_option("--batch-per-gpu", f->batch_per_gpu, "Samples per GPU per iteration (default 512)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
-  cmd->add_option("--global-batch", f->global_batch, "Samples per iteration over all GPUs (instead of --batch-per-gpu)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  cmd->add_option("--sharding", options->sharding,
-                  "Embedding sharding: a scheme (auto, table_wise, row_wise, column_wise, table_row_wise, "
-                  "data_parallel) or a sharding file (docs/sharding_files.md)")
-      ->check([](const std::string& v) -> std::string {
-        const auto names = models::sharding_scheme_names();
-        if (v.find('/') != std::string::npos || v.ends_with(".json")) return "";
-        if (std::find(names.begin(), names.end(), v) != names.end()) return "";
-        return fmt::format("unknown sharding scheme '{}'; valid: {}, or a .json sharding file", v,
-                           fmt::join(names, ", "));
-      })
-      ->option_text("SCHEME|FILE")
-      ->capture_default_str();
+  f->batch = add_model_options(*cmd, *options);
   cmd->add_option("--a2a-precision", f->a2a_precision,
                   "Element type of the pooled-embedding all-to-all (quantized communication)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
@@ -387,8 +369,6 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--all-reduce-precision", f->all_reduce_precision, "Element type of the dense gradient all-reduce")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
-  cmd->add_option("--gpu", options->gpu, "GPU profile (zionsim list gpus); default: the cluster's");
-  cmd->add_option("--profile", options->profile, "A GPU profile file (a calibration result)")->option_text("FILE");
   cmd->add_option("--nic-gbit", f->nic_gbit, "What if the NICs were this fast (Gb/s)")->check(CLI::PositiveNumber);
   cmd->add_option("--oversubscription", f->oversubscription, "What if the racks were oversubscribed N:1")
       ->check(CLI::Range(1.0, 1024.0));

@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/json_reader.h"
@@ -25,6 +27,8 @@ constexpr SchemeName kSchemes[] = {{"table_wise", ShardingKind::kTableWise},
                                    {"column_wise", ShardingKind::kColumnWise},
                                    {"table_row_wise", ShardingKind::kTableRowWise},
                                    {"data_parallel", ShardingKind::kDataParallel}};
+
+std::int64_t column_shards(std::int64_t dim, std::int64_t shard_dim) { return (dim + shard_dim - 1) / shard_dim; }
 
 std::string format_bytes(double bytes) {
   if (bytes >= 1e12) return fmt::format("{:.2f} TB", bytes / 1e12);
@@ -53,13 +57,29 @@ struct Piece {
   double share;
   double bytes;
   double seconds;
+  int fixed_rank = -1;  // where a sharding file pins it; -1: the planner chooses
+  int column_shard = -1;  // column-wise: which shard, for messages
 };
+
+struct MemoryName {
+  const char* name;
+  TableMemory memory;
+};
+constexpr MemoryName kMemories[] = {
+    {"auto", TableMemory::kAuto}, {"hbm", TableMemory::kHbm}, {"host", TableMemory::kHost}};
 
 }  // namespace
 
 std::string_view to_string(ShardingKind kind) {
   for (const SchemeName& s : kSchemes) {
     if (s.kind == kind) return s.name;
+  }
+  return "unknown";
+}
+
+std::string_view to_string(TableMemory memory) {
+  for (const MemoryName& m : kMemories) {
+    if (m.memory == memory) return m.name;
   }
   return "unknown";
 }
@@ -182,15 +202,40 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     override_of[static_cast<std::size_t>(o.table)] = &o;
   }
 
-  // HBM demand; move the largest tables to host memory until the rest fits.
+  // HBM demand; tables a sharding file puts in host memory go there, then
+  // the largest of the others (unless pinned to HBM) move until the rest fits.
   const auto hbm_demand = [&](const Candidate& c) {
     if (c.host) return c.bytes * options.host_cache_fraction;
     return c.kind == ShardingKind::kDataParallel ? c.bytes * num_gpus : c.bytes;
   };
+  const auto memory_of = [&](const Candidate& c) {
+    const TableOverride* o = override_of[static_cast<std::size_t>(c.table)];
+    return o != nullptr ? o->memory : TableMemory::kAuto;
+  };
   double demand = 0;
   for (const Candidate& c : candidates) demand += hbm_demand(c);
+  double host_bytes = 0;
+  const auto move_to_host = [&](Candidate& c) {
+    demand -= hbm_demand(c);
+    c.host = true;
+    // A replicated table in host memory would be replicated per node; keep
+    // one copy, table-wise. Sharded tables keep their shards, each in host
+    // memory with its own HBM cache.
+    if (c.kind == ShardingKind::kDataParallel) c.kind = ShardingKind::kTableWise;
+    demand += hbm_demand(c);
+    host_bytes += c.bytes;
+  };
+  for (Candidate& c : candidates) {
+    if (memory_of(c) != TableMemory::kHost) continue;
+    if (options.host_memory_bytes_per_node <= 0) {
+      throw InputError(Diagnostic{"sharding", "",
+                                  fmt::format("table {} is placed in host memory but host memory is disabled",
+                                              c.table)});
+    }
+    move_to_host(c);
+  }
   const double slack = 0.97;  // leave room for uneven packing
-  if (demand > total_budget * slack) {
+  if (demand > total_budget * slack || host_bytes > 0) {
     if (options.host_memory_bytes_per_node <= 0) {
       plan.fits = false;
       plan.reason = fmt::format(
@@ -204,18 +249,11 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     std::iota(by_size.begin(), by_size.end(), 0);
     std::stable_sort(by_size.begin(), by_size.end(),
                      [&](std::size_t a, std::size_t b) { return candidates[a].bytes > candidates[b].bytes; });
-    double host_bytes = 0;
     for (std::size_t i : by_size) {
       if (demand <= total_budget * slack) break;
       Candidate& c = candidates[i];
-      demand -= hbm_demand(c);
-      c.host = true;
-      // A replicated table in host memory would be replicated per node; keep
-      // one copy, table-wise. Sharded tables keep their shards, each in host
-      // memory with its own HBM cache.
-      if (c.kind == ShardingKind::kDataParallel) c.kind = ShardingKind::kTableWise;
-      demand += hbm_demand(c);
-      host_bytes += c.bytes;
+      if (c.host || memory_of(c) == TableMemory::kHbm) continue;
+      move_to_host(c);
     }
     const double host_capacity =
         options.host_memory_bytes_per_node * options.host_memory_usable_fraction * num_nodes;
@@ -268,19 +306,33 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
         }
         break;
       case ShardingKind::kColumnWise: {
-        const std::int64_t parts = (c.dim + options.column_shard_dim - 1) / options.column_shard_dim;
+        const std::int64_t parts = column_shards(c.dim, options.column_shard_dim);
+        const TableOverride* fixed = override_of[static_cast<std::size_t>(c.table)];
+        const std::vector<int> no_ranks;
+        const std::vector<int>& ranks = fixed != nullptr ? fixed->ranks : no_ranks;
+        if (!ranks.empty() && static_cast<std::int64_t>(ranks.size()) != parts) {
+          throw InputError(Diagnostic{"sharding", "",
+                                      fmt::format("table {} has {} column shards of at most {} columns (dim {}) "
+                                                  "but {} ranks are given for them",
+                                                  c.table, parts, options.column_shard_dim, c.dim, ranks.size())});
+        }
         for (std::int64_t k = 0; k < parts; ++k) {
           const std::int64_t dim = std::min(options.column_shard_dim, c.dim - k * options.column_shard_dim);
           const double fraction = static_cast<double>(dim) / static_cast<double>(c.dim);
           pieces.push_back({index, c.rows, dim, 1.0, hbm_bytes * fraction,
-                            table_seconds(dim, c.pooling) * (c.host ? seconds / c.seconds : 1.0)});
+                            table_seconds(dim, c.pooling) * (c.host ? seconds / c.seconds : 1.0),
+                            ranks.empty() ? -1 : ranks[static_cast<std::size_t>(k)], static_cast<int>(k)});
         }
         break;
       }
       case ShardingKind::kTableRowWise:
-      case ShardingKind::kTableWise:
         pieces.push_back({index, c.rows, c.dim, 1.0, hbm_bytes, seconds});
         break;
+      case ShardingKind::kTableWise: {
+        const TableOverride* fixed = override_of[static_cast<std::size_t>(c.table)];
+        pieces.push_back({index, c.rows, c.dim, 1.0, hbm_bytes, seconds, fixed != nullptr ? fixed->rank : -1});
+        break;
+      }
     }
   }
 
@@ -292,16 +344,22 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
   for (const Piece& p : pieces) {
     TablePlacement& t = plan.tables[p.placement];
     const TableOverride* fixed = override_of[static_cast<std::size_t>(t.table)];
-    if (fixed != nullptr && fixed->rank >= 0 && t.kind == ShardingKind::kTableWise) {
-      const GpuLoad& g = plan.gpus[static_cast<std::size_t>(fixed->rank)];
+    if (p.fixed_rank >= 0) {
+      if (p.fixed_rank >= num_gpus) {
+        throw InputError(Diagnostic{"sharding", "", fmt::format("table {} is placed on GPU {} but there are {} GPUs",
+                                                                t.table, p.fixed_rank, num_gpus)});
+      }
+      const GpuLoad& g = plan.gpus[static_cast<std::size_t>(p.fixed_rank)];
       if (g.hbm_bytes + p.bytes > plan.hbm_budget_bytes) {
         plan.fits = false;
-        plan.reason = fmt::format("table {} ({}) does not fit on GPU {}, where the sharding file puts it: "
-                                  "it holds {} of {}", t.table, format_bytes(p.bytes), fixed->rank,
-                                  format_bytes(g.hbm_bytes), format_bytes(plan.hbm_budget_bytes));
+        plan.reason = fmt::format("{}table {} ({}) does not fit on GPU {}, where the sharding file puts it: "
+                                  "it holds {} of {}",
+                                  p.column_shard >= 0 ? fmt::format("column shard {} of ", p.column_shard) : "",
+                                  t.table, format_bytes(p.bytes), p.fixed_rank, format_bytes(g.hbm_bytes),
+                                  format_bytes(plan.hbm_budget_bytes));
         return plan;
       }
-      place(p.placement, fixed->rank, p.rows, p.dim, p.share, p.bytes, p.seconds);
+      place(p.placement, p.fixed_rank, p.rows, p.dim, p.share, p.bytes, p.seconds);
       continue;
     }
     if (t.kind == ShardingKind::kTableRowWise) {
@@ -397,6 +455,47 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
       if (o.node >= 0 && kind_ok && o.kind != ShardingKind::kTableRowWise) {
         t.error("node", "a node places table-row-wise tables only");
       }
+      if (auto ranks = t.array("ranks")) {
+        bool ranks_ok = true;
+        for (std::size_t k = 0; k < ranks->size(); ++k) {
+          std::int64_t rank = -1;
+          ranks_ok = ranks->read_int(k, rank, json::IntRange{0, num_gpus - 1}) && ranks_ok;
+          o.ranks.push_back(static_cast<int>(rank));
+        }
+        // The table's dimension, to count its column shards.
+        std::int64_t dim = -1;
+        if (by_table) {
+          std::int64_t end = 0;
+          for (const TableGroup& g : model.tables) {
+            end += g.count;
+            if (table < end) {
+              dim = g.dim;
+              break;
+            }
+          }
+        } else if (by_group) {
+          for (const TableGroup& g : model.tables) {
+            if (g.name == group) dim = g.dim;
+          }
+        }
+        if (kind_ok && o.kind != ShardingKind::kColumnWise) {
+          t.error("ranks", "ranks place column-wise tables only (a table-wise table takes 'rank')");
+        } else if (kind_ok && dim > 0 && ranks_ok &&
+                   static_cast<std::int64_t>(o.ranks.size()) != column_shards(dim, options.column_shard_dim)) {
+          t.error("ranks", fmt::format("expected {} ranks, one per column shard of at most {} columns (dim {}), "
+                                       "got {}",
+                                       column_shards(dim, options.column_shard_dim), options.column_shard_dim, dim,
+                                       o.ranks.size()));
+        }
+      }
+      std::string memory;
+      std::vector<std::string> memories;
+      for (const MemoryName& m : kMemories) memories.emplace_back(m.name);
+      if (t.read_enum("memory", memory, memories)) {
+        for (const MemoryName& m : kMemories) {
+          if (memory == m.name) o.memory = m.memory;
+        }
+      }
       t.finish();
       if (!kind_ok) continue;
       if (by_table) {
@@ -414,6 +513,36 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
   root.finish();
   doc.throw_if_errors();
   return options;
+}
+
+std::string sharding_file_text(const ShardingPlan& plan, int gpus_per_node, const std::string& description) {
+  std::string text = fmt::format("{{\n  \"schema_version\": 1,\n  \"description\": {},\n  \"default\": \"auto\",\n"
+                                 "  \"tables\": [",
+                                 nlohmann::json(description).dump());
+  for (std::size_t i = 0; i < plan.tables.size(); ++i) {
+    const TablePlacement& t = plan.tables[i];
+    text += fmt::format("{}\n    {{\"table\": {}, \"kind\": \"{}\"", i == 0 ? "" : ",", t.table, to_string(t.kind));
+    switch (t.kind) {
+      case ShardingKind::kTableWise:
+        text += fmt::format(", \"rank\": {}", t.shards.front().rank);
+        break;
+      case ShardingKind::kColumnWise: {
+        std::vector<int> ranks;
+        for (const Shard& s : t.shards) ranks.push_back(s.rank);
+        text += fmt::format(", \"ranks\": [{}]", fmt::join(ranks, ", "));
+        break;
+      }
+      case ShardingKind::kTableRowWise:
+        text += fmt::format(", \"node\": {}", t.shards.front().rank / gpus_per_node);
+        break;
+      case ShardingKind::kRowWise:
+      case ShardingKind::kDataParallel:
+        break;
+    }
+    text += fmt::format(", \"memory\": \"{}\"}}", t.host_memory ? "host" : "hbm");
+  }
+  text += "\n  ]\n}\n";
+  return text;
 }
 
 ShardingOptions load_sharding_file(const std::string& path, const DlrmModel& model, int num_gpus,

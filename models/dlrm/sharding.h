@@ -27,7 +27,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <string_view>
 #include <vector>
 
 #include "models/compute/device_profile.h"
@@ -58,13 +57,25 @@ struct TablePlacement {
   bool host_memory = false;
 };
 
+/// Where a table's weights live: HBM, or host memory (DDR) behind an HBM
+/// cache; kAuto lets the planner move the largest tables to host memory when
+/// HBM is short.
+enum class TableMemory { kAuto, kHbm, kHost };
+
+std::string_view to_string(TableMemory memory);
+
 /// A user's choice for one table (from a sharding file): its kind, and for
-/// table-wise tables the GPU, for table-row-wise tables the node.
+/// table-wise tables the GPU, for column-wise tables the GPU of each column
+/// shard, for table-row-wise tables the node; and its memory.
 struct TableOverride {
   std::int64_t table = 0;  ///< index among the model's expanded tables
   ShardingKind kind = ShardingKind::kTableWise;
   int rank = -1;  ///< table-wise: the GPU; -1 lets the planner choose
   int node = -1;  ///< table-row-wise: the node; -1 lets the planner choose
+  /// Column-wise: the GPU of each column shard, in column order (one per
+  /// ShardingOptions::column_shard_dim columns); empty lets the planner choose.
+  std::vector<int> ranks;
+  TableMemory memory = TableMemory::kAuto;
 };
 
 struct ShardingOptions {
@@ -132,6 +143,13 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
 /// options; a model that does not fit comes back with fits == false.
 ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_node,
                            const DeviceProfile& device, const ShardingOptions& options);
+
+/// A sharding file (docs/sharding_files.md) that pins every table of `plan`
+/// where it is: its kind, its GPU (table-wise), the GPU of each column shard
+/// (column-wise), its node (table-row-wise) and its memory. Planning with it
+/// on the same GPUs gives the same plan again, shard for shard. The plan must
+/// fit. `description` goes into the file's "description".
+std::string sharding_file_text(const ShardingPlan& plan, int gpus_per_node, const std::string& description);
 
 }  // namespace zx::models
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "base/error.h"
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
@@ -195,6 +197,139 @@ TEST(ShardingTest, ShardingFiles) {
               "s.json: /tables/1/kind: unknown value 'rowwise' (did you mean 'row_wise'?); valid: column_wise, "
               "data_parallel, row_wise, table_row_wise, table_wise\n"
               "s.json: /tables/2/rank: a rank places table-wise tables only");
+  }
+}
+
+// Two plans are the same shard for shard, and their loads are equal to the bit.
+void expect_same_plan(const ShardingPlan& a, const ShardingPlan& b) {
+  ASSERT_EQ(a.fits, b.fits) << a.reason << " | " << b.reason;
+  ASSERT_EQ(a.tables.size(), b.tables.size());
+  for (std::size_t t = 0; t < a.tables.size(); ++t) {
+    const TablePlacement& x = a.tables[t];
+    const TablePlacement& y = b.tables[t];
+    ASSERT_EQ(x.kind, y.kind) << "table " << t;
+    ASSERT_EQ(x.host_memory, y.host_memory) << "table " << t;
+    ASSERT_EQ(x.shards.size(), y.shards.size()) << "table " << t;
+    for (std::size_t k = 0; k < x.shards.size(); ++k) {
+      EXPECT_EQ(x.shards[k].rank, y.shards[k].rank) << "table " << t << " shard " << k;
+      EXPECT_EQ(x.shards[k].rows, y.shards[k].rows);
+      EXPECT_EQ(x.shards[k].dim, y.shards[k].dim);
+      EXPECT_EQ(x.shards[k].lookup_share, y.shards[k].lookup_share);
+    }
+  }
+  ASSERT_EQ(a.gpus.size(), b.gpus.size());
+  for (std::size_t g = 0; g < a.gpus.size(); ++g) {
+    EXPECT_EQ(a.gpus[g].hbm_bytes, b.gpus[g].hbm_bytes) << "GPU " << g;
+    EXPECT_EQ(a.gpus[g].embedding_seconds, b.gpus[g].embedding_seconds) << "GPU " << g;
+    EXPECT_EQ(a.gpus[g].shards, b.gpus[g].shards) << "GPU " << g;
+  }
+}
+
+// A plan written as a sharding file and read back gives the same plan, for
+// every kind of placement: table-wise (model A), column-wise, table-row-wise,
+// replicated, and tables moved to host memory (model F, DCNv2 replicated).
+TEST(ShardingTest, EmittedFilesReproduceThePlan) {
+  struct Case {
+    const char* model;
+    int gpus;
+    const char* scheme;
+  };
+  for (const Case& c : {Case{"dlrm-a", 128, "auto"}, Case{"dlrm-f", 128, "auto"}, Case{"dlrm-dcnv2", 16, "auto"},
+                        Case{"dlrm-dcnv2", 16, "column_wise"}, Case{"dlrm-dcnv2", 16, "table_row_wise"},
+                        Case{"dlrm-dcnv2", 16, "data_parallel"}, Case{"dlrm-dcnv2", 16, "row_wise"},
+                        Case{"dlrm-i", 64, "auto"}}) {
+    SCOPED_TRACE(std::string(c.model) + " " + c.scheme);
+    const DlrmModel m = load_model(c.model);
+    ShardingOptions o;
+    o.scheme = c.scheme;
+    const ShardingPlan planned = plan_sharding(m, c.gpus, 8, a100(), o);
+    expect_consistent(m, planned, c.gpus);
+    const std::string text = sharding_file_text(planned, 8, "test");
+    const ShardingOptions pinned = parse_sharding_file(text, "emitted.json", m, c.gpus, 8);
+    EXPECT_EQ(pinned.overrides.size(), planned.tables.size());
+    expect_same_plan(planned, plan_sharding(m, c.gpus, 8, a100(), pinned));
+  }
+}
+
+// "memory": host puts a table in host memory behind its cache even when HBM
+// has room; "hbm" keeps a table out of the planner's moves.
+TEST(ShardingTest, MemoryPins) {
+  const DlrmModel m = load_model("dlrm-dcnv2");
+  const ShardingPlan host = plan_sharding(
+      m, 16, 8, a100(),
+      parse_sharding_file(R"({"schema_version": 1, "tables": [{"table": 2, "kind": "table_wise", "memory": "host"}]})",
+                          "s.json", m, 16, 8));
+  expect_consistent(m, host, 16);
+  EXPECT_EQ(host.host_memory_tables(), 1);
+  EXPECT_TRUE(host.tables[2].host_memory);
+  const ShardingPlan hbm = plan_sharding(m, 16, 8, a100(), {});
+  EXPECT_LT(host.gpus[static_cast<std::size_t>(host.tables[2].shards[0].rank)].hbm_bytes,
+            hbm.max_hbm_bytes());
+
+  // Replicating everything does not fit; the largest tables move to host
+  // memory unless pinned to HBM.
+  ShardingOptions dp;
+  dp.scheme = "data_parallel";
+  const ShardingPlan moved = plan_sharding(m, 16, 8, a100(), dp);
+  ASSERT_TRUE(moved.fits);
+  std::int64_t largest = -1;
+  for (const TablePlacement& t : moved.tables) {
+    if (t.host_memory && largest < 0) largest = t.table;
+  }
+  ASSERT_GE(largest, 0);
+  ShardingOptions keep = parse_sharding_file(
+      fmt::format(R"({{"schema_version": 1, "default": "data_parallel", "tables": [{{"table": {}, "kind": "row_wise", "memory": "hbm"}}]}})",
+                  largest),
+      "s.json", m, 16, 8);
+  const ShardingPlan kept = plan_sharding(m, 16, 8, a100(), keep);
+  expect_consistent(m, kept, 16);
+  EXPECT_FALSE(kept.tables[static_cast<std::size_t>(largest)].host_memory);
+  EXPECT_GT(kept.host_memory_tables(), 0);
+
+  ShardingOptions disabled = parse_sharding_file(
+      R"({"schema_version": 1, "tables": [{"table": 2, "kind": "table_wise", "memory": "host"}]})", "s.json", m, 16, 8);
+  disabled.host_memory_bytes_per_node = 0;
+  EXPECT_THROW(plan_sharding(m, 16, 8, a100(), disabled), InputError);
+}
+
+// Column shards go to the GPUs a file gives; a GPU without room says so.
+TEST(ShardingTest, ColumnShardRanks) {
+  const DlrmModel m = load_model("dlrm-dcnv2");
+  const ShardingPlan plan = plan_sharding(
+      m, 16, 8, a100(),
+      parse_sharding_file(R"({"schema_version": 1, "tables": [{"table": 0, "kind": "column_wise", "ranks": [3, 11]}]})",
+                          "s.json", m, 16, 8));
+  expect_consistent(m, plan, 16);
+  ASSERT_EQ(plan.tables[0].shards.size(), 2u);
+  EXPECT_EQ(plan.tables[0].shards[0].rank, 3);
+  EXPECT_EQ(plan.tables[0].shards[1].rank, 11);
+  ShardingOptions small;
+  small.hbm_reserve_fraction = 0.999;
+  small.overrides = {TableOverride{.table = 0, .kind = ShardingKind::kColumnWise, .ranks = {3, 11}}};
+  const ShardingPlan full = plan_sharding(m, 16, 8, a100(), small);
+  EXPECT_FALSE(full.fits);
+  ShardingOptions wrong;
+  wrong.overrides = {TableOverride{.table = 0, .kind = ShardingKind::kColumnWise, .ranks = {3}}};
+  EXPECT_THROW(plan_sharding(m, 16, 8, a100(), wrong), InputError);
+}
+
+TEST(ShardingTest, BadPinsAreReported) {
+  const DlrmModel m = load_model("dlrm-dcnv2");
+  try {
+    parse_sharding_file(R"({"schema_version": 1, "tables": [
+        {"table": 0, "kind": "table_wise", "ranks": [1, 2]},
+        {"table": 1, "kind": "column_wise", "ranks": [1, 2, 3]},
+        {"group": "cat_2", "kind": "column_wise", "ranks": [1, 16]},
+        {"table": 3, "kind": "row_wise", "memory": "ddr"}]})",
+                        "s.json", m, 16, 8);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.json: /tables/0/ranks: ranks place column-wise tables only (a table-wise table takes 'rank')\n"
+              "s.json: /tables/1/ranks: expected 2 ranks, one per column shard of at most 64 columns (dim 128), "
+              "got 3\n"
+              "s.json: /tables/2/ranks/1: expected an integer in [0, 15], got 16\n"
+              "s.json: /tables/3/memory: unknown value 'ddr'; valid: auto, hbm, host");
   }
 }
 

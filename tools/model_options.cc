@@ -1,0 +1,47 @@
+#include "tools/model_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "models/dlrm/sharding.h"
+
+namespace zx::tools {
+
+std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options) {
+  auto batch = std::make_shared<BatchFlags>();
+  cmd.add_option("--model", options.model, "A zoo model (zionsim list models) or a .json model file")
+      ->capture_default_str();
+  CLI::Option* per_gpu = cmd.add_option("--batch-per-gpu", batch->batch_per_gpu, "Samples per GPU per iteration (default 512)")
+                             ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  cmd.add_option("--global-batch", batch->global_batch, "Samples per iteration over all GPUs (instead of --batch-per-gpu)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+      ->excludes(per_gpu);
+  cmd.add_option("--sharding", options.sharding,
+                 "Embedding sharding: a scheme (auto, table_wise, row_wise, column_wise, table_row_wise, "
+                 "data_parallel) or a sharding file (docs/sharding_files.md)")
+      ->check([](const std::string& v) -> std::string {
+        const auto names = models::sharding_scheme_names();
+        if (v.find('/') != std::string::npos || v.ends_with(".json")) return "";
+        if (std::find(names.begin(), names.end(), v) != names.end()) return "";
+        return fmt::format("unknown sharding scheme '{}'; valid: {}, or a .json sharding file", v,
+                           fmt::join(names, ", "));
+      })
+      ->option_text("SCHEME|FILE")
+      ->capture_default_str();
+  cmd.add_option("--gpu", options.gpu, "GPU profile (zionsim list gpus); default: the cluster's");
+  cmd.add_option("--profile", options.profile, "A GPU profile file (a calibration result)")->option_text("FILE");
+  return batch;
+}
+
+void apply_batch_flags(const BatchFlags& flags, WhatIfOptions& o) {
+  if (flags.batch_per_gpu > 0) o.batch_per_gpu = flags.batch_per_gpu;
+  if (flags.global_batch > 0) o.global_batch = flags.global_batch;
+}
+
+}  // namespace zx::tools

@@ -1,0 +1,381 @@
+// `zionsim plan`: the embedding sharding plan of one cluster size, as the
+// planner (or a sharding file) makes it: where every table goes, how full
+// each GPU's HBM is, how even the embedding work and the embedding exchange
+// are; and, with --emit-sharding, the plan as a sharding file to edit and
+// feed back to whatif --sharding.
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "models/collectives/plan.h"
+#include "models/dlrm/sharding.h"
+#include "models/execution/network_backend.h"
+#include "tools/cli.h"
+#include "tools/cluster_options.h"
+#include "tools/commands.h"
+#include "tools/model_options.h"
+#include "tools/whatif.h"
+#include "workloads/dlrm_iteration.h"
+
+namespace zx::tools {
+namespace {
+
+struct Flags {
+  int nodes = 0;
+  std::string format = "table";
+  std::string emit_sharding;
+  bool per_gpu = false;
+  bool per_table = false;
+};
+
+// The GPUs the table format lists without --per-gpu: the busiest ones.
+constexpr std::size_t kBusiestGpus = 8;
+
+struct GpuRow {
+  int rank = 0;
+  int node = 0;
+  std::int64_t shards = 0;
+  double hbm_bytes = 0;
+  double embedding_ms = 0;
+  std::int64_t sent_bytes = 0;      // embedding exchange payload leaving the GPU
+  std::int64_t received_bytes = 0;  // and arriving at it
+};
+
+struct Report {
+  PlannedSize size;
+  std::vector<GpuRow> gpus;  // empty when the plan does not fit
+};
+
+// The payload of every embedding exchange of the iteration (indices and
+// pooled-embedding all-to-alls, reduce-scatters and all-gathers of
+// row-wise shards): what must leave each GPU and arrive at it, whatever
+// algorithm carries it. The dense all-reduce is not counted.
+void add_exchange(const models::OpGraph& graph, std::vector<GpuRow>& gpus) {
+  namespace mc = models::collectives;
+  for (const models::CollectiveCall& call : graph.collectives) {
+    const mc::CollectiveRequest request = models::to_request(call);
+    const auto n = static_cast<int>(request.ranks.size());
+    const auto row = [&](int index) -> GpuRow& { return gpus[static_cast<std::size_t>(request.ranks[static_cast<std::size_t>(index)])]; };
+    switch (request.kind) {
+      case mc::CollectiveKind::kAllToAll:
+        for (int i = 0; i < n; ++i) {
+          for (int j = 0; j < n; ++j) {
+            if (i == j) continue;
+            const std::int64_t bytes = mc::pair_size(request, i, j).count();
+            row(i).sent_bytes += bytes;
+            row(j).received_bytes += bytes;
+          }
+        }
+        break;
+      case mc::CollectiveKind::kReduceScatter:
+      case mc::CollectiveKind::kAllGather: {
+        // Reduce-scatter: each rank sends its contribution to every other
+        // block to that block's owner; all-gather: each rank sends its block
+        // to every other rank.
+        const std::vector<sim::Bytes> blocks = mc::block_sizes(request);
+        const std::int64_t total = request.bytes_per_rank.count();
+        const bool scatter = request.kind == mc::CollectiveKind::kReduceScatter;
+        for (int i = 0; i < n; ++i) {
+          const std::int64_t block = blocks[static_cast<std::size_t>(i)].count();
+          row(i).sent_bytes += scatter ? total - block : block * (n - 1);
+          row(i).received_bytes += scatter ? block * (n - 1) : total - block;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+Report make_report(const WhatIfOptions& o, int nodes) {
+  Report report{.size = plan_whatif_size(o, nodes)};
+  const PlannedSize& s = report.size;
+  if (!s.plan.fits) return report;
+  for (int r = 0; r < s.gpus; ++r) {
+    const models::GpuLoad& g = s.plan.gpus[static_cast<std::size_t>(r)];
+    report.gpus.push_back(GpuRow{.rank = r,
+                                 .node = r / s.gpus_per_node,
+                                 .shards = g.shards,
+                                 .hbm_bytes = g.hbm_bytes,
+                                 .embedding_ms = g.embedding_seconds * 1e3});
+  }
+  const models::OpGraph graph = workloads::build_dlrm_iteration(s.model, s.plan, s.gpus, s.gpus_per_node, s.device,
+                                                                iteration_options(o, s.batch_per_gpu));
+  add_exchange(graph, report.gpus);
+  return report;
+}
+
+struct Stats {
+  double min = 0;
+  double mean = 0;
+  double max = 0;
+};
+
+template <typename F>
+Stats stats_of(const std::vector<GpuRow>& gpus, F value) {
+  Stats s{value(gpus.front()), 0, value(gpus.front())};
+  for (const GpuRow& g : gpus) {
+    const double v = value(g);
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    s.mean += v;
+  }
+  s.mean /= static_cast<double>(gpus.size());
+  return s;
+}
+
+double table_bytes(const PlannedSize& s, const models::TablePlacement& t) {
+  const models::TableGroup& group = s.model.tables[static_cast<std::size_t>(t.group)];
+  return static_cast<double>(group.rows) *
+         (static_cast<double>(group.dim * models::element_bytes(s.model.embedding_type)) + 4.0);
+}
+
+// "0-7,16,18-19": a table's GPUs, compressed into ranges.
+std::string rank_ranges(const models::TablePlacement& t) {
+  std::vector<int> ranks;
+  for (const models::Shard& s : t.shards) ranks.push_back(s.rank);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!text.empty()) text += ',';
+    text += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+struct KindRow {
+  std::int64_t tables = 0;
+  double bytes = 0;
+  std::int64_t host = 0;
+};
+
+std::map<std::string, KindRow> kinds_of(const PlannedSize& s) {
+  std::map<std::string, KindRow> kinds;
+  for (const models::TablePlacement& t : s.plan.tables) {
+    KindRow& k = kinds[std::string(models::to_string(t.kind))];
+    ++k.tables;
+    k.bytes += table_bytes(s, t);
+    k.host += t.host_memory ? 1 : 0;
+  }
+  return kinds;
+}
+
+std::string group_name(const PlannedSize& s, const models::TablePlacement& t) {
+  return s.model.tables[static_cast<std::size_t>(t.group)].name;
+}
+
+void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, const Report& r) {
+  const PlannedSize& s = r.size;
+  fmt::print(out, "zionsim plan: model {} on {} node{} of {} ({} GPUs, {}), {} samples per GPU ({} global), sharding {}\n\n",
+             s.model.name, s.nodes, s.nodes == 1 ? "" : "s", o.cluster.cluster, s.gpus, s.device.name,
+             s.batch_per_gpu, s.batch_per_gpu * s.gpus, o.sharding);
+  if (!s.plan.fits) {
+    fmt::print(out, "does not fit: {}\n", s.plan.reason);
+    return;
+  }
+  const Stats hbm = stats_of(r.gpus, [](const GpuRow& g) { return g.hbm_bytes / 1e9; });
+  const Stats emb = stats_of(r.gpus, [](const GpuRow& g) { return g.embedding_ms; });
+  const Stats sent = stats_of(r.gpus, [](const GpuRow& g) { return static_cast<double>(g.sent_bytes) / 1e6; });
+  const double budget = s.plan.hbm_budget_bytes / 1e9;
+  fmt::print(out, "{:<16} {:>7} {:>12} {:>15}\n", "kind", "tables", "size (GB)", "in host memory");
+  for (const auto& [kind, k] : kinds_of(s)) {
+    fmt::print(out, "{:<16} {:>7} {:>12.1f} {:>15}\n", kind, k.tables, k.bytes / 1e9, k.host);
+  }
+  fmt::print(out, "(size: weights and row-wise AdaGrad state; host-memory tables keep an HBM cache, hit rate {:g}%)\n\n",
+             s.plan.host_cache_hit_rate * 100);
+  fmt::print(out, "per GPU                          min       mean        max   max/mean\n");
+  const auto line = [&](const char* what, const Stats& st) {
+    fmt::print(out, "{:<26} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", what, st.min, st.mean, st.max,
+               st.mean > 0 ? st.max / st.mean : 1.0);
+  };
+  line("HBM for embeddings (GB)", hbm);
+  line("embedding fwd+bwd (ms)", emb);
+  line("exchange sent (MB)", sent);
+  fmt::print(out, "(HBM budget {:.1f} GB per GPU after the reserve; embedding time is the planner's estimate; "
+                  "exchange: the\n indices, pooled-embedding and gradient payload each GPU sends per iteration)\n\n",
+             budget);
+
+  std::vector<GpuRow> shown = r.gpus;
+  if (!f.per_gpu) {
+    std::stable_sort(shown.begin(), shown.end(),
+                     [](const GpuRow& a, const GpuRow& b) { return a.embedding_ms > b.embedding_ms; });
+    if (shown.size() > kBusiestGpus) shown.resize(kBusiestGpus);
+    fmt::print(out, "busiest GPUs by estimated embedding time (--per-gpu for all {}):\n", r.gpus.size());
+  }
+  fmt::print(out, "{:>5} {:>5} {:>7} {:>10} {:>7} {:>15} {:>10} {:>10}\n", "GPU", "node", "shards", "HBM (GB)",
+             "budget", "embedding (ms)", "sent (MB)", "recv (MB)");
+  for (const GpuRow& g : shown) {
+    fmt::print(out, "{:>5} {:>5} {:>7} {:>10.3f} {:>6.1f}% {:>15.3f} {:>10.1f} {:>10.1f}\n", g.rank, g.node, g.shards,
+               g.hbm_bytes / 1e9, 100 * g.hbm_bytes / s.plan.hbm_budget_bytes, g.embedding_ms,
+               static_cast<double>(g.sent_bytes) / 1e6, static_cast<double>(g.received_bytes) / 1e6);
+  }
+  if (f.per_table) {
+    fmt::print(out, "\n{:>6} {:<16} {:<15} {:<7} {:>10} {:>6} {:>10}  {}\n", "table", "group", "kind", "memory", "rows",
+               "dim", "size (GB)", "GPUs");
+    for (const models::TablePlacement& t : s.plan.tables) {
+      const models::TableGroup& group = s.model.tables[static_cast<std::size_t>(t.group)];
+      fmt::print(out, "{:>6} {:<16} {:<15} {:<7} {:>10} {:>6} {:>10.3f}  {}\n", t.table, group_name(s, t),
+                 models::to_string(t.kind), t.host_memory ? "host" : "hbm", group.rows, group.dim,
+                 table_bytes(s, t) / 1e9, rank_ranges(t));
+    }
+  }
+}
+
+void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
+  const PlannedSize& s = r.size;
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["model"] = s.model.name;
+  j["cluster"] = o.cluster.cluster;
+  j["nodes"] = s.nodes;
+  j["gpus"] = s.gpus;
+  j["gpus_per_node"] = s.gpus_per_node;
+  j["gpu"] = s.device.name;
+  j["batch_per_gpu"] = s.batch_per_gpu;
+  j["global_batch"] = s.batch_per_gpu * s.gpus;
+  j["sharding"] = o.sharding;
+  j["fits"] = s.plan.fits;
+  if (!s.plan.fits) {
+    j["reason"] = s.plan.reason;
+    out << j.dump(2) << '\n';
+    return;
+  }
+  j["hbm_budget_gbyte"] = s.plan.hbm_budget_bytes / 1e9;
+  j["host_cache_hit_rate"] = s.plan.host_cache_hit_rate;
+  j["load_imbalance"] = s.plan.load_imbalance();
+  j["max_hbm_gbyte"] = s.plan.max_hbm_bytes() / 1e9;
+  j["host_memory_tables"] = s.plan.host_memory_tables();
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
+  for (const auto& [kind, k] : kinds_of(s)) {
+    kinds.push_back({{"kind", kind}, {"tables", k.tables}, {"gbyte", k.bytes / 1e9}, {"host_memory_tables", k.host}});
+  }
+  j["kinds"] = kinds;
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  for (const GpuRow& g : r.gpus) {
+    gpus.push_back({{"rank", g.rank},
+                    {"node", g.node},
+                    {"shards", g.shards},
+                    {"hbm_gbyte", g.hbm_bytes / 1e9},
+                    {"embedding_ms", g.embedding_ms},
+                    {"exchange_sent_bytes", g.sent_bytes},
+                    {"exchange_received_bytes", g.received_bytes}});
+  }
+  j["per_gpu"] = gpus;
+  nlohmann::ordered_json tables = nlohmann::ordered_json::array();
+  for (const models::TablePlacement& t : s.plan.tables) {
+    const models::TableGroup& group = s.model.tables[static_cast<std::size_t>(t.group)];
+    nlohmann::ordered_json shards = nlohmann::ordered_json::array();
+    for (const models::Shard& sh : t.shards) {
+      shards.push_back({{"rank", sh.rank}, {"rows", sh.rows}, {"dim", sh.dim}, {"lookup_share", sh.lookup_share}});
+    }
+    tables.push_back({{"table", t.table},
+                      {"group", group.name},
+                      {"kind", models::to_string(t.kind)},
+                      {"memory", t.host_memory ? "host" : "hbm"},
+                      {"rows", group.rows},
+                      {"dim", group.dim},
+                      {"gbyte", table_bytes(s, t) / 1e9},
+                      {"shards", shards}});
+  }
+  j["tables"] = tables;
+  out << j.dump(2) << '\n';
+}
+
+void print_csv(std::ostream& out, const Flags& f, const Report& r) {
+  const PlannedSize& s = r.size;
+  if (!s.plan.fits) {
+    throw InputError(Diagnostic{"--format", "", fmt::format("the plan does not fit, no rows to write: {}",
+                                                            s.plan.reason)});
+  }
+  if (f.per_table) {
+    fmt::print(out, "table,group,kind,memory,rows,dim,gbyte,gpus\n");
+    for (const models::TablePlacement& t : s.plan.tables) {
+      const models::TableGroup& group = s.model.tables[static_cast<std::size_t>(t.group)];
+      fmt::print(out, "{},{},{},{},{},{},{:.6f},\"{}\"\n", t.table, group.name, models::to_string(t.kind),
+                 t.host_memory ? "host" : "hbm", group.rows, group.dim, table_bytes(s, t) / 1e9, rank_ranges(t));
+    }
+    return;
+  }
+  fmt::print(out, "rank,node,shards,hbm_gbyte,embedding_ms,exchange_sent_bytes,exchange_received_bytes\n");
+  for (const GpuRow& g : r.gpus) {
+    fmt::print(out, "{},{},{},{:.6f},{:.6f},{},{}\n", g.rank, g.node, g.shards, g.hbm_bytes / 1e9, g.embedding_ms,
+               g.sent_bytes, g.received_bytes);
+  }
+}
+
+int run(const WhatIfOptions& o, const Flags& f, std::ostream& out) {
+  const Report report = make_report(o, f.nodes);
+  if (!f.emit_sharding.empty() && !report.size.plan.fits) {
+    throw InputError(Diagnostic{"--emit-sharding", "", fmt::format("the plan does not fit, nothing to write: {}",
+                                                                   report.size.plan.reason)});
+  }
+  if (f.format == "json") {
+    print_json(out, o, report);
+  } else if (f.format == "csv") {
+    print_csv(out, f, report);
+  } else {
+    print_table(out, o, f, report);
+  }
+  if (!f.emit_sharding.empty()) {
+    const PlannedSize& s = report.size;
+    std::ofstream file = open_output_file("--emit-sharding", f.emit_sharding);
+    file << models::sharding_file_text(
+        s.plan, s.gpus_per_node,
+        fmt::format("zionsim plan: {} on {} node{} of {} ({} GPUs of {} per node, {}), {} samples per GPU, "
+                    "sharding {}. Ranks and nodes hold for this size only.",
+                    s.model.name, s.nodes, s.nodes == 1 ? "" : "s", o.cluster.cluster, s.gpus, s.gpus_per_node,
+                    s.device.name, s.batch_per_gpu, o.sharding));
+    close_output_file("--emit-sharding", f.emit_sharding, file);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, CommandContext& context) {
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Show the embedding sharding plan of one cluster size: placements, HBM, balance; write it as a file");
+  auto request = add_cluster_options(*cmd, /*with_nodes=*/false);
+  auto options = std::make_shared<WhatIfOptions>();
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(CLI::Range(1, 65536));
+  auto batch = add_model_options(*cmd, *options);
+  cmd->add_option("--a2a-precision", options->a2a_forward_dtype,
+                  "Element type of the pooled-embedding all-to-all (for the exchange volume)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
+  cmd->add_option("--a2a-backward-precision", options->a2a_backward_dtype,
+                  "Element type of the gradient all-to-all (default: as forward)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
+  cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+  cmd->add_flag("--per-gpu", f->per_gpu, "List every GPU (the table lists the busiest few)");
+  cmd->add_flag("--per-table", f->per_table, "List every table: kind, memory, GPUs (csv: one row per table)");
+  cmd->add_option("--emit-sharding", f->emit_sharding,
+                  "Write the plan as a sharding file that pins every table (edit it, then whatif --sharding FILE)")
+      ->option_text("FILE");
+  cmd->parse_complete_callback([request, options, batch, f, action = context.action] {
+    *action = [request, options, batch, f](std::ostream& out) {
+      WhatIfOptions o = *options;
+      o.cluster = *request;
+      apply_batch_flags(*batch, o);
+      return run(o, *f, out);
+    };
+  });
+}
+
+}  // namespace zx::tools
