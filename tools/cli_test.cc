@@ -312,6 +312,28 @@ TEST(CliTest, EmittedShardingRoundTrips) {
   EXPECT_EQ(again.out, first.out);
 }
 
+// plan --search: the file it writes trains as fast as it says.
+TEST(CliTest, SearchedShardingRoundTrips) {
+  const std::string file = ::testing::TempDir() + "/dcnv2_search.json";
+  const Result plan = run({"plan", "--model", "dlrm-dcnv2", "--nodes", "1", "--search", "--search-budget", "30",
+                           "--emit-sharding", file, "--format", "json"});
+  ASSERT_EQ(plan.status, kExitOk) << plan.err;
+  const std::string key = "\"best_iteration_time_ms\": ";
+  const std::size_t at = plan.out.find(key);
+  ASSERT_NE(at, std::string::npos) << plan.out;
+  const double best = std::stod(plan.out.substr(at + key.size()));
+  const Result whatif = run({"whatif", "--model", "dlrm-dcnv2", "--nodes", "1", "--sharding", file, "--format", "csv"});
+  ASSERT_EQ(whatif.status, kExitOk) << whatif.err;
+  const std::string row = csv_rows(whatif.out).back();
+  // nodes,gpus,global_batch,fits,iteration_time_ms,...
+  std::vector<std::string> cells;
+  std::istringstream in(row);
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  ASSERT_GT(cells.size(), 4u);
+  EXPECT_NEAR(std::stod(cells[4]), best, 1e-6 * best);
+  EXPECT_TRUE(contains(plan.out, "\"simulations\": 30") || contains(plan.out, "\"budget_exhausted\": false")) << plan.out;
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {

@@ -7,7 +7,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -21,10 +24,13 @@
 #include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/network_backend.h"
+#include "tools/algorithm_sources.h"
+#include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
 #include "tools/model_options.h"
+#include "tools/plan_search.h"
 #include "tools/whatif.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -37,6 +43,11 @@ struct Flags {
   std::string emit_sharding;
   bool per_gpu = false;
   bool per_table = false;
+  bool search = false;
+  int search_budget = 200;
+  std::vector<std::string> algorithms;
+  bool unfused = false;
+  bool no_pipeline = false;
 };
 
 // The GPUs the table format lists without --per-gpu: the busiest ones.
@@ -55,6 +66,7 @@ struct GpuRow {
 struct Report {
   PlannedSize size;
   std::vector<GpuRow> gpus;  // empty when the plan does not fit
+  std::optional<SearchResult> search;
 };
 
 // The payload of every embedding exchange of the iteration (indices and
@@ -189,6 +201,19 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
     fmt::print(out, "does not fit: {}\n", s.plan.reason);
     return;
   }
+  if (r.search) {
+    const SearchResult& x = *r.search;
+    fmt::print(out, "search: {} simulated iteration{} ({} fidelity), {} pass{}{}: {:.3f} ms -> {:.3f} ms ({:+.2f}%)\n",
+               x.simulations, x.simulations == 1 ? "" : "s", o.fidelity, x.passes, x.passes == 1 ? "" : "es",
+               x.budget_exhausted ? ", budget spent" : "", x.start_iteration_time_ms, x.best_iteration_time_ms,
+               100 * (x.best_iteration_time_ms / x.start_iteration_time_ms - 1));
+    for (const SearchMove& m : x.moves) {
+      fmt::print(out, "  pass {}: {} ({} table{}) {} -> {}: {:.3f} ms\n", m.pass, m.group, m.tables,
+                 m.tables == 1 ? "" : "s", m.from, m.to, m.iteration_time_ms);
+    }
+    if (x.moves.empty()) fmt::print(out, "  no move shortens the iteration by 0.1% or more: the plan below is the start\n");
+    fmt::print(out, "\n");
+  }
   const Stats hbm = stats_of(r.gpus, [](const GpuRow& g) { return g.hbm_bytes / 1e9; });
   const Stats emb = stats_of(r.gpus, [](const GpuRow& g) { return g.embedding_ms; });
   const Stats sent = stats_of(r.gpus, [](const GpuRow& g) { return static_cast<double>(g.sent_bytes) / 1e6; });
@@ -256,6 +281,25 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
     out << j.dump(2) << '\n';
     return;
   }
+  if (r.search) {
+    const SearchResult& x = *r.search;
+    nlohmann::ordered_json moves = nlohmann::ordered_json::array();
+    for (const SearchMove& m : x.moves) {
+      moves.push_back({{"pass", m.pass},
+                       {"group", m.group},
+                       {"tables", m.tables},
+                       {"from", m.from},
+                       {"to", m.to},
+                       {"iteration_time_ms", m.iteration_time_ms}});
+    }
+    j["search"] = {{"fidelity", o.fidelity},
+                   {"simulations", x.simulations},
+                   {"passes", x.passes},
+                   {"budget_exhausted", x.budget_exhausted},
+                   {"start_iteration_time_ms", x.start_iteration_time_ms},
+                   {"best_iteration_time_ms", x.best_iteration_time_ms},
+                   {"moves", moves}};
+  }
   j["hbm_budget_gbyte"] = s.plan.hbm_budget_bytes / 1e9;
   j["host_cache_hit_rate"] = s.plan.host_cache_hit_rate;
   j["load_imbalance"] = s.plan.load_imbalance();
@@ -319,8 +363,25 @@ void print_csv(std::ostream& out, const Flags& f, const Report& r) {
   }
 }
 
-int run(const WhatIfOptions& o, const Flags& f, std::ostream& out) {
-  const Report report = make_report(o, f.nodes);
+int run(const WhatIfOptions& given, const Flags& f, std::ostream& out) {
+  WhatIfOptions o = given;
+  std::optional<SearchResult> searched;
+  if (f.search) {
+    const auto start = std::chrono::steady_clock::now();
+    double reported = 0;  // seconds into the search at the last report
+    searched = search_sharding(o, f.nodes, SearchOptions{.max_simulations = f.search_budget},
+                               [&](const SearchResult& x, const std::string& group) {
+                                 const double seconds =
+                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                                 if (seconds < reported + 10.0) return;
+                                 reported = seconds;
+                                 fmt::print(std::cerr, "plan: search pass {}, {} tried ({} simulations, best {:.3f} ms, {:.0f} s)\n",
+                                            x.passes, group, x.simulations, x.best_iteration_time_ms, seconds);
+                               });
+    o.sharding_overrides.insert(o.sharding_overrides.end(), searched->overrides.begin(), searched->overrides.end());
+  }
+  Report report = make_report(o, f.nodes);
+  report.search = std::move(searched);
   if (!f.emit_sharding.empty() && !report.size.plan.fits) {
     throw InputError(Diagnostic{"--emit-sharding", "", fmt::format("the plan does not fit, nothing to write: {}",
                                                                    report.size.plan.reason)});
@@ -365,14 +426,37 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_flag("--per-gpu", f->per_gpu, "List every GPU (the table lists the busiest few)");
   cmd->add_flag("--per-table", f->per_table, "List every table: kind, memory, GPUs (csv: one row per table)");
+  cmd->add_option("--all-reduce-precision", options->all_reduce_dtype, "Element type of the dense gradient all-reduce (for --search)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
+  add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
+  cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind (for --search), e.g. --algo all_to_all=hierarchical")
+      ->option_text("KIND=NAME")
+      ->take_all();
+  cmd->add_flag("--unfused", f->unfused, "Unfused embedding kernels (for --search)");
+  cmd->add_flag("--no-pipeline", f->no_pipeline, "Do not overlap the next batch's input distribution (for --search)");
+  cmd->add_flag("--search", f->search,
+                "Search for the sharding that trains fastest in simulation: each table group's kinds are simulated "
+                "in turn, heaviest first, and kept when faster (tools/plan_search.h)");
+  cmd->add_option("--search-budget", f->search_budget, "Most iterations --search simulates")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--threads", options->threads, "Simulations run in parallel by --search (0: all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--emit-sharding", f->emit_sharding,
                   "Write the plan as a sharding file that pins every table (edit it, then whatif --sharding FILE)")
       ->option_text("FILE");
-  cmd->parse_complete_callback([request, options, batch, f, action = context.action] {
-    *action = [request, options, batch, f](std::ostream& out) {
+  auto sources = add_algorithm_options(*cmd);
+  cmd->parse_complete_callback([request, options, batch, sources, f, action = context.action] {
+    *action = [request, options, batch, sources, f](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;
+      o.plugins = sources->plugins;
+      o.schedules = sources->schedules;
       apply_batch_flags(*batch, o);
+      for (const auto& [kind, name] : parse_algorithm_flags(f->algorithms)) o.algorithms[kind] = name;
+      o.fused_embeddings = !f->unfused;
+      o.pipeline_input = !f->no_pipeline;
       return run(o, *f, out);
     };
   });

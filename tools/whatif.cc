@@ -72,6 +72,7 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   models::ShardingOptions sharding =
       sharding_file ? models::load_sharding_file(o.sharding, model, gpus, gpn) : models::ShardingOptions{};
   if (!sharding_file) sharding.scheme = o.sharding;
+  sharding.overrides.insert(sharding.overrides.end(), o.sharding_overrides.begin(), o.sharding_overrides.end());
   sharding.batch_per_gpu = batch;
   models::ShardingPlan plan = models::plan_sharding(model, gpus, gpn, device, sharding);
   return PlannedSize{.cluster = std::move(cluster),

@@ -35,6 +35,9 @@ struct WhatIfOptions {
   std::optional<std::int64_t> batch_per_gpu;  ///< default 512 when no global batch
   std::optional<std::int64_t> global_batch;
   std::string sharding = "auto";
+  /// Per-table choices on top of `sharding` (later entries win); the
+  /// sharding search's candidates.
+  std::vector<models::TableOverride> sharding_overrides;
   std::string a2a_forward_dtype;   ///< empty: the model's embedding type
   std::string a2a_backward_dtype;  ///< empty: same as forward
   std::string all_reduce_dtype = "fp32";
