@@ -122,6 +122,7 @@ jsons=$(mktemp -d)
 "$zionsim" plan --nodes 2 --model dlrm-dcnv2 --format json >"$jsons/plan.json"
 "$zionsim" plan --nodes 1 --model dlrm-a --format json >"$jsons/plan_does_not_fit.json"
 "$zionsim" plan --nodes 1 --model dlrm-dcnv2 --search --search-budget 12 --format json >"$jsons/plan_search.json"
+"$zionsim" whatif --nodes 1 --model dlrm-dcnv2 --sharding search --search-budget 6 --format json >"$jsons/whatif_search.json" 2>/dev/null
 "$zionsim" collective --nodes 1 -b 1K -e 1K --quantize fp16 --format json >"$jsons/collective.json"
 "$zionsim" collective --nodes 1 -b 1K -e 1K --vary nic-gbit=100,200 --format json >"$jsons/collective_vary.json"
 "$zionsim" run --nodes 2 --trace "$trace" --format json >"$jsons/run.json"

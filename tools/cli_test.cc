@@ -334,6 +334,25 @@ TEST(CliTest, SearchedShardingRoundTrips) {
   EXPECT_TRUE(contains(plan.out, "\"simulations\": 30") || contains(plan.out, "\"budget_exhausted\": false")) << plan.out;
 }
 
+// whatif --sharding search simulates, at each size, the plan that
+// plan --search finds there.
+TEST(CliTest, WhatIfShardingSearchEqualsPlanSearch) {
+  const Result whatif = run({"whatif", "--model", "dlrm-dcnv2", "--nodes", "1", "--sharding", "search",
+                             "--search-budget", "20", "--format", "json"});
+  ASSERT_EQ(whatif.status, kExitOk) << whatif.err;
+  EXPECT_TRUE(contains(whatif.out, "\"simulations\": 20")) << whatif.out;
+  const Result plan = run({"plan", "--model", "dlrm-dcnv2", "--nodes", "1", "--search", "--search-budget", "20",
+                           "--format", "json"});
+  ASSERT_EQ(plan.status, kExitOk) << plan.err;
+  const auto number_after = [](const std::string& text, const std::string& key) {
+    const std::size_t at = text.find("\"" + key + "\": ");
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + key.size() + 4));
+  };
+  EXPECT_EQ(number_after(whatif.out, "iteration_time_ms"), number_after(plan.out, "best_iteration_time_ms"));
+  EXPECT_EQ(number_after(whatif.out, "start_iteration_time_ms"), number_after(plan.out, "start_iteration_time_ms"));
+  EXPECT_LT(number_after(whatif.out, "iteration_time_ms"), number_after(whatif.out, "start_iteration_time_ms"));
+}
+
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
@@ -378,6 +397,9 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
        "--emit-sharding: the plan does not fit, nothing to write: dlrm-a needs 1.64 TB"},
       {{"plan", "--nodes", "1", "--model", "dlrm-a", "--format", "csv"}, "the plan does not fit, no rows to write"},
       {{"plan", "--nodes", "2", "--sharding", "rowwise"}, "unknown sharding scheme 'rowwise'"},
+      {{"plan", "--nodes", "2", "--sharding", "search"}, "unknown sharding scheme 'search'"},
+      {{"whatif", "--nodes", "2", "--search-budget", "0"}, "--search-budget"},
+      {{"whatif", "--nodes", "2", "--vary", "sharding=auto,serch"}, "unknown sharding scheme 'serch'"},
       {{"plan", "--nodes", "2", "--global-batch", "100"}, "100 samples do not split evenly over 16 GPUs"},
   };
   for (const Case& c : cases) {

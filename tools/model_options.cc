@@ -13,7 +13,7 @@
 
 namespace zx::tools {
 
-std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options) {
+std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search) {
   auto batch = std::make_shared<BatchFlags>();
   cmd.add_option("--model", options.model, "A zoo model (zionsim list models) or a .json model file")
       ->capture_default_str();
@@ -23,17 +23,26 @@ std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
       ->excludes(per_gpu);
   cmd.add_option("--sharding", options.sharding,
-                 "Embedding sharding: a scheme (auto, table_wise, row_wise, column_wise, table_row_wise, "
-                 "data_parallel) or a sharding file (docs/sharding_files.md)")
-      ->check([](const std::string& v) -> std::string {
+                 fmt::format("Embedding sharding: a scheme (auto, table_wise, row_wise, column_wise, table_row_wise, "
+                             "data_parallel){} or a sharding file (docs/sharding_files.md)",
+                             with_search ? ", search (at each size, the plan search's fastest; see --search-budget)"
+                                         : ""))
+      ->check([with_search](const std::string& v) -> std::string {
         const auto names = models::sharding_scheme_names();
         if (v.find('/') != std::string::npos || v.ends_with(".json")) return "";
         if (std::find(names.begin(), names.end(), v) != names.end()) return "";
-        return fmt::format("unknown sharding scheme '{}'; valid: {}, or a .json sharding file", v,
-                           fmt::join(names, ", "));
+        if (with_search && v == "search") return "";
+        return fmt::format("unknown sharding scheme '{}'; valid: {}{}, or a .json sharding file", v,
+                           fmt::join(names, ", "), with_search ? ", search" : "");
       })
       ->option_text("SCHEME|FILE")
       ->capture_default_str();
+  if (with_search) {
+    cmd.add_option("--search-budget", options.search_budget,
+                   "Most iterations --sharding search simulates per size (tools/plan_search.h)")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+  }
   cmd.add_option("--gpu", options.gpu, "GPU profile (zionsim list gpus); default: the cluster's");
   cmd.add_option("--profile", options.profile, "A GPU profile file (a calibration result)")->option_text("FILE");
   return batch;

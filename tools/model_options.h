@@ -27,8 +27,9 @@ struct BatchFlags {
 /// Adds the model flags to `cmd`; --model, --sharding, --gpu and --profile
 /// write into `options` (which must outlive parsing), the batch flags into
 /// the returned BatchFlags (apply them with apply_batch_flags). The two batch
-/// flags exclude each other.
-std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options);
+/// flags exclude each other. `with_search`: --sharding also takes "search",
+/// and --search-budget is added.
+std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search);
 
 /// Sets o.batch_per_gpu / o.global_batch from the flags given.
 void apply_batch_flags(const BatchFlags& flags, WhatIfOptions& o);

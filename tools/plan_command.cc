@@ -44,7 +44,6 @@ struct Flags {
   bool per_gpu = false;
   bool per_table = false;
   bool search = false;
-  int search_budget = 200;
   std::vector<std::string> algorithms;
   bool unfused = false;
   bool no_pipeline = false;
@@ -369,7 +368,7 @@ int run(const WhatIfOptions& given, const Flags& f, std::ostream& out) {
   if (f.search) {
     const auto start = std::chrono::steady_clock::now();
     double reported = 0;  // seconds into the search at the last report
-    searched = search_sharding(o, f.nodes, SearchOptions{.max_simulations = f.search_budget},
+    searched = search_sharding(o, f.nodes, SearchOptions{.max_simulations = o.search_budget},
                                [&](const SearchResult& x, const std::string& group) {
                                  const double seconds =
                                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -416,7 +415,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<WhatIfOptions>();
   auto f = std::make_shared<Flags>();
   cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(CLI::Range(1, 65536));
-  auto batch = add_model_options(*cmd, *options);
+  auto batch = add_model_options(*cmd, *options, /*with_search=*/false);
   cmd->add_option("--a2a-precision", options->a2a_forward_dtype,
                   "Element type of the pooled-embedding all-to-all (for the exchange volume)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
@@ -438,7 +437,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--search", f->search,
                 "Search for the sharding that trains fastest in simulation: each table group's kinds are simulated "
                 "in turn, heaviest first, and kept when faster (tools/plan_search.h)");
-  cmd->add_option("--search-budget", f->search_budget, "Most iterations --search simulates")
+  cmd->add_option("--search-budget", options->search_budget, "Most iterations --search simulates")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--threads", options->threads, "Simulations run in parallel by --search (0: all cores)")

@@ -25,6 +25,7 @@
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/commands.h"
+#include "tools/plan_search.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -98,7 +99,29 @@ workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64
 
 namespace {
 
+WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool keep, const RunningHook& running);
+
+// --sharding search: search from the planner's plan (on this thread: the
+// sizes of a sweep already share the cores), then simulate the best plan.
+WhatIfPoint simulate_searched_point(const WhatIfOptions& o, int variant, int nodes, bool keep,
+                                    const RunningHook& running) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  WhatIfOptions start = o;
+  start.sharding = "auto";
+  start.threads = 1;
+  if (!plan_whatif_size(start, nodes).plan.fits) return simulate_point(start, variant, nodes, keep, running);
+  const SearchResult searched = search_sharding(start, nodes, SearchOptions{.max_simulations = o.search_budget});
+  start.sharding_overrides.insert(start.sharding_overrides.end(), searched.overrides.begin(), searched.overrides.end());
+  WhatIfPoint point = simulate_point(start, variant, nodes, keep, running);
+  point.search_simulations = searched.simulations;
+  point.search_start_iteration_time_ms = searched.start_iteration_time_ms;
+  point.search_moves = static_cast<int>(searched.moves.size());
+  point.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return point;
+}
+
 WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool keep, const RunningHook& running) {
+  if (o.sharding == "search") return simulate_searched_point(o, variant, nodes, keep, running);
   const auto wall_start = std::chrono::steady_clock::now();
   WhatIfPoint point;
   point.nodes = nodes;
@@ -327,11 +350,15 @@ void check_whatif_options(const WhatIfOptions& o) {
   (void)device_for(*first, o.gpu, o.profile);
   (void)models::load_model(o.model);
   const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
-  if (!sharding_file) {
+  if (o.search_budget < 1) {
+    throw InputError(Diagnostic{"--search-budget", "", fmt::format("expected at least 1, got {}", o.search_budget)});
+  }
+  if (!sharding_file && o.sharding != "search") {
     const std::vector<std::string> names = models::sharding_scheme_names();
     if (std::find(names.begin(), names.end(), o.sharding) == names.end()) {
-      throw InputError(Diagnostic{"--sharding", "", fmt::format("unknown sharding scheme '{}'; valid: {}", o.sharding,
-                                                                fmt::join(names, ", "))});
+      throw InputError(Diagnostic{"--sharding", "", fmt::format("unknown sharding scheme '{}'; valid: {}, search, or a "
+                                                                ".json sharding file",
+                                                                o.sharding, fmt::join(names, ", "))});
     }
   }
   models::collectives::CollectiveRegistry registry;
@@ -357,7 +384,7 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"gpu", "a GPU profile name (as --gpu)"},
           {"profile", "a GPU profile file (as --profile)"},
           {"model", "a zoo model or model file (as --model)"},
-          {"sharding", "a sharding scheme or file (as --sharding)"},
+          {"sharding", "a sharding scheme, search, or a sharding file (as --sharding)"},
           {"batch-per-gpu", "samples per GPU (as --batch-per-gpu)"},
           {"global-batch", "samples per iteration (as --global-batch)"},
           {"a2a-precision", "fp32, fp16, bf16, fp8 (as --a2a-precision)"},

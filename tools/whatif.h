@@ -34,7 +34,11 @@ struct WhatIfOptions {
   std::string model = "dlrm-a";
   std::optional<std::int64_t> batch_per_gpu;  ///< default 512 when no global batch
   std::optional<std::int64_t> global_batch;
+  /// A scheme (models::sharding_scheme_names()), a sharding file, or
+  /// "search": at each size, the plan search_sharding finds from "auto"
+  /// (tools/plan_search.h), with at most `search_budget` simulations.
   std::string sharding = "auto";
+  int search_budget = 200;
   /// Per-table choices on top of `sharding` (later entries win); the
   /// sharding search's candidates.
   std::vector<models::TableOverride> sharding_overrides;
@@ -85,6 +89,11 @@ struct WhatIfPoint {
   Breakdown breakdown;
   std::string bottleneck;  ///< the largest breakdown part and the busiest link
   double load_imbalance = 1;
+  /// With sharding "search": simulations it took, the planner's plan's
+  /// iteration time and the moves kept (0 simulations: no search).
+  int search_simulations = 0;
+  double search_start_iteration_time_ms = 0;
+  int search_moves = 0;
   std::int64_t host_memory_tables = 0;
   double max_hbm_gbyte = 0;
   double wall_seconds = 0;  ///< how long simulating this point took

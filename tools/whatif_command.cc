@@ -131,6 +131,17 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<Wh
                     "size.\n",
                variants.front().label());
   }
+  bool searched = false;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (const WhatIfPoint& p : points[v]) {
+      if (p.search_simulations == 0) continue;
+      if (!searched) fmt::print(out, "sharding search (zionsim plan --search shows the moves):\n");
+      searched = true;
+      fmt::print(out, "  {}{} nodes: {} simulations, {} move{}, {:.3f} ms with the planner's plan -> {:.3f} ms\n",
+                 variants.size() > 1 ? variants[v].label() + ", " : "", p.nodes, p.search_simulations, p.search_moves,
+                 p.search_moves == 1 ? "" : "s", p.search_start_iteration_time_ms, p.iteration_time_ms);
+    }
+  }
 }
 
 void print_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
@@ -207,6 +218,11 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<Wha
       r["sharding"] = {{"load_imbalance", p.load_imbalance},
                        {"host_memory_tables", p.host_memory_tables},
                        {"max_hbm_gbyte", p.max_hbm_gbyte}};
+      if (p.search_simulations > 0) {
+        r["sharding"]["search"] = {{"simulations", p.search_simulations},
+                                   {"start_iteration_time_ms", p.search_start_iteration_time_ms},
+                                   {"moves", p.search_moves}};
+      }
       r["wall_seconds"] = p.wall_seconds;
       results.push_back(std::move(r));
     }
@@ -359,7 +375,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
   cmd->add_option("--nodes", f->nodes, "Cluster sizes in servers, comma-separated")->capture_default_str()->option_text("N,N,...");
-  f->batch = add_model_options(*cmd, *options);
+  f->batch = add_model_options(*cmd, *options, /*with_search=*/true);
   cmd->add_option("--a2a-precision", f->a2a_precision,
                   "Element type of the pooled-embedding all-to-all (quantized communication)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
