@@ -7,7 +7,7 @@
 // at most 4, and `whatif` only with --nodes given (its default sweep, 1 to
 // 16 nodes of model A, is the main job: seconds of work by design, over
 // libFuzzer's 10 s timeout under the sanitizers), with at most two --vary
-// combinations. So a fuzzer cannot ask
+// combinations, and a sharding search only with --search-budget at most 8. So a fuzzer cannot ask
 // for a 10^9-GPU cluster, or for the main job, and call the slowness a hang. run_cli reports bad input
 // itself (status 2); an InputError escaping it is tolerated here like in the
 // other targets, anything else is a finding.
@@ -94,6 +94,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     combinations *= 1 + static_cast<std::size_t>(std::count(value.begin(), value.end(), ','));
     if (combinations > 2) return 0;
   }
+  // A sharding search (plan --search, whatif --sharding search) simulates
+  // up to --search-budget iterations (default 200): only with a budget of at
+  // most 8.
+  bool searches = false;
+  bool small_budget = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--search-budget", 0) == 0) {
+      const std::string value = arg.size() > 16 ? arg.substr(16) : (i + 1 < args.size() ? args[i + 1] : "");
+      small_budget = !value.empty() && !has_large_number(value, 8.0);
+    } else if (arg.find("search") != std::string::npos) {
+      searches = true;
+    }
+  }
+  if (searches && !small_budget) return 0;
   for (const std::string& arg : args) {
     if (has_large_number(arg)) return 0;
     // Numbers written in words or hex the filter cannot judge.
