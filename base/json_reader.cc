@@ -468,4 +468,35 @@ void Document::check_schema_version(ObjectReader& root, const std::vector<int>& 
   }
 }
 
+void apply_assignment(nlohmann::json& doc, const std::string& assignment, std::string_view option,
+                      std::string_view described_as) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(Diagnostic{std::string(option), "", fmt::format("expected KEY=VALUE, got '{}'", assignment)});
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = text;
+  nlohmann::json* node = &doc;
+  const std::string where = fmt::format("{} {}", option, assignment);
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (key.empty()) throw InputError(Diagnostic{where, "", "empty key in the path"});
+    if (!node->is_object()) {
+      throw InputError(Diagnostic{where, "", fmt::format("'{}' is not an object in {}", path.substr(0, start - 1),
+                                                         described_as)});
+    }
+    if (dot == std::string::npos) {
+      (*node)[key] = value;
+      return;
+    }
+    node = &(*node)[key];
+    if (node->is_null()) *node = nlohmann::json::object();
+    start = dot + 1;
+  }
+}
+
 }  // namespace zx::json

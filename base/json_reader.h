@@ -196,6 +196,14 @@ std::optional<std::string> closest_match(std::string_view word,
 /// Escapes a key for use in a JSON pointer (RFC 6901: ~ -> ~0, / -> ~1).
 std::string escape_pointer_token(std::string_view key);
 
+/// Applies a command-line assignment "a.b.c=VALUE" (--set) to `doc`: the
+/// value is JSON when it parses as JSON (2, true, "x", {...}), else a plain
+/// string; missing objects on the path are created. `described_as` names the
+/// document in errors ("the cluster description"). Throws zx::InputError
+/// naming `option` for a malformed assignment or a path through a non-object.
+void apply_assignment(nlohmann::json& doc, const std::string& assignment, std::string_view option,
+                      std::string_view described_as);
+
 }  // namespace zx::json
 
 #endif  // ZIONSIM_BASE_JSON_READER_H_

@@ -3,8 +3,11 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "models/collectives/plan.h"
 #include "models/network/topology_links.h"
 
@@ -55,10 +58,36 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
 }
 
 models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
-                                 const std::string& profile) {
-  if (!profile.empty()) return models::load_device_profile(profile);
-  if (!gpu.empty()) return models::builtin_device_profile(gpu);
-  return models::builtin_device_profile(cluster.spec && cluster.spec->preset == "hgx" ? "h100-sxm" : "a100-40gb");
+                                 const std::string& profile, const std::vector<std::string>& overrides) {
+  const std::string builtin =
+      !gpu.empty() ? gpu : (cluster.spec && cluster.spec->preset == "hgx" ? "h100-sxm" : "a100-40gb");
+  // The profile alone first, so that its own errors name it.
+  models::DeviceProfile device =
+      !profile.empty() ? models::load_device_profile(profile) : models::builtin_device_profile(builtin);
+  if (overrides.empty()) return device;
+  // As if the file (or a file starting from the built-in) had the keys.
+  nlohmann::json doc = !profile.empty() ? json::Document::load_file(profile).value()
+                                        : nlohmann::json{{"schema_version", 1}, {"base", builtin}};
+  for (const std::string& o : overrides) {
+    json::apply_assignment(doc, o.substr(4), "--set", "the GPU profile");
+  }
+  return models::parse_device_profile(doc.dump(), fmt::format("--set {}", fmt::join(overrides, " --set ")));
+}
+
+std::vector<std::string> take_gpu_overrides(topology::ClusterRequest& request) {
+  std::vector<std::string> gpu;
+  std::vector<std::string> rest;
+  for (std::string& o : request.overrides) (o.rfind("gpu.", 0) == 0 ? gpu : rest).push_back(std::move(o));
+  request.overrides = std::move(rest);
+  return gpu;
+}
+
+ClusterAndGpu load_cluster_and_gpu(topology::ClusterRequest request, const std::string& gpu,
+                                   const std::string& profile) {
+  const std::vector<std::string> gpu_overrides = take_gpu_overrides(request);
+  topology::LoadedCluster cluster = topology::load_cluster(request);
+  models::DeviceProfile device = device_for(cluster, gpu, profile, gpu_overrides);
+  return ClusterAndGpu{std::move(cluster), std::move(device)};
 }
 
 void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns) {

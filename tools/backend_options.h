@@ -34,9 +34,25 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);
 
 /// The GPU profile a command uses: --profile FILE, else --gpu NAME, else the
-/// cluster's own (H100 for hgx, A100 40GB otherwise).
+/// cluster's own (H100 for hgx, A100 40GB otherwise); then `overrides`
+/// ("gpu.KEY=VALUE" from --set, KEY a profile file key such as
+/// hbm.bandwidth_gbyte_per_s), applied as if the profile file had them.
+/// Throws zx::InputError naming the file or the --set.
 models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
-                                 const std::string& profile);
+                                 const std::string& profile, const std::vector<std::string>& overrides = {});
+
+/// Removes the "gpu.KEY=VALUE" entries from request.overrides (--set with
+/// a gpu. prefix: the GPU profile's keys, not the cluster's) and returns them.
+std::vector<std::string> take_gpu_overrides(topology::ClusterRequest& request);
+
+/// A command's cluster and GPU: --cluster with its --set keys, and the GPU
+/// profile (device_for) with the --set gpu.* keys.
+struct ClusterAndGpu {
+  topology::LoadedCluster cluster;
+  models::DeviceProfile device;
+};
+ClusterAndGpu load_cluster_and_gpu(topology::ClusterRequest request, const std::string& gpu,
+                                   const std::string& profile);
 
 /// Adds the network model's knobs to `cmd`: --fidelity (flow or analytical)
 /// and --completion-quantum-ns (0 to 1e6; 0 is exact to the picosecond),

@@ -145,9 +145,8 @@ std::vector<double> simulate(const topology::ClusterRequest& request, const std:
                              int threads, const std::vector<bool>* only = nullptr) {
   topology::ClusterRequest r = request;
   r.overrides.insert(r.overrides.end(), assignments.begin(), assignments.end());
-  const topology::LoadedCluster cluster = topology::load_cluster(r);
+  const auto [cluster, device] = load_cluster_and_gpu(r, gpu, "");
   const topology::Router router(cluster.topology);
-  const models::DeviceProfile device = device_for(cluster, gpu, "");
   const models::NetworkBackendOptions options = backend_options(cluster, device, {});
   // Every row is its own simulation: on threads, each with its own registry
   // (a plug-in's factory need not be thread-safe).

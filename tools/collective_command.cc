@@ -226,13 +226,12 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   std::vector<Setup> setups;
   for (const Variant& v : variants) {
     try {
-      topology::LoadedCluster cluster = topology::load_cluster(v.request);
+      auto [cluster, device] = load_cluster_and_gpu(v.request, v.gpu, "");
       const int n = f.ranks > 0 ? f.ranks : cluster.topology.num_gpus();
       if (n > cluster.topology.num_gpus() || n < 1) {
         throw InputError(
             Diagnostic{"--ranks", "", fmt::format("expected 1 to {} ranks, got {}", cluster.topology.num_gpus(), n)});
       }
-      const models::DeviceProfile device = device_for(cluster, v.gpu, "");
       models::NetworkBackendOptions options = backend_options(cluster, device, {});
       for (const std::string& o : f.options) {
         const auto eq = o.find('=');

@@ -214,8 +214,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
   for (const Variant& v : variants) {
     try {
-      topology::LoadedCluster cluster = topology::load_cluster(v.request);
-      models::DeviceProfile device = device_for(cluster, v.flags.gpu, v.flags.profile);
+      auto [cluster, device] = load_cluster_and_gpu(v.request, v.flags.gpu, v.flags.profile);
       models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
       if (graph.num_ranks > cluster.topology.num_gpus()) {
         throw InputError(Diagnostic{trace_name, "/ranks",
@@ -337,8 +336,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
 int run(const topology::ClusterRequest& request, const AlgorithmSources& sources, const Flags& f,
         std::ostream& out) {
   if (!f.vary.empty()) return run_variants(variants_of(request, f), sources, f, out);
-  const topology::LoadedCluster cluster = topology::load_cluster(request);
-  const models::DeviceProfile device = device_for(cluster, f.gpu, f.profile);
+  const auto [cluster, device] = load_cluster_and_gpu(request, f.gpu, f.profile);
   const models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
   if (graph.num_ranks > cluster.topology.num_gpus()) {

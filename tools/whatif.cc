@@ -53,11 +53,10 @@ constexpr double kRunningReportSeconds = 10.0;
 PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   topology::ClusterRequest request = o.cluster;
   request.nodes = nodes;
-  topology::LoadedCluster cluster = topology::load_cluster(request);
+  auto [cluster, device] = load_cluster_and_gpu(request, o.gpu, o.profile);
   const topology::Topology& topo = cluster.topology;
   const int gpus = topo.num_gpus();
   const int gpn = cluster.spec ? cluster.spec->gpus_per_node : gpus_per_server(topo);
-  models::DeviceProfile device = device_for(cluster, o.gpu, o.profile);
   models::DlrmModel model = models::load_model(o.model);
 
   std::int64_t batch = o.batch_per_gpu.value_or(512);
@@ -340,14 +339,11 @@ void check_whatif_options(const WhatIfOptions& o) {
   if (o.batch_per_gpu && o.global_batch) {
     throw InputError(Diagnostic{"--batch-per-gpu", "", "give --batch-per-gpu or --global-batch, not both"});
   }
-  std::optional<topology::LoadedCluster> first;
   for (int nodes : o.nodes) {
     topology::ClusterRequest request = o.cluster;
     request.nodes = nodes;
-    topology::LoadedCluster cluster = topology::load_cluster(request);
-    if (!first) first = std::move(cluster);
+    (void)load_cluster_and_gpu(request, o.gpu, o.profile);
   }
-  (void)device_for(*first, o.gpu, o.profile);
   (void)models::load_model(o.model);
   const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
   if (o.search_budget < 1) {

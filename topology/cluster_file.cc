@@ -266,38 +266,9 @@ Topology read_graph(ObjectReader& root, ArrayReader nodes, jr::Diagnostics& diag
   return builder.build();
 }
 
-// Applies "a.b.c=value" to the document. The value is JSON if it parses as
-// JSON (2, true, "x", {...}), else a plain string (preset=zion).
+// Applies "a.b.c=value" to the document (--set).
 void apply_override(json& doc, const std::string& assignment) {
-  const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw InputError(Diagnostic{"--set", "", fmt::format("expected KEY=VALUE, got '{}'", assignment)});
-  }
-  const std::string path = assignment.substr(0, eq);
-  const std::string text = assignment.substr(eq + 1);
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = text;
-  json* node = &doc;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (key.empty()) {
-      throw InputError(Diagnostic{"--set " + assignment, "", "empty key in the path"});
-    }
-    if (!node->is_object()) {
-      throw InputError(Diagnostic{"--set " + assignment, "",
-                                  fmt::format("'{}' is not an object in the cluster description",
-                                              path.substr(0, start - 1))});
-    }
-    if (dot == std::string::npos) {
-      (*node)[key] = value;
-      return;
-    }
-    node = &(*node)[key];
-    if (node->is_null()) *node = json::object();
-    start = dot + 1;
-  }
+  jr::apply_assignment(doc, assignment, "--set", "the cluster description");
 }
 
 LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override) {
