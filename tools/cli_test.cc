@@ -430,6 +430,9 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"plan", "--nodes", "2", "--sharding", "rowwise"}, "unknown sharding scheme 'rowwise'"},
       {{"plan", "--nodes", "2", "--sharding", "search"}, "unknown sharding scheme 'search'"},
       {{"whatif", "--nodes", "2", "--search-budget", "0"}, "--search-budget"},
+      {{"whatif", "--nodes", "1", "--sensitivity", "2", "--vary", "nic-gbit=100,200"},
+       "--sensitivity: varies one resource at a time itself; not with --vary"},
+      {{"whatif", "--nodes", "1", "--sensitivity", "1"}, "--sensitivity: expected a factor in (1, 1000], got 1"},
       {{"whatif", "--nodes", "1", "--set", "gpu.hbm.bandwith_gbyte_per_s=1"},
        "--set gpu.hbm.bandwith_gbyte_per_s=1: /hbm: unknown key 'bandwith_gbyte_per_s' (did you mean "
        "'bandwidth_gbyte_per_s'?)"},

@@ -455,4 +455,67 @@ std::vector<WhatIfVariant> expand_whatif_variations(const WhatIfOptions& base,
   return out;
 }
 
+std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, double factor) {
+  if (!(factor > 1 && factor <= 1000)) {
+    throw InputError(Diagnostic{"--sensitivity", "", fmt::format("expected a factor in (1, 1000], got {}", factor)});
+  }
+  if (base.nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
+  topology::ClusterRequest request = base.cluster;
+  request.nodes = base.nodes.front();
+  const ClusterAndGpu system = load_cluster_and_gpu(request, base.gpu, base.profile);
+  if (!system.cluster.spec) {
+    throw InputError(Diagnostic{"--sensitivity", "",
+                                "needs a preset-based cluster (an explicit graph has no preset fields to scale)"});
+  }
+  const topology::ClusterSpec& spec = *system.cluster.spec;
+  const models::DeviceProfile& gpu = system.device;
+  std::vector<WhatIfVariant> out;
+  out.push_back(WhatIfVariant{{{"sensitivity", "base"}}, base});
+  // One variant: a label and the --set assignments that make it.
+  const auto add = [&](const std::string& label, const std::vector<std::string>& sets) {
+    WhatIfVariant v{{{"sensitivity", label}}, base};
+    v.options.cluster.overrides.insert(v.options.cluster.overrides.end(), sets.begin(), sets.end());
+    out.push_back(std::move(v));
+  };
+  const auto set = [](const std::string& key, double value) { return fmt::format("{}={}", key, value); };
+  if (spec.backend_network) {
+    const std::string s = set("nic.bandwidth_gbit_per_s", static_cast<double>(spec.nic_bandwidth.count()) * 8 / 1e9 * factor);
+    add(s, {s});
+  } else {
+    const std::string s = set("host.front_end_nic_bandwidth_gbit_per_s", static_cast<double>(spec.front_end_nic_bandwidth.count()) * 8 / 1e9 * factor);
+    add(s, {s});
+  }
+  {
+    const std::string s = set("nvlink.bandwidth_gbyte_per_s", static_cast<double>(spec.nvlink_bandwidth.count()) / 1e9 * factor);
+    add(s, {s});
+  }
+  {
+    const std::string s =
+        set("gpu.hbm.bandwidth_gbyte_per_s", static_cast<double>(gpu.hbm_bandwidth.count()) / 1e9 * factor);
+    add(s, {s});
+  }
+  {
+    std::vector<std::string> sets;
+    const std::pair<const char*, double> peaks[] = {{"fp32", gpu.peak_fp32_flops},
+                                                    {"tf32", gpu.peak_tf32_flops},
+                                                    {"fp16", gpu.peak_fp16_flops},
+                                                    {"bf16", gpu.peak_bf16_flops},
+                                                    {"fp8", gpu.peak_fp8_flops}};
+    for (const auto& [type, flops] : peaks) {
+      if (flops > 0) sets.push_back(set(fmt::format("gpu.peak_tflops.{}", type), flops / 1e12 * factor));
+    }
+    add(fmt::format("gpu.peak_tflops.*={:g}x", factor), sets);
+  }
+  {
+    const std::string s = set("gpu.host_to_device_gbyte_per_s",
+                              static_cast<double>(gpu.host_to_device_bandwidth.count()) / 1e9 * factor);
+    add(s, {s});
+  }
+  if (spec.oversubscription > 1) {
+    const std::string s = set("fabric.oversubscription", std::max(1.0, spec.oversubscription / factor));
+    add(s, {s});
+  }
+  return out;
+}
+
 }  // namespace zx::tools

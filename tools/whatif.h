@@ -199,6 +199,18 @@ struct WhatIfVariant {
 std::vector<WhatIfVariant> expand_whatif_variations(const WhatIfOptions& base,
                                                     const std::vector<WhatIfVariation>& variations);
 
+/// Sensitivity: the base, then one variant per resource with that resource
+/// `factor` times better and everything else as the base: NIC bandwidth
+/// (backend NICs, or the front-end NICs of a cluster without), NVLink
+/// bandwidth, HBM bandwidth, GPU peak FLOP/s (every data type), host-to-
+/// device copy bandwidth, and the rack uplinks (oversubscription divided by
+/// `factor`, at least 1) when oversubscribed. Each variant's one setting
+/// ("sensitivity", "nic.bandwidth_gbit_per_s=400") says what changed; the
+/// values are the base's (its cluster at the first size, its GPU, --set
+/// included) times `factor`. Requires a preset-based cluster and factor > 1;
+/// throws zx::InputError naming --sensitivity otherwise.
+std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, double factor);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_WHATIF_H_

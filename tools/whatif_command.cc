@@ -48,6 +48,7 @@ struct Flags {
   std::string plot;
   std::string emit_trace;
   std::vector<std::string> vary;
+  double sensitivity = 0;  ///< 0: off
   /// Flags given on the command line that a --vary knob would contradict.
   std::set<std::string> given;
 };
@@ -126,7 +127,10 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<Wh
   }
   fmt::print(out, "\nbreakdown in ms per iteration, averaged over GPUs: compute (any kernel running), exposed\n"
                   "communication (running while no kernel runs), other (waiting), overlapped communication.\n");
-  if (varied) {
+  if (varied && variants.front().settings.front().first == "sensitivity") {
+    fmt::print(out, "sensitivity: each row makes one resource better, the rest as the base; vs first: the speed-up "
+                    "over the base at the same size.\n");
+  } else if (varied) {
     fmt::print(out, "scaling is within each variant; vs first: samples/s against the first variant ({}) at the same "
                     "size.\n",
                variants.front().label());
@@ -241,6 +245,16 @@ std::string flag_of_knob(const std::string& key) {
 // The variants of --vary, checked against the other flags; the base alone
 // without --vary.
 std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
+  if (f.sensitivity > 0) {
+    if (!f.vary.empty()) {
+      throw InputError(Diagnostic{"--sensitivity", "", "varies one resource at a time itself; not with --vary"});
+    }
+    if (!f.timeline.empty() || !f.emit_trace.empty()) {
+      throw InputError(Diagnostic{!f.timeline.empty() ? "--timeline" : "--emit-trace", "",
+                                  "writes one iteration; it cannot be combined with --sensitivity"});
+    }
+    return sensitivity_variants(o, f.sensitivity);
+  }
   std::vector<WhatIfVariation> variations;
   for (const std::string& text : f.vary) variations.push_back(parse_whatif_variation(text));
   for (const WhatIfVariation& v : variations) {
@@ -404,6 +418,12 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--emit-trace", f->emit_trace,
                   "Write the largest size's iteration as a zionsim trace (zionsim run --trace reads it)")
       ->option_text("FILE");
+  cmd->add_option("--sensitivity", f->sensitivity,
+                  "Which resource matters: also simulate each of NIC, NVLink, HBM bandwidth, GPU FLOP/s, "
+                  "host-to-device bandwidth (and rack uplinks when oversubscribed) FACTOR times better, one at a "
+                  "time; vs first is the speed-up")
+      ->option_text("FACTOR")
+      ->check(CLI::Range(1.0, 1000.0));
   cmd->add_option("--vary", f->vary,
                   "Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). KEY: "
                   "nic-gbit, oversubscription, gpu, profile, model, sharding, batch-per-gpu, global-batch, "

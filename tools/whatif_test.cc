@@ -189,6 +189,46 @@ TEST(WhatIfVaryTest, VariantsEqualSeparateRuns) {
   EXPECT_LE(all[0][1].iteration_time_ms, all[1][1].iteration_time_ms);
 }
 
+// --sensitivity: the base and one variant per resource, each with that
+// resource doubled from the base's own value; each equals the same --set run
+// alone. Model A-small's compute is HBM- and copy-bound: those two help.
+// A faster part can make the iteration slightly slower (a scheduling
+// anomaly: twice the NVLink bandwidth here moves the dense all-reduce's NIC
+// phase earlier, onto the all-to-all: +0.16%), so the others are only held
+// to within 1% of the base.
+TEST(WhatIfSensitivityTest, OneResourceAtATime) {
+  WhatIfOptions base = small_model();
+  base.nodes = {2};
+  base.threads = 2;
+  base.cluster.overrides = {"fabric.oversubscription=4"};
+  const std::vector<WhatIfVariant> variants = sensitivity_variants(base, 2);
+  std::vector<std::string> labels;
+  for (const WhatIfVariant& v : variants) {
+    ASSERT_EQ(v.settings.size(), 1u);
+    EXPECT_EQ(v.settings.front().first, "sensitivity");
+    labels.push_back(v.settings.front().second);
+  }
+  // ZionEX's A100: 200 Gb/s NICs, 300 GB/s NVLink, 1,555 GB/s HBM, 12 GB/s
+  // host-to-device; racks 4:1 here.
+  EXPECT_EQ(labels, (std::vector<std::string>{"base", "nic.bandwidth_gbit_per_s=400", "nvlink.bandwidth_gbyte_per_s=600",
+                                              "gpu.hbm.bandwidth_gbyte_per_s=3110", "gpu.peak_tflops.*=2x",
+                                              "gpu.host_to_device_gbyte_per_s=24", "fabric.oversubscription=2"}));
+  const std::vector<std::vector<WhatIfPoint>> all = run_whatif_variants(variants);
+  ASSERT_EQ(all.size(), variants.size());
+  for (std::size_t v = 1; v < all.size(); ++v) {
+    EXPECT_LE(all[v][0].iteration_time_ms, 1.01 * all[0][0].iteration_time_ms) << labels[v];
+  }
+  EXPECT_LT(all[5][0].iteration_time_ms, 0.95 * all[0][0].iteration_time_ms);
+  // The HBM variant is the base with that one --set.
+  WhatIfOptions hbm = base;
+  hbm.cluster.overrides.push_back("gpu.hbm.bandwidth_gbyte_per_s=3110");
+  EXPECT_EQ(one(hbm, 2).fingerprint, all[3][0].fingerprint);
+  EXPECT_LT(all[3][0].iteration_time_ms, all[0][0].iteration_time_ms);
+  // Without oversubscription there is no uplink variant.
+  EXPECT_EQ(sensitivity_variants(small_model(), 2).size(), 6u);
+  EXPECT_THROW(sensitivity_variants(small_model(), 1), InputError);
+}
+
 // Bad knobs and values are refused before anything runs, and an error found
 // while checking a variant names it.
 TEST(WhatIfVaryTest, BadVariationsAreRefused) {
