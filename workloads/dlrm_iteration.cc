@@ -238,15 +238,30 @@ OpGraph Builder::build() {
     return out;
   };
 
-  // 1. Inputs: host-to-device copy, then the indices all-to-all.
+  // 1. Inputs: host-to-device copy, then the indices all-to-all. The copy is
+  // a DMA transfer, not a kernel: a delay op on its own stream, which the
+  // breakdown does not count as compute. Pipelined, it carries a later batch
+  // (TorchRec's pipeline copies batch i+2 while batch i trains) and nothing
+  // of this iteration waits for it; it still bounds the iteration from
+  // below (the next iteration cannot start before its batch is on the GPU).
   const std::int64_t input_bytes =
       B * (model_.dense_features * kDenseInputBytes +
            static_cast<std::int64_t>(model_.lookups_per_sample()) * kIndexBytes);
   std::vector<std::uint32_t> h2d(static_cast<std::size_t>(n_));
   for (int r = 0; r < n_; ++r) {
-    h2d[static_cast<std::size_t>(r)] =
-        compute(r, h2d_s, "input_h2d", "input_copy", models::host_to_device_copy(device_, input_bytes).time, {});
+    Op copy;
+    copy.kind = OpKind::kDelay;
+    copy.rank = r;
+    copy.stream = h2d_s;
+    copy.name = o_.pipeline_input ? "input_h2d_later_batch" : "input_h2d";
+    copy.category = "input_copy";
+    copy.duration = models::host_to_device_copy(device_, input_bytes).time;
+    h2d[static_cast<std::size_t>(r)] = g_.add(std::move(copy));
   }
+  // What this iteration's first ops wait for: the copy, unless pipelined.
+  const auto input_ready = [&](int r) {
+    return o_.pipeline_input ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{h2d[static_cast<std::size_t>(r)]};
+  };
   std::vector<std::int64_t> input_a2a(static_cast<std::size_t>(n_), -1);
   if (n_ > 1) {
     input_a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = indices, .dtype = "fp32"},
@@ -257,7 +272,7 @@ OpGraph Builder::build() {
   // 2. Embedding forward and the pooled-embedding exchange.
   std::vector<std::uint32_t> emb_fwd(static_cast<std::size_t>(n_));
   for (int r = 0; r < n_; ++r) {
-    std::vector<std::uint32_t> deps = {h2d[static_cast<std::size_t>(r)]};
+    std::vector<std::uint32_t> deps = input_ready(r);
     if (!o_.pipeline_input && input_a2a[static_cast<std::size_t>(r)] >= 0) {
       deps.push_back(static_cast<std::uint32_t>(input_a2a[static_cast<std::size_t>(r)]));
     }
@@ -363,18 +378,18 @@ OpGraph Builder::build() {
   std::vector<std::uint32_t> interaction_fwd(static_cast<std::size_t>(n_));
   for (int r = 0; r < n_; ++r) {
     const auto R = static_cast<std::size_t>(r);
-    std::uint32_t prev = h2d[R];
+    std::vector<std::uint32_t> bottom_done = input_ready(r);  // the dense input, then each layer
     for (const Layer& l : bottom) {
-      prev = compute(r, compute_s, l.name + ".forward", "mlp",
-                     models::linear_forward(device_, B, l.in, l.out, math_t).time, {prev});
+      bottom_done = {compute(r, compute_s, l.name + ".forward", "mlp",
+                             models::linear_forward(device_, B, l.in, l.out, math_t).time, bottom_done)};
     }
     std::vector<std::uint32_t> deps = fwd_comm_done[R];
-    deps.push_back(prev);
+    deps.insert(deps.end(), bottom_done.begin(), bottom_done.end());
     if (fwd_t != emb_t && n_ > 1) {
       deps = {convert_op(r, "dequantize_pooled", received_elements, fwd_t, emb_t, deps)};
     }
     interaction_fwd[R] = compute(r, compute_s, "interaction.forward", "interaction", interaction_cost(false), deps);
-    prev = interaction_fwd[R];
+    std::uint32_t prev = interaction_fwd[R];
     for (const Layer& l : top) {
       prev = compute(r, compute_s, l.name + ".forward", "mlp",
                      models::linear_forward(device_, B, l.in, l.out, math_t).time, {prev});

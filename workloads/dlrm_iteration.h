@@ -17,12 +17,16 @@
 //               each issued when the backward ops producing it finish, so it
 //               overlaps the rest of backward; data-parallel tables' gradients
 //               join the last bucket
-//   h2d         the batch's input copy from host memory
+//   h2d         the batch's input copy from host memory (a DMA transfer:
+//               a delay op, not counted as compute)
 //
-// With pipelining on (TorchRec's TrainPipelineSparseDist), the indices
-// all-to-all carries the next batch and runs from the start of the iteration
-// beside everything else, off the critical path; off, the embedding forward
-// waits for it.
+// With pipelining on (TorchRec's TrainPipelineSparseDist), the input copy
+// carries a later batch (the pipeline copies batch i+2 to the GPU and
+// distributes batch i+1's indices while batch i trains) and the indices
+// all-to-all the next batch; both run from the start of the iteration beside
+// everything else, off the critical path, though an iteration never ends
+// before its copy does. Off, the embedding forward and the bottom MLP wait for
+// the copy, and the embedding forward for the all-to-all after it.
 //
 // Sizes: the pooled all-to-all carries B x dim x element bytes per table from
 // its owner to every rank; the indices all-to-all B x pooling x 8 bytes per
