@@ -50,7 +50,7 @@ struct WhatIfOptions {
   std::string fidelity = "flow";
   /// Flow finish times round up to multiples of this (FlowNetwork's
   /// completion quantum); 0: exact. The default, 10 ns, changes model A's
-  /// iteration by at most 6.3e-4 of itself from 8 to 256 nodes and takes
+  /// iteration by at most 7.4e-4 of itself from 8 to 256 nodes and takes
   /// 128 nodes 3x faster than 1 ns, 64 nodes 10x faster than exact (README).
   double completion_quantum_ns = 10.0;
   /// Collective kind -> algorithm. Defaults: hierarchical all-reduce,
