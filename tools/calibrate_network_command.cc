@@ -145,7 +145,9 @@ std::vector<double> simulate(const topology::ClusterRequest& request, const std:
                              int threads, const std::vector<bool>* only = nullptr) {
   topology::ClusterRequest r = request;
   r.overrides.insert(r.overrides.end(), assignments.begin(), assignments.end());
-  const auto [cluster, device] = load_cluster_and_gpu(r, gpu, "");
+  const ClusterAndGpu system = load_cluster_and_gpu(r, gpu, "");
+  const topology::LoadedCluster& cluster = system.cluster;
+  const models::DeviceProfile& device = system.device;
   const topology::Router router(cluster.topology);
   const models::NetworkBackendOptions options = backend_options(cluster, device, {});
   // Every row is its own simulation: on threads, each with its own registry

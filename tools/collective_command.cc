@@ -226,7 +226,9 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   std::vector<Setup> setups;
   for (const Variant& v : variants) {
     try {
-      auto [cluster, device] = load_cluster_and_gpu(v.request, v.gpu, "");
+      ClusterAndGpu system = load_cluster_and_gpu(v.request, v.gpu, "");
+      topology::LoadedCluster& cluster = system.cluster;
+      const models::DeviceProfile& device = system.device;
       const int n = f.ranks > 0 ? f.ranks : cluster.topology.num_gpus();
       if (n > cluster.topology.num_gpus() || n < 1) {
         throw InputError(

@@ -214,7 +214,9 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
   for (const Variant& v : variants) {
     try {
-      auto [cluster, device] = load_cluster_and_gpu(v.request, v.flags.gpu, v.flags.profile);
+      ClusterAndGpu system = load_cluster_and_gpu(v.request, v.flags.gpu, v.flags.profile);
+      topology::LoadedCluster& cluster = system.cluster;
+      models::DeviceProfile& device = system.device;
       models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
       if (graph.num_ranks > cluster.topology.num_gpus()) {
         throw InputError(Diagnostic{trace_name, "/ranks",
@@ -336,7 +338,9 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
 int run(const topology::ClusterRequest& request, const AlgorithmSources& sources, const Flags& f,
         std::ostream& out) {
   if (!f.vary.empty()) return run_variants(variants_of(request, f), sources, f, out);
-  const auto [cluster, device] = load_cluster_and_gpu(request, f.gpu, f.profile);
+  const ClusterAndGpu system = load_cluster_and_gpu(request, f.gpu, f.profile);
+  const topology::LoadedCluster& cluster = system.cluster;
+  const models::DeviceProfile& device = system.device;
   const models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
   if (graph.num_ranks > cluster.topology.num_gpus()) {

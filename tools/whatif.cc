@@ -53,7 +53,9 @@ constexpr double kRunningReportSeconds = 10.0;
 PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   topology::ClusterRequest request = o.cluster;
   request.nodes = nodes;
-  auto [cluster, device] = load_cluster_and_gpu(request, o.gpu, o.profile);
+  ClusterAndGpu system = load_cluster_and_gpu(request, o.gpu, o.profile);
+  topology::LoadedCluster& cluster = system.cluster;
+  models::DeviceProfile& device = system.device;
   const topology::Topology& topo = cluster.topology;
   const int gpus = topo.num_gpus();
   const int gpn = cluster.spec ? cluster.spec->gpus_per_node : gpus_per_server(topo);
