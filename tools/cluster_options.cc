@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "base/error.h"
+#include "topology/degrade.h"
 #include "topology/presets.h"
 
 namespace zx::tools {
 
-std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, bool with_nodes) {
+std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, bool with_nodes, DegradeFlag degrade) {
   auto request = std::make_shared<topology::ClusterRequest>();
   std::string presets;
   for (const auto& [name, description] : topology::preset_descriptions()) {
@@ -31,6 +33,31 @@ std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, boo
                  "--set fabric.oversubscription=2 --set nic.bandwidth_gbit_per_s=400")
       ->option_text("KEY=VALUE")
       ->take_all();
+  if (degrade != DegradeFlag::kNone) {
+    const bool gpus = degrade == DegradeFlag::kLinksAndGpus;
+    const std::string name = cmd.get_name();
+    cmd.add_option("--degrade", request->degradations,
+                   gpus ? "A part running below its rated speed (repeatable): gpu:RANK=SPEED, gpu:FIRST-LAST=SPEED "
+                          "(a straggler: its kernels take 1/SPEED as long), link:SRC->DST=SPEED, device:NAME=SPEED "
+                          "(every link of a NIC or switch); SPEED in [0.001, 1]"
+                        : "A link running below its rated speed (repeatable): link:SRC->DST=SPEED, "
+                          "device:NAME=SPEED (every link of a NIC or switch); SPEED in [0.001, 1]")
+        ->option_text("SELECTOR=SPEED")
+        ->take_all()
+        ->check([gpus, name](const std::string& text) -> std::string {
+          try {
+            const topology::Degradation d = topology::parse_degradation(text);
+            if (!gpus && d.target == topology::Degradation::Target::kGpu) {
+              return fmt::format("'{}': `zionsim {}` runs no GPU kernels; a slow GPU is a what-if for "
+                                 "whatif and run",
+                                 text, name);
+            }
+          } catch (const InputError& e) {
+            return e.diagnostics().front().message;
+          }
+          return {};
+        });
+  }
   return request;
 }
 

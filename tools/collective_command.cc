@@ -400,7 +400,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
 void add_collective_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "collective", "Time collectives over a size sweep, algorithms side by side (the nccl-tests table)");
-  auto request = add_cluster_options(*cmd);
+  auto request = add_cluster_options(*cmd, /*with_nodes=*/true, DegradeFlag::kLinks);
   auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
   cmd->add_option("--op", f->op, "The collective")

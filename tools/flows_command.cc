@@ -174,7 +174,7 @@ int run_flows(const topology::ClusterRequest& request, const FlowsOptions& o, st
 void add_flows_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "flows", "Simulate point-to-point flows between GPUs (a file or a traffic pattern)");
-  auto request = add_cluster_options(*cmd);
+  auto request = add_cluster_options(*cmd, /*with_nodes=*/true, DegradeFlag::kLinks);
   auto o = std::make_shared<FlowsOptions>();
   cmd->add_option("--flows", o->flows_file,
                   "A flows file: {\"schema_version\": 1, \"flows\": [{\"id\", \"src_rank\", \"dst_rank\", "

@@ -63,8 +63,8 @@ struct Flags {
 
 // --vary for run: the knobs besides the cluster's, and each combination's setup.
 constexpr const char* kVaryKnobs =
-    "nodes, gpu, profile, fidelity, completion-quantum-ns, algo.KIND, nic-gbit, oversubscription, or a cluster key "
-    "as --set takes it";
+    "nodes, gpu, profile, fidelity, completion-quantum-ns, algo.KIND, nic-gbit, oversubscription, degrade (none, or "
+    "SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it";
 
 struct Variant {
   Settings settings;
@@ -76,6 +76,7 @@ struct Variant {
 void apply_knob(Variant& v, const std::string& key, const std::string& value) {
   if (const std::optional<std::string> set = cluster_override(key, value)) {
     v.request.overrides.push_back(*set);
+  } else if (apply_degrade_knob(key, value, v.request)) {
   } else if (key == "nodes") {
     v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
   } else if (key == "gpu") {
@@ -201,6 +202,27 @@ struct Summary {
   std::string busiest_link;
 };
 
+// The trace on this cluster: its ranks must be GPUs of the cluster; GPUs
+// the cluster degrades (--degrade gpu:R=SPEED) compute slower.
+models::OpGraph load_run_graph(const Flags& f, const std::string& trace_name, const topology::LoadedCluster& cluster,
+                               const models::DeviceProfile& device) {
+  models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
+  if (graph.num_ranks > cluster.topology.num_gpus()) {
+    throw InputError(Diagnostic{trace_name, "/ranks",
+                                fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
+                                            graph.num_ranks, cluster.topology.num_gpus())});
+  }
+  for (std::size_t r = static_cast<std::size_t>(graph.num_ranks); r < cluster.gpu_speed.size(); ++r) {
+    if (cluster.gpu_speed[r] != 1) {
+      throw InputError(Diagnostic{"--degrade", "",
+                                  fmt::format("GPU rank {} runs no part of the trace ({} ranks: 0..{})", r,
+                                              graph.num_ranks, graph.num_ranks - 1)});
+    }
+  }
+  models::slow_compute(graph, cluster.gpu_speed);
+  return graph;
+}
+
 // Every variant checked (cluster, profile, trace, ranks) before any runs,
 // then run one after another.
 int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& sources, const Flags& f,
@@ -217,12 +239,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
       ClusterAndGpu system = load_cluster_and_gpu(v.request, v.flags.gpu, v.flags.profile);
       topology::LoadedCluster& cluster = system.cluster;
       models::DeviceProfile& device = system.device;
-      models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
-      if (graph.num_ranks > cluster.topology.num_gpus()) {
-        throw InputError(Diagnostic{trace_name, "/ranks",
-                                    fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
-                                                graph.num_ranks, cluster.topology.num_gpus())});
-      }
+      models::OpGraph graph = load_run_graph(f, trace_name, cluster, device);
       models::collectives::CollectiveRegistry registry;
       fill_registry(sources, registry);
       for (const auto& [kind, name] : parse_algorithm_flags(v.flags.algorithms)) {
@@ -341,13 +358,8 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   const ClusterAndGpu system = load_cluster_and_gpu(request, f.gpu, f.profile);
   const topology::LoadedCluster& cluster = system.cluster;
   const models::DeviceProfile& device = system.device;
-  const models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
-  if (graph.num_ranks > cluster.topology.num_gpus()) {
-    throw InputError(Diagnostic{trace_name, "/ranks",
-                                fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
-                                            graph.num_ranks, cluster.topology.num_gpus())});
-  }
+  const models::OpGraph graph = load_run_graph(f, trace_name, cluster, device);
   std::ofstream timeline_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   sim::Simulator sim;
@@ -472,7 +484,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
 
 void add_run_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand("run", "Simulate a trace of a job (docs/traces.md) on a cluster");
-  auto request = add_cluster_options(*cmd);
+  auto request = add_cluster_options(*cmd, /*with_nodes=*/true, DegradeFlag::kLinksAndGpus);
   auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
   cmd->add_option("--trace", f->trace,

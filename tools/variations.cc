@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "topology/degrade.h"
 
 namespace zx::tools {
 namespace {
@@ -81,6 +82,23 @@ std::optional<std::string> cluster_override(const std::string& key, const std::s
   }
   if (key.find('.') != std::string::npos && !key.starts_with("algo.")) return key + "=" + value;
   return std::nullopt;
+}
+
+bool apply_degrade_knob(const std::string& key, const std::string& value, topology::ClusterRequest& request) {
+  if (key != "degrade") return false;
+  if (value == "none") return true;
+  std::size_t begin = 0;
+  while (begin <= value.size()) {
+    const std::size_t plus = std::min(value.find('+', begin), value.size());
+    const std::string part = value.substr(begin, plus - begin);
+    if (part.empty()) {
+      throw InputError(Diagnostic{"--vary", key, fmt::format("'{}': an empty part between '+'", value)});
+    }
+    topology::parse_degradation(part, "--vary degrade");
+    request.degradations.push_back(part);
+    begin = plus + 1;
+  }
+  return true;
 }
 
 void check_set_once(const std::string& vary_key, const std::string& override,

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "topology/cluster_file.h"
+
 namespace zx::tools {
 
 /// One knob and the values to try.
@@ -47,6 +49,13 @@ std::string settings_label(const Settings& settings);
 /// any other key. Throws zx::InputError for a bad nic-gbit or
 /// oversubscription value.
 std::optional<std::string> cluster_override(const std::string& key, const std::string& value);
+
+/// --vary degrade=...: a value is "none" or SELECTOR=SPEED parts joined by
+/// '+' (gpu:0=0.8+device:node0/nic0=0.5), each added to
+/// request.degradations on top of --degrade; the syntax is checked now, the
+/// names when the cluster loads (topology/degrade.h). False for any other
+/// key. Throws zx::InputError naming --vary for a bad value.
+bool apply_degrade_knob(const std::string& key, const std::string& value, topology::ClusterRequest& request);
 
 /// Throws zx::InputError when the key `override` sets is also set by one of
 /// `existing` (--set, or a flag that stands for one).

@@ -147,6 +147,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
 
   models::OpGraph graph =
       workloads::build_dlrm_iteration(model, plan, point.gpus, gpn, device, iteration_options(o, batch));
+  models::slow_compute(graph, cluster.gpu_speed);  // --degrade gpu:R=SPEED
 
   sim::Simulator sim;
   const topology::Router router(topo);
@@ -393,12 +394,15 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"embeddings", "fused, unfused (--unfused)"},
           {"pipeline", "on, off (--no-pipeline)"},
           {"algo.KIND", "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)"},
+          {"degrade", "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
+                      "(as --degrade, added to it)"},
           {"SECTION.KEY", "any cluster key --set takes, e.g. nic.all_to_all_efficiency=0.27,1"}};
 }
 
 void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std::string& value) {
   if (std::optional<std::string> set = cluster_override(key, value)) {
     o.cluster.overrides.push_back(*set);  // a cluster key is checked when the cluster loads
+  } else if (apply_degrade_knob(key, value, o.cluster)) {
   } else if (key == "gpu") {
     o.gpu = value;
   } else if (key == "profile") {

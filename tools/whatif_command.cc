@@ -85,7 +85,9 @@ double vs_first(const std::vector<std::vector<WhatIfPoint>>& points, std::size_t
 
 void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<WhatIfVariant>& variants,
                  const std::vector<std::vector<WhatIfPoint>>& points) {
-  fmt::print(out, "zionsim whatif: model {} on {}, fidelity {}\n\n", o.model, o.cluster.cluster, o.fidelity);
+  fmt::print(out, "zionsim whatif: model {} on {}, fidelity {}{}\n\n", o.model, o.cluster.cluster, o.fidelity,
+             o.cluster.degradations.empty() ? ""
+                                            : fmt::format(", degraded: {}", fmt::join(o.cluster.degradations, ", ")));
   // With --vary, one column per varied knob first, and throughput against
   // the first variant at the same size.
   const bool varied = !variants.front().settings.empty();
@@ -177,6 +179,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<Wha
   j["cluster"] = o.cluster.cluster;
   j["fidelity"] = o.fidelity;
   j["completion_quantum_ns"] = o.completion_quantum_ns;
+  if (!o.cluster.degradations.empty()) j["degrade"] = o.cluster.degradations;
   if (varied) {
     nlohmann::ordered_json vary = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < variants.front().settings.size(); ++k) {
@@ -384,7 +387,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
 void add_whatif_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "whatif", "Simulate DLRM training over cluster sizes: iteration time, throughput, scaling, breakdown");
-  auto request = add_cluster_options(*cmd, /*with_nodes=*/false);
+  auto request = add_cluster_options(*cmd, /*with_nodes=*/false, DegradeFlag::kLinksAndGpus);
   auto options = std::make_shared<WhatIfOptions>();
   auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();

@@ -11,10 +11,12 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/json_reader.h"
+#include "topology/degrade.h"
 #include "topology/types.h"
 
 namespace zx::topology {
@@ -339,6 +341,14 @@ LoadedCluster load_cluster(const ClusterRequest& request) {
   Document doc = Document::parse(text, source);
   LoadedCluster loaded = parse_document(doc, request.nodes);
   loaded.source = source;
+  if (!request.degradations.empty()) {
+    std::vector<Degradation> degradations;
+    for (const std::string& d : request.degradations) degradations.push_back(parse_degradation(d));
+    loaded.topology = degrade_links(loaded.topology, degradations);
+    loaded.gpu_speed = gpu_speeds(loaded.topology, degradations);
+    loaded.degradations = request.degradations;
+    loaded.source += fmt::format(", degraded: {}", fmt::join(request.degradations, ", "));
+  }
   return loaded;
 }
 

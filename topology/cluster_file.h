@@ -38,6 +38,10 @@ struct ClusterRequest {
   /// "key.path=value" overrides applied on top of the preset or file, with
   /// the file's key names: "fabric.oversubscription=2", "nic.bandwidth_gbit_per_s=400".
   std::vector<std::string> overrides;
+  /// "SELECTOR=SPEED" parts running below their rated speed (--degrade;
+  /// topology/degrade.h): links are scaled in the topology, GPU speeds land
+  /// in LoadedCluster::gpu_speed.
+  std::vector<std::string> degradations;
 };
 
 struct LoadedCluster {
@@ -46,6 +50,11 @@ struct LoadedCluster {
   std::optional<ClusterSpec> spec;
   /// Where it came from, for printing: "preset zionex", "cluster.json".
   std::string source;
+  /// Compute speed per GPU rank from the request's GPU degradations (1:
+  /// healthy); empty when no GPU is degraded.
+  std::vector<double> gpu_speed;
+  /// The request's degradations as given ("gpu:3=0.5"), for printing.
+  std::vector<std::string> degradations;
 };
 
 /// Resolves a request: a preset or a file, with overrides; validates

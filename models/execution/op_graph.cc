@@ -1,10 +1,14 @@
 #include "models/execution/op_graph.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "base/check.h"
 
 namespace zx::models {
 
@@ -188,6 +192,21 @@ std::vector<OpGraphProblem> validate(const OpGraph& g) {
     }
   }
   return problems;
+}
+
+void slow_compute(OpGraph& graph, std::span<const double> speed_by_rank) {
+  for (const double speed : speed_by_rank) ZX_CHECK(speed > 0 && speed <= 1, fmt::format("GPU speed {} outside (0, 1]", speed));
+  for (Op& op : graph.ops) {
+    if (op.kind != OpKind::kCompute || op.rank < 0 || static_cast<std::size_t>(op.rank) >= speed_by_rank.size()) {
+      continue;
+    }
+    const double speed = speed_by_rank[static_cast<std::size_t>(op.rank)];
+    if (speed == 1) continue;
+    const double ps = std::round(static_cast<double>(op.duration.count_ps()) / speed);
+    ZX_CHECK(ps < static_cast<double>(std::numeric_limits<std::int64_t>::max() / 4),
+             fmt::format("op '{}' on rank {} would take {} ps", op.name, op.rank, ps));
+    op.duration = sim::Duration::ps(static_cast<std::int64_t>(ps));
+  }
 }
 
 }  // namespace zx::models

@@ -26,6 +26,7 @@
 #define ZIONSIM_MODELS_EXECUTION_OP_GRAPH_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,14 @@ struct OpGraph {
   /// The index of a stream name, adding it if new.
   int stream(const std::string& name);
 };
+
+/// Degraded GPUs (straggler what-ifs): every compute op of rank r takes
+/// duration / speed_by_rank[r], rounded to the nearest picosecond. Delay ops
+/// (DMA, host gaps) and communication keep their time. `speed_by_rank`
+/// empty: no change; otherwise ranks beyond its end are healthy. Throws
+/// zx::InvariantError for a speed outside (0, 1] or a time past the int64
+/// picosecond range.
+void slow_compute(OpGraph& graph, std::span<const double> speed_by_rank);
 
 /// A problem found by validate(): the op (or -1) and what is wrong.
 struct OpGraphProblem {
