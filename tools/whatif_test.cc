@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "base/error.h"
 #include "tools/whatif.h"
 
@@ -125,6 +129,92 @@ TEST(WhatIfTest, BadInputs) {
   WhatIfOptions model = small_model();
   model.model = "dlrm-b";
   EXPECT_THROW(one(model, 1), InputError);
+}
+
+// Degraded hardware (--degrade). At full speed a degradation changes
+// nothing, to the bit. A straggler's kernels take exactly 1/SPEED as long
+// (to the picosecond per op), the iteration cannot end before its compute
+// stream does, the healthy GPUs wait for it, and a slower straggler never
+// makes the iteration shorter (1% for max-min anomalies, as above). A NIC
+// at half speed slows the exchanges.
+TEST(WhatIfDegradeTest, StragglersAndSlowNics) {
+  const auto kept = [](const std::vector<std::string>& degradations) {
+    WhatIfOptions o = small_model();
+    o.nodes = {2};
+    o.threads = 1;
+    o.cluster.degradations = degradations;
+    return run_whatif(o, 2).front();
+  };
+  const WhatIfPoint base = kept({});
+  ASSERT_TRUE(base.fits) << base.reason;
+  const WhatIfPoint full = kept({"gpu:0-15=1", "device:node0/nic0=1", "link:rack0/rsw->node1/nic3=1"});
+  EXPECT_EQ(full.fingerprint, base.fingerprint);
+  EXPECT_EQ(full.iteration_time_ms, base.iteration_time_ms);
+
+  const WhatIfPoint slow = kept({"gpu:3=0.5"});
+  ASSERT_EQ(slow.graph->ops.size(), base.graph->ops.size());
+  sim::Duration straggler_stream = sim::Duration::zero();
+  for (std::size_t i = 0; i < base.graph->ops.size(); ++i) {
+    const models::Op& b = base.graph->ops[i];
+    const models::Op& s = slow.graph->ops[i];
+    if (b.rank == 3 && b.kind == models::OpKind::kCompute) {
+      EXPECT_LE(std::abs(s.duration.count_ps() - 2 * b.duration.count_ps()), 1) << b.name;
+      if (slow.graph->stream_names[static_cast<std::size_t>(s.stream)] == "compute") straggler_stream += s.duration;
+    } else {
+      EXPECT_EQ(s.duration, b.duration) << b.name << " on rank " << b.rank;
+    }
+  }
+  EXPECT_GT(straggler_stream, sim::Duration::zero());
+  EXPECT_GE(slow.iteration_time_ms, straggler_stream.to_seconds() * 1e3);
+  EXPECT_GT(slow.iteration_time_ms, base.iteration_time_ms);
+  EXPECT_GT(slow.breakdown.other_ms, base.breakdown.other_ms);  // the others wait for it
+  const WhatIfPoint slower = kept({"gpu:3=0.25"});
+  const WhatIfPoint mild = kept({"gpu:3=0.9"});
+  EXPECT_GE(mild.iteration_time_ms, base.iteration_time_ms * 0.99);
+  EXPECT_GE(slow.iteration_time_ms, mild.iteration_time_ms * 0.99);
+  EXPECT_GE(slower.iteration_time_ms, slow.iteration_time_ms * 0.99);
+
+  const WhatIfPoint nic = kept({"device:node0/nic0=0.5"});
+  EXPECT_GT(nic.iteration_time_ms, base.iteration_time_ms);
+  EXPECT_GT(nic.breakdown.exposed_all_to_all_ms + nic.breakdown.exposed_all_reduce_ms,
+            base.breakdown.exposed_all_to_all_ms + base.breakdown.exposed_all_reduce_ms);
+  EXPECT_EQ(nic.breakdown.compute_ms, base.breakdown.compute_ms);
+}
+
+TEST(WhatIfDegradeTest, VaryDegradeAndBadDegradations) {
+  WhatIfOptions base = small_model();
+  base.nodes = {2};
+  base.threads = 1;
+  base.cluster.degradations = {"gpu:1=0.9"};
+  const std::vector<WhatIfVariant> variants = expand_whatif_variations(
+      base, {parse_whatif_variation("degrade=none,gpu:0=0.5+device:node0/nic0=0.5")});
+  ASSERT_EQ(variants.size(), 2u);
+  EXPECT_EQ(variants[0].options.cluster.degradations, (std::vector<std::string>{"gpu:1=0.9"}));
+  EXPECT_EQ(variants[1].options.cluster.degradations,
+            (std::vector<std::string>{"gpu:1=0.9", "gpu:0=0.5", "device:node0/nic0=0.5"}));
+  EXPECT_EQ(variants[1].label(), "degrade=gpu:0=0.5+device:node0/nic0=0.5");
+  const std::vector<std::vector<WhatIfPoint>> points = run_whatif_variants(variants);
+  WhatIfOptions alone = base;
+  alone.cluster.degradations = {"gpu:1=0.9", "gpu:0=0.5", "device:node0/nic0=0.5"};
+  EXPECT_EQ(points[1].front().fingerprint, one(alone, 2).fingerprint);
+  EXPECT_EQ(points[0].front().fingerprint, one(base, 2).fingerprint);
+
+  for (const char* text : {"degrade=gpu:0", "degrade=gpu:0=2", "degrade=gpu:0=0.5+", "degrade=+gpu:0=0.5",
+                           "degrade=cpu:0=0.5"}) {
+    EXPECT_THROW(parse_whatif_variation(text), InputError) << text;
+  }
+  // A rank that exists at 2 nodes but not at 1: refused before anything runs.
+  WhatIfOptions sweep = small_model();
+  sweep.nodes = {2, 1};
+  sweep.cluster.degradations = {"gpu:12=0.5"};
+  try {
+    run_whatif(sweep);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.diagnostics().front().message.find("GPU rank 12 does not exist: the cluster has 8 GPUs"),
+              std::string::npos)
+        << e.diagnostics().front().message;
+  }
 }
 
 // Every combination, the first knob outermost; each variant carries the

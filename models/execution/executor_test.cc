@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/check.h"
 #include "base/error.h"
 #include "models/execution/executor.h"
 #include "models/execution/op_graph.h"
@@ -130,6 +131,47 @@ TEST(ExecutorTest, CollectiveWaitsForTheLastMember) {
   // Rank 0 waited 40 ns for its peer: exposed communication.
   EXPECT_EQ(r.ranks[0].exposed_communication, Duration::ns(60));
   EXPECT_EQ(r.ranks[1].exposed_communication, Duration::ns(20));
+}
+
+// A straggler (slow_compute): rank 0 at speed 0.25 takes 4 x 10 ns for its
+// compute; the collective waits for it (ends at 40 + 20 ns), rank 1's
+// compute and every delay op keep their time, and ranks past the speed
+// list's end are healthy.
+TEST(ExecutorTest, SlowComputeStretchesOnlyTheStragglersKernels) {
+  OpGraph g;
+  g.num_ranks = 3;
+  const int s = g.stream("compute");
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(20'000)});
+  g.add(compute(0, s, 10));    // 0
+  g.add(compute(1, s, 30));    // 1
+  g.add(collective(0, s, 0));  // 2
+  g.add(collective(1, s, 0));  // 3
+  Op delay = compute(0, s, 7);
+  delay.kind = OpKind::kDelay;
+  g.add(delay);               // 4
+  g.add(compute(2, s, 15));   // 5
+  const std::vector<double> speed = {0.25, 1.0};
+  slow_compute(g, speed);
+  EXPECT_EQ(g.ops[0].duration, Duration::ns(40));
+  EXPECT_EQ(g.ops[1].duration, Duration::ns(30));
+  EXPECT_EQ(g.ops[4].duration, Duration::ns(7));
+  EXPECT_EQ(g.ops[5].duration, Duration::ns(15));
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const ExecutionResult r = execute(sim, g, backend);
+  EXPECT_EQ(r.ops[3].start, at_ns(40));
+  EXPECT_EQ(r.ops[3].end, at_ns(60));
+  EXPECT_EQ(r.makespan, at_ns(67));
+  // Rounded to the nearest picosecond: 1 ns at speed 3/7 is 2333.33 ps.
+  OpGraph one;
+  one.num_ranks = 1;
+  one.add(compute(0, one.stream("compute"), 1));
+  slow_compute(one, std::vector<double>{3.0 / 7.0});
+  EXPECT_EQ(one.ops[0].duration, Duration::ps(2333));
+  // No speeds: nothing changes; a speed outside (0, 1] is a bug of the caller.
+  slow_compute(one, {});
+  EXPECT_EQ(one.ops[0].duration, Duration::ps(2333));
+  EXPECT_THROW(slow_compute(one, std::vector<double>{1.5}), InvariantError);
 }
 
 // A send and a receive form one transfer that starts when both are ready.

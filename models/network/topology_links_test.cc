@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/simulator.h"
+#include "topology/degrade.h"
 #include "topology/presets.h"
 
 namespace zx::models {
@@ -92,6 +93,32 @@ TEST(TopologyLinksTest, CrossServerFlowAloneRunsAtTheNicRate) {
   // A GPU pair inside one server uses NVLink only and is much faster.
   const topology::Route local = c.route(0, 1);
   for (topology::LinkId l : local) EXPECT_EQ(c.topo().link(l).kind, topology::LinkKind::kNvlink);
+}
+
+// A NIC degraded to 40% of its rate (--degrade device:node0/nic0=0.4):
+// GPU 0's lone flow to GPU 8 runs at 0.4 x the NIC rate after the same
+// latency; GPU 1's flow, through a healthy NIC, is unchanged.
+TEST(TopologyLinksTest, ADegradedNicCarriesItsShareOfTheRate) {
+  const Cluster c;
+  const topology::Router slow(topology::degrade_links(
+      c.topo(), {topology::parse_degradation("device:node0/nic0=0.4")}));
+  const Bytes size = Bytes::mib(2);
+  const auto finish = [&](const topology::Router &router, int src, int dst) {
+    sim::Simulator sim;
+    FlowNetwork net(sim, link_params(router.topology()));
+    RouteScratch scratch;
+    const FlowId id = start_gpu_flow(net, router, src, dst, size, gpu_pair_flow_key(src, dst), {}, scratch);
+    sim.run();
+    return net.flow(id).finish;
+  };
+  const double rate = static_cast<double>(
+      sim::BytesPerSecond::from_gbit_per_s(200).scaled(0.4).scaled(4096.0 / 4178.0).count());
+  EXPECT_EQ(finish(slow, 0, 8),
+            TimePoint::zero() + c.latency(c.route(0, 8)) + transfer_time(static_cast<double>(size.count()), rate));
+  EXPECT_GT(finish(slow, 0, 8), finish(c.router, 0, 8));
+  EXPECT_EQ(finish(slow, 1, 9), finish(c.router, 1, 9));
+  // The reverse direction enters through the same NIC: just as slow.
+  EXPECT_EQ(finish(slow, 8, 0), finish(slow, 0, 8));
 }
 
 // GPUs 0 and 1 of server 0 send to GPUs 8 and 9 of server 1 through NICs 0
