@@ -116,9 +116,28 @@ if [[ $(grep -c '<path' "$plot") != 4 ]]; then
   failures=$((failures + 1))
 fi
 rm -f "$plot"
+# --degrade: the header names what is degraded; a straggler at half speed
+# slows model A-small's iteration; the topology of a degraded cluster reads
+# back with the degraded bandwidth.
+expect 0 out "degraded: gpu:0=0.5, device:node0/nic0=0.5" -- whatif --nodes 1 --model dlrm-a-small --degrade gpu:0=0.5 --degrade device:node0/nic0=0.5
+healthy_ms=$("$zionsim" whatif --nodes 1 --model dlrm-a-small --format csv 2>/dev/null | awk -F, 'NR==2 {print $5}')
+slow_ms=$("$zionsim" whatif --nodes 1 --model dlrm-a-small --degrade gpu:3=0.5 --format csv 2>/dev/null | awk -F, 'NR==2 {print $5}')
+if ! awk -v a="$healthy_ms" -v b="$slow_ms" 'BEGIN { exit !(a > 0 && b > a) }'; then
+  echo "FAIL: a straggler at half speed did not slow the iteration ($healthy_ms -> $slow_ms ms)"
+  failures=$((failures + 1))
+fi
+degraded=$(mktemp --suffix=.json)
+"$zionsim" topology --nodes 2 --degrade 'link:node0/nic0->rack0/rsw=0.5' --format json >"$degraded"
+if [[ $(grep -c '"kind":"roce","bandwidth_gbyte_per_s":12.5,' "$degraded") != 1 ||
+      $(grep -c '"kind":"roce","bandwidth_gbyte_per_s":25.0,' "$degraded") != 31 ]]; then
+  echo "FAIL: topology --degrade link:...=0.5 did not write one RoCE link at 12.5 GB/s and 31 at 25"
+  failures=$((failures + 1))
+fi
+rm -f "$degraded"
 # docs/output_formats.md names every JSON key whatif, plan, collective and run write.
 jsons=$(mktemp -d)
 "$zionsim" whatif --nodes 1 --vary model=dlrm-a-small,dlrm-a --format json >"$jsons/whatif.json" 2>/dev/null
+"$zionsim" whatif --nodes 1 --model dlrm-a-small --degrade gpu:0=0.5 --format json >"$jsons/whatif_degrade.json" 2>/dev/null
 "$zionsim" plan --nodes 2 --model dlrm-dcnv2 --format json >"$jsons/plan.json"
 "$zionsim" plan --nodes 1 --model dlrm-a --format json >"$jsons/plan_does_not_fit.json"
 "$zionsim" plan --nodes 1 --model dlrm-dcnv2 --search --search-budget 12 --format json >"$jsons/plan_search.json"
