@@ -39,9 +39,11 @@ std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, boo
     cmd.add_option("--degrade", request->degradations,
                    gpus ? "A part running below its rated speed (repeatable): gpu:RANK=SPEED, gpu:FIRST-LAST=SPEED "
                           "(a straggler: its kernels take 1/SPEED as long), link:SRC->DST=SPEED, device:NAME=SPEED "
-                          "(every link of a NIC or switch); SPEED in [0.001, 1]"
+                          "(every link of a NIC or switch); SPEED in [0.001, 1], or 0 for a failed switch or link "
+                          "between switches (docs/cluster_files.md)"
                         : "A link running below its rated speed (repeatable): link:SRC->DST=SPEED, "
-                          "device:NAME=SPEED (every link of a NIC or switch); SPEED in [0.001, 1]")
+                          "device:NAME=SPEED (every link of a NIC or switch); SPEED in [0.001, 1], or 0 for a failed "
+                          "switch or link between switches (docs/cluster_files.md)")
         ->option_text("SELECTOR=SPEED")
         ->take_all()
         ->check([gpus, name](const std::string& text) -> std::string {

@@ -33,7 +33,7 @@ std::optional<int> parse_rank(std::string_view s) {
 
 constexpr std::string_view kExpected =
     "expected SELECTOR=SPEED with SELECTOR gpu:RANK, gpu:FIRST-LAST, link:SRC->DST or device:NAME and "
-    "SPEED the share of the rated speed left, in [0.001, 1]";
+    "SPEED the share of the rated speed left, in [0.001, 1] (0: a failed link or switch)";
 
 // Every device name, for "did you mean".
 std::vector<std::string> device_names(const Topology& t) {
@@ -63,6 +63,56 @@ void check_ranks(const Topology& t, const Degradation& d, std::string_view flag)
   }
 }
 
+// After failures: every edge switch (one with links to NICs) must still
+// reach, and be reached from, the first edge switch of its network (backend
+// RoCE or front-end TCP) through switches alone, or some GPUs could not talk.
+void check_fabric_connected(const Topology& t, const std::vector<Degradation>& degradations, std::string_view flag) {
+  const auto is_switch = [&](NodeId n) { return t.node(n).kind == NodeKind::kEthernetSwitch; };
+  std::map<LinkKind, std::vector<NodeId>> edges;  // NIC link kind -> edge switches, in id order
+  for (std::uint32_t n = 0; n < t.num_nodes(); ++n) {
+    const NodeId id{n};
+    if (!is_switch(id)) continue;
+    for (const LinkId l : t.out_links(id)) {
+      if (t.node(t.link(l).dst).kind == NodeKind::kNic) {
+        edges[t.link(l).kind].push_back(id);
+        break;
+      }
+    }
+  }
+  const auto reach = [&](NodeId start, bool forward) {
+    std::vector<bool> seen(t.num_nodes(), false);
+    std::vector<NodeId> stack = {start};
+    seen[index(start)] = true;
+    while (!stack.empty()) {
+      const NodeId n = stack.back();
+      stack.pop_back();
+      for (const LinkId l : forward ? t.out_links(n) : t.in_links(n)) {
+        const NodeId next = forward ? t.link(l).dst : t.link(l).src;
+        if (!is_switch(next) || seen[index(next)]) continue;
+        seen[index(next)] = true;
+        stack.push_back(next);
+      }
+    }
+    return seen;
+  };
+  for (const auto& [kind, switches] : edges) {
+    const std::vector<bool> from = reach(switches.front(), true);
+    const std::vector<bool> to = reach(switches.front(), false);
+    for (const NodeId s : switches) {
+      if (from[index(s)] && to[index(s)]) continue;
+      std::vector<std::string> failures;
+      for (const Degradation& d : degradations) {
+        if (d.speed == 0) failures.push_back(d.text);
+      }
+      throw InputError(Diagnostic{
+          std::string(flag), "",
+          fmt::format("'{}': with these failed, {} and {} cannot reach each other (the servers below them could not "
+                      "talk)",
+                      fmt::join(failures, "', '"), t.node(switches.front()).name, t.node(s).name)});
+    }
+  }
+}
+
 }  // namespace
 
 Degradation parse_degradation(std::string_view text, std::string_view flag) {
@@ -82,10 +132,10 @@ Degradation parse_degradation(std::string_view text, std::string_view flag) {
   if (used == 0 || used != speed_text.size() || !std::isfinite(speed)) {
     fail(flag, text, fmt::format("expected the speed after '=' as a number in [0.001, 1], got '{}'", speed_text));
   }
-  if (speed < kMinSpeed || speed > 1) {
+  if ((speed < kMinSpeed && speed != 0) || speed > 1) {
     fail(flag, text,
-         fmt::format("expected the speed as the share of the rated speed left, in [0.001, 1], got {}; a "
-                     "faster part is a --set (or --set gpu.KEY) what-if",
+         fmt::format("expected the speed as the share of the rated speed left, in [0.001, 1] (0: failed), got "
+                     "{}; a faster part is a --set (or --set gpu.KEY) what-if",
                      speed_text));
   }
   d.speed = speed;
@@ -105,6 +155,9 @@ Degradation parse_degradation(std::string_view text, std::string_view flag) {
     if (*last < *first) fail(flag, text, fmt::format("the range {}-{} is empty (FIRST above LAST)", *first, *last));
     d.first_rank = *first;
     d.last_rank = *last;
+    if (speed == 0) {
+      fail(flag, text, "a GPU at speed 0 never finishes an iteration; give a speed in [0.001, 1]");
+    }
   } else if (kind == "link") {
     d.target = Degradation::Target::kLink;
     const std::size_t arrow = what.find("->");
@@ -134,6 +187,7 @@ bool degrades_gpus(const std::vector<Degradation>& degradations) {
 Topology degrade_links(const Topology& topology, const std::vector<Degradation>& degradations,
                        std::string_view flag) {
   std::map<std::uint32_t, double> speed;  // link index -> product of its degradations
+  std::map<std::uint32_t, const Degradation*> failed_by;  // link index -> the first degradation at 0
   std::vector<std::string> names;         // filled on the first unknown name
   for (const Degradation& d : degradations) {
     switch (d.target) {
@@ -149,6 +203,7 @@ Topology degrade_links(const Topology& topology, const std::vector<Degradation>&
           found = true;
           auto [it, added] = speed.try_emplace(index(l), 1.0);
           it->second *= d.speed;
+          if (d.speed == 0) failed_by.try_emplace(index(l), &d);
         }
         if (!found) {
           std::vector<std::string> next;
@@ -165,6 +220,7 @@ Topology degrade_links(const Topology& topology, const std::vector<Degradation>&
           for (const LinkId l : links) {
             auto [it, added] = speed.try_emplace(index(l), 1.0);
             it->second *= d.speed;
+            if (d.speed == 0) failed_by.try_emplace(index(l), &d);
           }
         }
         break;
@@ -172,9 +228,27 @@ Topology degrade_links(const Topology& topology, const std::vector<Degradation>&
     }
   }
   if (speed.empty()) return topology;
+  // Failed links: only between Ethernet switches, where the fabric has
+  // other paths (ECMP then spreads over the rest). A failed link of a NIC
+  // would cut its GPU off: every GPU leaves through its own NIC.
+  std::vector<bool> failed(topology.num_links(), false);
+  for (const auto& [i, s] : speed) {
+    if (s != 0) continue;
+    const LinkInfo& l = topology.link(LinkId{i});
+    if (topology.node(l.src).kind != NodeKind::kEthernetSwitch ||
+        topology.node(l.dst).kind != NodeKind::kEthernetSwitch) {
+      fail(flag, failed_by.at(i)->text,
+           fmt::format("the link {}->{} cannot fail: only links between Ethernet switches can (every GPU leaves "
+                       "through its own NIC, so a NIC's link at 0 would cut its GPU off); give it a speed in "
+                       "[0.001, 1] instead",
+                       topology.node(l.src).name, topology.node(l.dst).name));
+    }
+    failed[i] = true;
+  }
   TopologyBuilder builder("<degraded cluster>");
   for (std::uint32_t n = 0; n < topology.num_nodes(); ++n) builder.add_node(topology.node(NodeId{n}));
   for (std::uint32_t i = 0; i < topology.num_links(); ++i) {
+    if (failed[i]) continue;
     const LinkInfo& l = topology.link(LinkId{i});
     LinkSpec spec{.kind = l.kind, .bandwidth = l.bandwidth, .latency = l.latency, .efficiency = l.efficiency};
     if (const auto it = speed.find(i); it != speed.end()) {
@@ -184,7 +258,9 @@ Topology degrade_links(const Topology& topology, const std::vector<Degradation>&
     }
     builder.add_link(l.src, l.dst, spec);
   }
-  return builder.build();
+  Topology degraded = builder.build();
+  check_fabric_connected(degraded, degradations, flag);
+  return degraded;
 }
 
 std::vector<double> gpu_speeds(const Topology& topology, const std::vector<Degradation>& degradations,

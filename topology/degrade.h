@@ -8,7 +8,8 @@
 // `--degrade SELECTOR=SPEED` flag of every command that builds a cluster
 // reads these.
 //
-// Selectors (SPEED is the share of the rated speed left, in (0, 1]):
+// Selectors (SPEED is the share of the rated speed left, in [0.001, 1]; 0
+// fails a link or switch between switches: it leaves the graph, routes avoid it):
 //   gpu:R           GPU rank R computes at SPEED: its kernels take 1/SPEED as long
 //   gpu:A-B         ranks A..B (inclusive)
 //   link:SRC->DST   the directed link(s) from device SRC to device DST carry
@@ -17,10 +18,11 @@
 //   device:NAME     every link into or out of device NAME ("node3/nic2": the
 //                   NIC's PCIe and Ethernet sides; "spine1": a whole switch)
 //
-// Degradations of one part multiply. Routing does not change (ECMP does not
-// steer around a slow link), latencies do not change, and a link cannot be
-// degraded to zero (a failed link would need rerouting, which this does not
-// model).
+// Degradations of one part multiply. Routes do not steer around a slow link
+// (ECMP hashes flows over equal-cost paths whatever their speed) and
+// latencies do not change. Only links whose two ends are Ethernet switches
+// can fail (every GPU leaves through its own NIC), and failures that cut one
+// edge switch off from another are refused.
 
 #ifndef ZIONSIM_TOPOLOGY_DEGRADE_H_
 #define ZIONSIM_TOPOLOGY_DEGRADE_H_
@@ -52,11 +54,12 @@ Degradation parse_degradation(std::string_view text, std::string_view flag = "--
 /// True when any of `degradations` slows GPUs (rather than links).
 bool degrades_gpus(const std::vector<Degradation>& degradations);
 
-/// The cluster with its degraded links: same nodes and links in the same
-/// order (ids unchanged), bandwidths scaled. Returns `topology` itself when
-/// no link is degraded. Throws zx::InputError naming `flag` for a device or
-/// link that does not exist (with the closest name), or a GPU rank out of
-/// range.
+/// The cluster with its degraded links: same nodes, and links in the same
+/// order with bandwidths scaled (ids unchanged unless a link failed: failed
+/// links are left out). Returns `topology` itself when no link is degraded.
+/// Throws zx::InputError naming `flag` for a device or link that does not
+/// exist (with the closest name), a GPU rank out of range, a failed link
+/// that is not between switches, or failures that disconnect the fabric.
 Topology degrade_links(const Topology& topology, const std::vector<Degradation>& degradations,
                        std::string_view flag = "--degrade");
 

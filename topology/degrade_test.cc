@@ -7,12 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "topology/cluster_file.h"
 #include "topology/presets.h"
+#include "topology/router.h"
 
 namespace zx::topology {
 namespace {
@@ -67,7 +69,9 @@ TEST(DegradeTest, ParsesEverySelector) {
 
 TEST(DegradeTest, BadSelectorsAndSpeedsAreNamedErrors) {
   EXPECT_EQ(error_of([] { parse_degradation("gpu:3"); }).substr(0, 25), "--degrade: 'gpu:3': expec");
-  EXPECT_NE(error_of([] { parse_degradation("gpu:3=0"); }).find("in [0.001, 1], got 0"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_degradation("gpu:3=0.0001"); }).find("in [0.001, 1] (0: failed), got 0.0001"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_degradation("link:a->b=-0.5"); }).find("got -0.5"), std::string::npos);
   EXPECT_NE(error_of([] { parse_degradation("gpu:3=1.5"); }).find("got 1.5; a faster part is a --set"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_degradation("gpu:3=half"); }).find("got 'half'"), std::string::npos);
@@ -143,6 +147,47 @@ TEST(DegradeTest, UnknownDevicesLinksAndRanksAreNamedErrors) {
             "--degrade: 'gpu:10-16=0.5': GPU rank 16 does not exist: the cluster has 16 GPUs (ranks 0..15)");
   EXPECT_NE(error_of([&] { gpu_speeds(t, parse_all({"gpu:99=0.5"})); }).find("rank 99 does not exist"),
             std::string::npos);
+}
+
+// A failed spine (SPEED 0): its links leave the graph, everything else
+// keeps its bandwidth, and a route between racks (ECMP over the spines
+// left) never crosses it. Failing every spine cuts the racks apart; a NIC's
+// link or a GPU cannot fail.
+TEST(DegradeTest, FailedSwitchesLeaveTheFabricAndRoutesAvoidThem) {
+  const Topology healthy = build_cluster(preset_spec("zionex", 32));
+  const NodeId spine = *healthy.find("spine3");
+  const Topology failed = degrade_links(healthy, parse_all({"device:spine3=0"}));
+  const std::size_t spine_links = healthy.out_links(spine).size() + healthy.in_links(spine).size();
+  EXPECT_EQ(spine_links, 4u);  // to and from each of the two racks
+  EXPECT_EQ(failed.num_links(), healthy.num_links() - spine_links);
+  EXPECT_EQ(failed.num_nodes(), healthy.num_nodes());
+  EXPECT_TRUE(failed.out_links(*failed.find("spine3")).empty());
+  EXPECT_TRUE(failed.in_links(*failed.find("spine3")).empty());
+  const Router router(failed);
+  std::set<std::string> spines_used;
+  for (std::uint64_t key = 0; key < 64; ++key) {
+    for (const LinkId l : router.route(failed.gpu(0), failed.gpu(128), key)) {
+      const std::string& name = failed.node(failed.link(l).dst).name;
+      if (name.starts_with("spine")) spines_used.insert(name);
+    }
+  }
+  EXPECT_EQ(spines_used.size(), 7u);
+  EXPECT_FALSE(spines_used.contains("spine3"));
+
+  std::vector<std::string> all;
+  for (int s = 0; s < 8; ++s) all.push_back("device:spine" + std::to_string(s) + "=0");
+  EXPECT_NE(error_of([&] { degrade_links(healthy, parse_all(all)); })
+                .find("with these failed, rack0/rsw and rack1/rsw cannot reach each other"),
+            std::string::npos);
+  EXPECT_EQ(error_of([&] { degrade_links(healthy, parse_all({"device:rack0/rsw=0"})); }),
+            "--degrade: 'device:rack0/rsw=0': the link node0/nic0->rack0/rsw cannot fail: only links between "
+            "Ethernet switches can (every GPU leaves through its own NIC, so a NIC's link at 0 would cut its GPU "
+            "off); give it a speed in [0.001, 1] instead");
+  EXPECT_NE(error_of([] { parse_degradation("gpu:0=0"); }).find("a GPU at speed 0 never finishes"),
+            std::string::npos);
+  // One direction of one rack uplink fails: the other direction stays.
+  const Topology one_way = degrade_links(healthy, parse_all({"link:rack0/rsw->spine0=0"}));
+  EXPECT_EQ(one_way.num_links(), healthy.num_links() - 1);
 }
 
 TEST(DegradeTest, GpuSpeedsPerRankMultiply) {
