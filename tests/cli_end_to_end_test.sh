@@ -126,6 +126,8 @@ if ! awk -v a="$healthy_ms" -v b="$slow_ms" 'BEGIN { exit !(a > 0 && b > a) }'; 
   echo "FAIL: a straggler at half speed did not slow the iteration ($healthy_ms -> $slow_ms ms)"
   failures=$((failures + 1))
 fi
+expect 0 out "degrade=device:node1/nic3=0.5: 16 ranks of preset zionex, degraded: device:node1/nic3=0.5" -- collective --nodes 2 -b 1M -e 1M --vary degrade=none,device:node1/nic3=0.5
+expect 2 err "runs no GPU kernels" -- collective --nodes 2 --vary degrade=gpu:1=0.5
 degraded=$(mktemp --suffix=.json)
 "$zionsim" topology --nodes 2 --degrade 'link:node0/nic0->rack0/rsw=0.5' --format json >"$degraded"
 if [[ $(grep -c '"kind":"roce","bandwidth_gbyte_per_s":12.5,' "$degraded") != 1 ||

@@ -35,6 +35,7 @@
 #include "tools/svg_plot.h"
 #include "tools/variations.h"
 #include "topology/cluster_file.h"
+#include "topology/degrade.h"
 #include "topology/router.h"
 
 namespace zx::tools {
@@ -70,7 +71,9 @@ struct Variant {
 };
 
 // The knobs collective --vary takes besides the cluster's.
-constexpr const char* kVaryKnobs = "nodes, gpu, nic-gbit, oversubscription, or a cluster key as --set takes it";
+constexpr const char* kVaryKnobs =
+    "nodes, gpu, nic-gbit, oversubscription, degrade (none, or link and device parts joined by +), or a cluster key "
+    "as --set takes it";
 
 std::vector<Variant> variants_of(const topology::ClusterRequest& request, const Flags& f) {
   std::vector<Variation> variations;
@@ -84,6 +87,18 @@ std::vector<Variant> variants_of(const topology::ClusterRequest& request, const 
         variation_integer(v.key, value, 1, 8192);
       } else if (v.key == "gpu") {
         if (!f.gpu.empty()) throw InputError(Diagnostic{"--vary", v.key, "give --gpu or --vary gpu=..., not both"});
+      } else if (topology::ClusterRequest parts; apply_degrade_knob(v.key, value, parts)) {
+        if (topology::degrades_gpus(
+                [&] {
+                  std::vector<topology::Degradation> ds;
+                  for (const std::string& d : parts.degradations) ds.push_back(topology::parse_degradation(d));
+                  return ds;
+                }())) {
+          throw InputError(Diagnostic{"--vary", v.key,
+                                      fmt::format("'{}': `zionsim collective` runs no GPU kernels; a slow GPU is a "
+                                                  "what-if for whatif and run",
+                                                  value)});
+        }
       } else {
         throw InputError(Diagnostic{"--vary", v.key, fmt::format("unknown knob '{}'; valid: {}", v.key, kVaryKnobs)});
       }
@@ -97,6 +112,7 @@ std::vector<Variant> variants_of(const topology::ClusterRequest& request, const 
         v.request.overrides.push_back(*set);
       } else if (key == "nodes") {
         v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
+      } else if (apply_degrade_knob(key, value, v.request)) {
       } else {
         v.gpu = value;
       }
