@@ -107,6 +107,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "topology/degrade.h"
 #include "topology/presets.h"
 #include "topology/router.h"
 
@@ -137,9 +138,7 @@ double cpu_seconds() {
 // once outside the timed region (its tables fill lazily, inside routing).
 // Routing (route_into for every pair, into one flat array) and simulation
 // (start_flow for every pair, then run to the end) are timed separately.
-void BM_AllToAll(benchmark::State& state) {
-  const int nodes = static_cast<int>(state.range(0));
-  const topology::Topology topo = topology::build_cluster(topology::preset_spec("zionex", nodes));
+void all_to_all(benchmark::State& state, const topology::Topology& topo) {
   const std::vector<LinkParams> params = link_params(topo);
   const int gpus = topo.num_gpus();
   const sim::Bytes size = sim::Bytes::mib(1);
@@ -195,6 +194,9 @@ void BM_AllToAll(benchmark::State& state) {
   state.counters["makespan_us"] = static_cast<double>(makespan_ps) * 1e-6;
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
+void BM_AllToAll(benchmark::State& state) {
+  all_to_all(state, topology::build_cluster(topology::preset_spec("zionex", static_cast<int>(state.range(0)))));
+}
 BENCHMARK(BM_AllToAll)
     ->Arg(16)
     ->Arg(32)
@@ -204,6 +206,18 @@ BENCHMARK(BM_AllToAll)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
+
+// The same all-to-all with one spine at half speed (--degrade
+// device:spine0=0.5): the flows it carries run slower than the rest, finish
+// at other instants, and max-min couples the whole fabric, so each finish
+// re-solves most of it (docs/cluster_files.md, "Simulation time"). The
+// figure an exact incremental solver would have to improve.
+void BM_AllToAllHalfSpeedSpine(benchmark::State& state) {
+  const topology::Topology healthy =
+      topology::build_cluster(topology::preset_spec("zionex", static_cast<int>(state.range(0))));
+  all_to_all(state, topology::degrade_links(healthy, {topology::parse_degradation("device:spine0=0.5")}));
+}
+BENCHMARK(BM_AllToAllHalfSpeedSpine)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 // n (10,000) flows between random GPU pairs of a 64-node ZionEX, each starting
 // at a random instant in the first n microseconds (fixed seed), of 64 KiB to 16 MiB: many
