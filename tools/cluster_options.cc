@@ -38,7 +38,7 @@ std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, boo
     const std::string name = cmd.get_name();
     cmd.add_option("--degrade", request->degradations,
                    gpus ? "A part running below its rated speed (repeatable): gpu:RANK=SPEED, gpu:FIRST-LAST=SPEED "
-                          "(a straggler: its kernels take 1/SPEED as long), link:SRC->DST=SPEED, device:NAME=SPEED "
+                          "(a straggler: its kernels take 1/SPEED as long), node:N=SPEED (every GPU of server N), link:SRC->DST=SPEED, device:NAME=SPEED "
                           "(every link of a NIC or switch); SPEED in [0.001, 1], or 0 for a failed switch or link "
                           "between switches (docs/cluster_files.md)"
                         : "A link running below its rated speed (repeatable): link:SRC->DST=SPEED, "
@@ -49,7 +49,7 @@ std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, boo
         ->check([gpus, name](const std::string& text) -> std::string {
           try {
             const topology::Degradation d = topology::parse_degradation(text);
-            if (!gpus && d.target == topology::Degradation::Target::kGpu) {
+            if (!gpus && topology::degrades_gpus({d})) {
               return fmt::format("'{}': `zionsim {}` runs no GPU kernels; a slow GPU is a what-if for "
                                  "whatif and run",
                                  text, name);

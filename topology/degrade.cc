@@ -32,7 +32,8 @@ std::optional<int> parse_rank(std::string_view s) {
 }
 
 constexpr std::string_view kExpected =
-    "expected SELECTOR=SPEED with SELECTOR gpu:RANK, gpu:FIRST-LAST, link:SRC->DST or device:NAME and "
+    "expected SELECTOR=SPEED with SELECTOR gpu:RANK, gpu:FIRST-LAST, node:N, node:FIRST-LAST, link:SRC->DST or "
+    "device:NAME and "
     "SPEED the share of the rated speed left, in [0.001, 1] (0: a failed link or switch)";
 
 // Every device name, for "did you mean".
@@ -56,6 +57,16 @@ NodeId find_device(const Topology& t, const Degradation& d, const std::string& n
 }
 
 void check_ranks(const Topology& t, const Degradation& d, std::string_view flag) {
+  if (d.target == Degradation::Target::kNode) {
+    int servers = 0;
+    for (int r = 0; r < t.num_gpus(); ++r) servers = std::max(servers, t.node(t.gpu(r)).server + 1);
+    if (d.last_rank >= servers) {
+      fail(flag, d.text,
+           fmt::format("node {} does not exist: the cluster has {} nodes with GPUs (0..{})", d.last_rank, servers,
+                       servers - 1));
+    }
+    return;
+  }
   if (d.last_rank >= t.num_gpus()) {
     fail(flag, d.text,
          fmt::format("GPU rank {} does not exist: the cluster has {} GPUs (ranks 0..{})", d.last_rank,
@@ -144,14 +155,14 @@ Degradation parse_degradation(std::string_view text, std::string_view flag) {
   const std::string_view kind = selector.substr(0, colon);
   const std::string_view what = selector.substr(colon + 1);
   if (what.empty()) fail(flag, text, std::string(kExpected));
-  if (kind == "gpu") {
-    d.target = Degradation::Target::kGpu;
+  if (kind == "gpu" || kind == "node") {
+    d.target = kind == "gpu" ? Degradation::Target::kGpu : Degradation::Target::kNode;
+    const char* what_kind = kind == "gpu" ? "a GPU rank or a range FIRST-LAST of ranks"
+                                          : "a node (server) index or a range FIRST-LAST of them";
     const std::size_t dash = what.find('-');
     const std::optional<int> first = parse_rank(what.substr(0, dash));
     const std::optional<int> last = dash == std::string_view::npos ? first : parse_rank(what.substr(dash + 1));
-    if (!first || !last) {
-      fail(flag, text, fmt::format("expected a GPU rank or a range FIRST-LAST of ranks, got '{}'", what));
-    }
+    if (!first || !last) fail(flag, text, fmt::format("expected {}, got '{}'", what_kind, what));
     if (*last < *first) fail(flag, text, fmt::format("the range {}-{} is empty (FIRST above LAST)", *first, *last));
     d.first_rank = *first;
     d.last_rank = *last;
@@ -171,7 +182,7 @@ Degradation parse_degradation(std::string_view text, std::string_view flag) {
     d.device = std::string(what);
   } else {
     std::string message = fmt::format("unknown selector '{}'", kind);
-    if (const auto guess = json::closest_match(kind, {"gpu", "link", "device"})) {
+    if (const auto guess = json::closest_match(kind, {"gpu", "node", "link", "device"})) {
       message += fmt::format(" (did you mean '{}'?)", *guess);
     }
     fail(flag, text, message + "; " + std::string(kExpected));
@@ -181,7 +192,8 @@ Degradation parse_degradation(std::string_view text, std::string_view flag) {
 
 bool degrades_gpus(const std::vector<Degradation>& degradations) {
   return std::any_of(degradations.begin(), degradations.end(),
-                     [](const Degradation& d) { return d.target == Degradation::Target::kGpu; });
+                     [](const Degradation& d) { return d.target != Degradation::Target::kLink &&
+                                                       d.target != Degradation::Target::kDevice; });
 }
 
 Topology degrade_links(const Topology& topology, const std::vector<Degradation>& degradations,
@@ -192,6 +204,7 @@ Topology degrade_links(const Topology& topology, const std::vector<Degradation>&
   for (const Degradation& d : degradations) {
     switch (d.target) {
       case Degradation::Target::kGpu:
+      case Degradation::Target::kNode:
         check_ranks(topology, d, flag);
         break;
       case Degradation::Target::kLink: {
@@ -268,9 +281,16 @@ std::vector<double> gpu_speeds(const Topology& topology, const std::vector<Degra
   if (!degrades_gpus(degradations)) return {};
   std::vector<double> speeds(static_cast<std::size_t>(topology.num_gpus()), 1.0);
   for (const Degradation& d : degradations) {
-    if (d.target != Degradation::Target::kGpu) continue;
-    check_ranks(topology, d, flag);
-    for (int r = d.first_rank; r <= d.last_rank; ++r) speeds[static_cast<std::size_t>(r)] *= d.speed;
+    if (d.target == Degradation::Target::kGpu) {
+      check_ranks(topology, d, flag);
+      for (int r = d.first_rank; r <= d.last_rank; ++r) speeds[static_cast<std::size_t>(r)] *= d.speed;
+    } else if (d.target == Degradation::Target::kNode) {
+      check_ranks(topology, d, flag);
+      for (int r = 0; r < topology.num_gpus(); ++r) {
+        const int server = topology.node(topology.gpu(r)).server;
+        if (server >= d.first_rank && server <= d.last_rank) speeds[static_cast<std::size_t>(r)] *= d.speed;
+      }
+    }
   }
   return speeds;
 }

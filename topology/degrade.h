@@ -12,6 +12,7 @@
 // fails a link or switch between switches: it leaves the graph, routes avoid it):
 //   gpu:R           GPU rank R computes at SPEED: its kernels take 1/SPEED as long
 //   gpu:A-B         ranks A..B (inclusive)
+//   node:N, node:A-B  every GPU of server N (servers A..B)
 //   link:SRC->DST   the directed link(s) from device SRC to device DST carry
 //                   SPEED of their bandwidth ("node0/nic0->rack0/rsw", as the
 //                   busiest-link column names them)
@@ -36,9 +37,9 @@
 namespace zx::topology {
 
 struct Degradation {
-  enum class Target { kGpu, kLink, kDevice };
+  enum class Target { kGpu, kNode, kLink, kDevice };
   Target target = Target::kGpu;
-  int first_rank = 0;  ///< kGpu: ranks first_rank..last_rank
+  int first_rank = 0;  ///< kGpu: ranks first_rank..last_rank; kNode: servers
   int last_rank = 0;
   std::string src;     ///< kLink: the link's endpoints' names
   std::string dst;

@@ -195,6 +195,19 @@ TEST(DegradeTest, GpuSpeedsPerRankMultiply) {
   EXPECT_TRUE(gpu_speeds(t, parse_all({"device:node0/nic0=0.5"})).empty());
   const std::vector<double> speeds = gpu_speeds(t, parse_all({"gpu:2-3=0.5", "gpu:3=0.5"}));
   EXPECT_EQ(speeds, (std::vector<double>{1, 1, 0.5, 0.25, 1, 1, 1, 1}));
+  // node:N is every GPU of server N: ranks 8..15 of a 3-node ZionEX for node 1.
+  const Topology three = build_cluster(preset_spec("zionex", 3));
+  const std::vector<double> node = gpu_speeds(three, parse_all({"node:1=0.5", "gpu:8=0.5"}));
+  ASSERT_EQ(node.size(), 24u);
+  for (int r = 0; r < 24; ++r) {
+    EXPECT_EQ(node[static_cast<std::size_t>(r)], r == 8 ? 0.25 : (r >= 8 && r < 16 ? 0.5 : 1.0)) << r;
+  }
+  EXPECT_EQ(gpu_speeds(three, parse_all({"node:1-2=0.8"})), gpu_speeds(three, parse_all({"gpu:8-23=0.8"})));
+  EXPECT_TRUE(degrades_gpus(parse_all({"node:0=0.9"})));
+  EXPECT_EQ(error_of([&] { degrade_links(three, parse_all({"node:2-3=0.5"})); }),
+            "--degrade: 'node:2-3=0.5': node 3 does not exist: the cluster has 3 nodes with GPUs (0..2)");
+  EXPECT_NE(error_of([] { parse_degradation("node:x=0.5"); }).find("a node (server) index"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_degradation("node:1=0"); }).find("speed 0 never finishes"), std::string::npos);
 }
 
 TEST(DegradeTest, LoadClusterAppliesTheRequestsDegradations) {
