@@ -176,7 +176,12 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   double compute = 0;
   double overlapped = 0;
   double exposed = 0;
-  for (const models::RankSummary& r : result.ranks) {
+  for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
+    const models::RankSummary& r = result.ranks[rank];
+    if (ms(r.compute) > point.busiest_gpu_compute_ms) {
+      point.busiest_gpu_compute_ms = ms(r.compute);
+      point.busiest_gpu_rank = static_cast<int>(rank);
+    }
     compute += ms(r.compute);
     overlapped += ms(r.overlapped_communication);
     exposed += ms(r.exposed_communication);

@@ -89,6 +89,11 @@ struct WhatIfPoint {
   Breakdown breakdown;
   std::string bottleneck;  ///< the largest breakdown part and the busiest link
   double load_imbalance = 1;
+  /// The GPU with the most kernel time (union of its compute intervals;
+  /// the lowest rank on ties): a straggler (--degrade gpu:R) or the
+  /// heaviest embedding shard.
+  int busiest_gpu_rank = 0;
+  double busiest_gpu_compute_ms = 0;
   /// With sharding "search": simulations it took, the planner's plan's
   /// iteration time and the moves kept (0 simulations: no search).
   int search_simulations = 0;

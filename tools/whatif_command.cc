@@ -216,6 +216,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<Wha
                              {"other", p.breakdown.other_ms},
                              {"overlapped_communication", p.breakdown.overlapped_communication_ms}};
         r["bottleneck"] = p.bottleneck;
+        r["busiest_gpu"] = {{"rank", p.busiest_gpu_rank}, {"compute_ms", p.busiest_gpu_compute_ms}};
         r["fingerprint"] = fmt::format("{:016x}", p.fingerprint);
         r["simulation"] = {{"events", p.events},
                            {"flows", p.flows},

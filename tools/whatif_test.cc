@@ -137,6 +137,8 @@ TEST(WhatIfTest, BadInputs) {
 // stream does, the healthy GPUs wait for it, and a slower straggler never
 // makes the iteration shorter (1% for max-min anomalies, as above). A NIC
 // at half speed slows the exchanges.
+double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
+
 TEST(WhatIfDegradeTest, StragglersAndSlowNics) {
   const auto kept = [](const std::vector<std::string>& degradations) {
     WhatIfOptions o = small_model();
@@ -168,6 +170,12 @@ TEST(WhatIfDegradeTest, StragglersAndSlowNics) {
   EXPECT_GE(slow.iteration_time_ms, straggler_stream.to_seconds() * 1e3);
   EXPECT_GT(slow.iteration_time_ms, base.iteration_time_ms);
   EXPECT_GT(slow.breakdown.other_ms, base.breakdown.other_ms);  // the others wait for it
+  // The straggler is the busiest GPU, with twice its kernel time (on one
+  // stream its kernels do not overlap); the busiest is never below the mean.
+  EXPECT_EQ(slow.busiest_gpu_rank, 3);
+  EXPECT_GE(base.busiest_gpu_compute_ms, base.breakdown.compute_ms);
+  EXPECT_NEAR(slow.busiest_gpu_compute_ms, 2 * ms(base.execution->ranks[3].compute),
+              1e-6 * slow.busiest_gpu_compute_ms);
   const WhatIfPoint slower = kept({"gpu:3=0.25"});
   const WhatIfPoint mild = kept({"gpu:3=0.9"});
   EXPECT_GE(mild.iteration_time_ms, base.iteration_time_ms * 0.99);
