@@ -27,6 +27,7 @@
 #include "tools/model_options.h"
 #include "tools/svg_plot.h"
 #include "tools/whatif.h"
+#include "topology/degrade.h"
 #include "workloads/trace.h"
 
 namespace zx::tools {
@@ -328,9 +329,31 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
                  elapsed);
     }
   };
-  const auto running = [&point_name](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
+  // Variants with a link or switch at partial speed: flows then finish at
+  // many distinct rates and each finish re-solves most of the fabric
+  // (docs/cluster_files.md, "Simulation time"); a long run says so once.
+  std::vector<bool> partial_links;
+  for (const WhatIfVariant& v : variants) {
+    bool partial = false;
+    for (const std::string& text : v.options.cluster.degradations) {
+      const topology::Degradation d = topology::parse_degradation(text);
+      partial = partial || (!topology::degrades_gpus({d}) && d.speed > 0 && d.speed < 1);
+    }
+    partial_links.push_back(partial);
+  }
+  bool hinted = false;
+  const auto running = [&point_name, &partial_links, &hinted, &variants](
+                           int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
     fmt::print(std::cerr, "whatif: {} running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n",
                point_name(variant, nodes), p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
+    const auto v = static_cast<std::size_t>(variant);
+    if (!hinted && seconds >= 30 && partial_links[v] && variants[v].options.completion_quantum_ns < 1000) {
+      hinted = true;
+      fmt::print(std::cerr,
+                 "whatif: a link or switch at partial speed makes each flow's finish re-solve most of the fabric; "
+                 "--completion-quantum-ns 1000 runs several times faster for about 1% of iteration time "
+                 "(docs/cluster_files.md, \"Simulation time\")\n");
+    }
   };
   std::vector<std::vector<WhatIfPoint>> all;
   if (variants.size() == 1 && variants.front().settings.empty()) {
