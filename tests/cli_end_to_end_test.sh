@@ -128,6 +128,33 @@ if ! awk -v a="$healthy_ms" -v b="$slow_ms" 'BEGIN { exit !(a > 0 && b > a) }'; 
 fi
 expect 0 out "degrade=device:node1/nic3=0.5: 16 ranks of preset zionex, degraded: device:node1/nic3=0.5" -- collective --nodes 2 -b 1M -e 1M --vary degrade=none,device:node1/nic3=0.5
 expect 2 err "runs no GPU kernels" -- collective --nodes 2 --vary degrade=gpu:1=0.5
+# run --degrade gpu:1=0.5 on tests' two-rank trace: rank 1's kernels (150 +
+# 300 + 50 ns) take twice as long, rank 0's (450 ns) keep their time, and the
+# iteration grows by rank 1's first and last kernels' extra 150 + 50 ns, the
+# all-reduce between them waiting for it: 20,320 -> 20,520 ns.
+two_ranks="${TEST_SRCDIR}/${TEST_WORKSPACE}/workloads/testdata/two_ranks.trace.json"
+if ! "$zionsim" run --nodes 1 --trace "$two_ranks" --degrade gpu:1=0.5 --format json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert abs(r["iteration_time_ms"] - 0.02052) < 1e-12, r["iteration_time_ms"]
+assert abs(r["ranks"][0]["compute_ms"] - 0.00045) < 1e-12, r["ranks"][0]
+assert abs(r["ranks"][1]["compute_ms"] - 0.001) < 1e-12, r["ranks"][1]
+assert "degraded: gpu:1=0.5" in r["cluster"], r["cluster"]
+'; then
+  echo "FAIL: run --degrade gpu:1=0.5 of the two-rank trace is not the closed form"
+  failures=$((failures + 1))
+fi
+# The trace a degraded what-if emits carries the straggler's kernels: run
+# without --degrade gpu replays it to the same fingerprint.
+straggler=$(mktemp --suffix=.json)
+w=$("$zionsim" whatif --model dlrm-a-small --nodes 2 --degrade gpu:3=0.7 --format json --emit-trace "$straggler" 2>/dev/null |
+    grep '"fingerprint"' | tr -d ' ,')
+r=$("$zionsim" run --nodes 2 --trace "$straggler" --format json | grep '"fingerprint"' | tr -d ' ,')
+if [[ -z $w || "$w" != "$r" ]]; then
+  echo "FAIL: a straggler's emitted trace does not replay to its what-if: '$w' vs '$r'"
+  failures=$((failures + 1))
+fi
+rm -f "$straggler"
 degraded=$(mktemp --suffix=.json)
 "$zionsim" topology --nodes 2 --degrade 'link:node0/nic0->rack0/rsw=0.5' --format json >"$degraded"
 if [[ $(grep -c '"kind":"roce","bandwidth_gbyte_per_s":12.5,' "$degraded") != 1 ||
