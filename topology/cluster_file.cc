@@ -273,11 +273,34 @@ void apply_override(json& doc, const std::string& assignment) {
   jr::apply_assignment(doc, assignment, "--set", "the cluster description");
 }
 
-LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override) {
+// The file's "degrade" list (topology/degrade.h), each entry named by its
+// pointer; a malformed entry is reported like any other value.
+std::vector<Degradation> read_degradations(ObjectReader& root, jr::Diagnostics& diagnostics) {
+  std::vector<Degradation> out;
+  std::optional<ArrayReader> array = root.array("degrade");
+  if (!array) return out;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    std::string text;
+    if (!array->read_string(i, text)) continue;
+    try {
+      Degradation d = parse_degradation(text, diagnostics.source());
+      d.source = diagnostics.source();
+      d.location = array->element_pointer(i);
+      out.push_back(std::move(d));
+    } catch (const InputError& e) {
+      diagnostics.error(array->element_pointer(i), e.diagnostics().front().message);
+    }
+  }
+  return out;
+}
+
+LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
+                             std::vector<Degradation>& degradations) {
   ObjectReader root = doc.root();
   jr::Diagnostics& diagnostics = doc.diagnostics();
   if (!root.valid()) doc.throw_if_errors();
   doc.check_schema_version(root, {kSchemaVersion});
+  degradations = read_degradations(root, diagnostics);
   const json* nodes = root.raw("nodes");
   if (nodes != nullptr && nodes->is_array()) {
     if (nodes_override) {
@@ -286,6 +309,7 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override) {
     }
     std::optional<ArrayReader> array = root.array("nodes");
     Topology topology = read_graph(root, *array, diagnostics);
+    doc.throw_if_errors();
     return LoadedCluster{std::move(topology), std::nullopt, diagnostics.source()};
   }
   ClusterSpec spec = read_spec(root);
@@ -296,6 +320,17 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override) {
   return LoadedCluster{build_cluster(spec), spec, diagnostics.source()};
 }
 
+// Applies the file's degradations, then the request's (--degrade).
+void apply_degradations(LoadedCluster& loaded, std::vector<Degradation> degradations,
+                        const std::vector<std::string>& flags) {
+  for (const std::string& d : flags) degradations.push_back(parse_degradation(d));
+  if (degradations.empty()) return;
+  loaded.topology = degrade_links(loaded.topology, degradations);
+  loaded.gpu_speed = gpu_speeds(loaded.topology, degradations);
+  for (const Degradation& d : degradations) loaded.degradations.push_back(d.text);
+  loaded.source += fmt::format(", degraded: {}", fmt::join(loaded.degradations, ", "));
+}
+
 }  // namespace
 
 bool is_cluster_path(std::string_view name) {
@@ -304,8 +339,12 @@ bool is_cluster_path(std::string_view name) {
 
 LoadedCluster parse_cluster(std::string_view text, const std::string& source) {
   Document doc = Document::parse(text, source);
-  return parse_document(doc, std::nullopt);
+  std::vector<Degradation> degradations;
+  LoadedCluster loaded = parse_document(doc, std::nullopt, degradations);
+  apply_degradations(loaded, std::move(degradations), {});
+  return loaded;
 }
+
 
 LoadedCluster load_cluster(const ClusterRequest& request) {
   if (request.nodes && (*request.nodes < kNodesRange.min || *request.nodes > kNodesRange.max)) {
@@ -339,16 +378,10 @@ LoadedCluster load_cluster(const ClusterRequest& request) {
   }
   if (!request.overrides.empty()) source += " with --set overrides";
   Document doc = Document::parse(text, source);
-  LoadedCluster loaded = parse_document(doc, request.nodes);
+  std::vector<Degradation> degradations;
+  LoadedCluster loaded = parse_document(doc, request.nodes, degradations);
   loaded.source = source;
-  if (!request.degradations.empty()) {
-    std::vector<Degradation> degradations;
-    for (const std::string& d : request.degradations) degradations.push_back(parse_degradation(d));
-    loaded.topology = degrade_links(loaded.topology, degradations);
-    loaded.gpu_speed = gpu_speeds(loaded.topology, degradations);
-    loaded.degradations = request.degradations;
-    loaded.source += fmt::format(", degraded: {}", fmt::join(request.degradations, ", "));
-  }
+  apply_degradations(loaded, std::move(degradations), request.degradations);
   return loaded;
 }
 
@@ -367,11 +400,19 @@ std::string preset_cluster_text(const ClusterRequest& request) {
   return value.dump(2) + "\n";
 }
 
-void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source) {
+void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
+                        const std::vector<std::string>& degradations) {
   using ordered = nlohmann::ordered_json;
   out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n";
   out << "  \"description\": " << ordered(fmt::format("zionsim topology of {}", source)).dump()
       << ",\n";
+  // The links carry their degradations in their bandwidths; slow GPUs have
+  // no field in the graph, so they stay a "degrade" list.
+  std::vector<std::string> gpus;
+  for (const std::string& text : degradations) {
+    if (degrades_gpus({parse_degradation(text)})) gpus.push_back(text);
+  }
+  if (!gpus.empty()) out << "  \"degrade\": " << ordered(gpus).dump() << ",\n";
   out << "  \"nodes\": [\n";
   for (std::size_t i = 0; i < topology.num_nodes(); ++i) {
     const NodeInfo& n = topology.node(NodeId{static_cast<std::uint32_t>(i)});

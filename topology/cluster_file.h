@@ -77,7 +77,10 @@ std::string preset_cluster_text(const ClusterRequest& request);
 
 /// Writes every node and link as the explicit form of a cluster file
 /// (schema_version 1), ids included, 2-space indented, one line per record.
-void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source);
+/// `degradations` (LoadedCluster::degradations): the GPU ones are written as
+/// the file's "degrade" list; link ones are already in the bandwidths.
+void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
+                        const std::vector<std::string>& degradations = {});
 
 }  // namespace zx::topology
 

@@ -24,6 +24,13 @@ constexpr double kMinSpeed = 1e-3;
   throw InputError(Diagnostic{std::string(flag), "", fmt::format("'{}': {}", text, message)});
 }
 
+// A problem with a parsed degradation: named where it was given (a cluster
+// file and its JSON pointer) or, from the command line, by the flag.
+[[noreturn]] void fail_at(std::string_view flag, const Degradation& d, const std::string& message) {
+  if (d.source.empty()) fail(flag, d.text, message);
+  throw InputError(Diagnostic{d.source, d.location, fmt::format("'{}': {}", d.text, message)});
+}
+
 std::optional<int> parse_rank(std::string_view s) {
   int value = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -53,7 +60,7 @@ NodeId find_device(const Topology& t, const Degradation& d, const std::string& n
     message += fmt::format(" (did you mean '{}'?)", *guess);
   }
   message += "; `zionsim topology --format json` lists the devices";
-  fail(flag, d.text, message);
+  fail_at(flag, d, message);
 }
 
 void check_ranks(const Topology& t, const Degradation& d, std::string_view flag) {
@@ -61,14 +68,14 @@ void check_ranks(const Topology& t, const Degradation& d, std::string_view flag)
     int servers = 0;
     for (int r = 0; r < t.num_gpus(); ++r) servers = std::max(servers, t.node(t.gpu(r)).server + 1);
     if (d.last_rank >= servers) {
-      fail(flag, d.text,
+      fail_at(flag, d,
            fmt::format("node {} does not exist: the cluster has {} nodes with GPUs (0..{})", d.last_rank, servers,
                        servers - 1));
     }
     return;
   }
   if (d.last_rank >= t.num_gpus()) {
-    fail(flag, d.text,
+    fail_at(flag, d,
          fmt::format("GPU rank {} does not exist: the cluster has {} GPUs (ranks 0..{})", d.last_rank,
                      t.num_gpus(), t.num_gpus() - 1));
   }
@@ -112,11 +119,15 @@ void check_fabric_connected(const Topology& t, const std::vector<Degradation>& d
     for (const NodeId s : switches) {
       if (from[index(s)] && to[index(s)]) continue;
       std::vector<std::string> failures;
+      const Degradation* first = nullptr;
       for (const Degradation& d : degradations) {
-        if (d.speed == 0) failures.push_back(d.text);
+        if (d.speed != 0) continue;
+        failures.push_back(d.text);
+        if (!first) first = &d;
       }
+      const bool in_file = first && !first->source.empty();
       throw InputError(Diagnostic{
-          std::string(flag), "",
+          in_file ? first->source : std::string(flag), in_file ? first->location : "",
           fmt::format("'{}': with these failed, {} and {} cannot reach each other (the servers below them could not "
                       "talk)",
                       fmt::join(failures, "', '"), t.node(switches.front()).name, t.node(s).name)});
@@ -221,7 +232,7 @@ Topology degrade_links(const Topology& topology, const std::vector<Degradation>&
         if (!found) {
           std::vector<std::string> next;
           for (const LinkId l : topology.out_links(src)) next.push_back(topology.node(topology.link(l).dst).name);
-          fail(flag, d.text,
+          fail_at(flag, d,
                fmt::format("no link from '{}' to '{}'; links from '{}' go to: {}", d.src, d.dst, d.src,
                            next.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(next, ", "))));
         }
@@ -250,7 +261,7 @@ Topology degrade_links(const Topology& topology, const std::vector<Degradation>&
     const LinkInfo& l = topology.link(LinkId{i});
     if (topology.node(l.src).kind != NodeKind::kEthernetSwitch ||
         topology.node(l.dst).kind != NodeKind::kEthernetSwitch) {
-      fail(flag, failed_by.at(i)->text,
+      fail_at(flag, *failed_by.at(i),
            fmt::format("the link {}->{} cannot fail: only links between Ethernet switches can (every GPU leaves "
                        "through its own NIC, so a NIC's link at 0 would cut its GPU off); give it a speed in "
                        "[0.001, 1] instead",

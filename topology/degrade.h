@@ -46,6 +46,10 @@ struct Degradation {
   std::string device;  ///< kDevice: the device's name
   double speed = 1.0;  ///< share of the rated speed, in (0, 1]
   std::string text;    ///< as the user wrote it: "gpu:3=0.5"
+  /// Where it was given, for messages: a cluster file and the JSON pointer
+  /// ("/degrade/1"); empty source: a command-line flag.
+  std::string source;
+  std::string location;
 };
 
 /// Parses "SELECTOR=SPEED". Throws zx::InputError naming `flag` for a bad

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -226,6 +227,53 @@ TEST(DegradeTest, LoadClusterAppliesTheRequestsDegradations) {
   request.degradations.clear();
   EXPECT_TRUE(load_cluster(request).gpu_speed.empty());
   EXPECT_EQ(load_cluster(request).source, "preset zionex");
+}
+
+// A cluster file's "degrade" list: applied like --degrade (the flags on top),
+// its problems reported with their JSON pointers, all at once; the explicit
+// form `topology --format json` writes keeps the slow GPUs as a list and the
+// slow links in their bandwidths, and reads back to the same cluster.
+TEST(DegradeTest, ClusterFilesCarryDegradations) {
+  const LoadedCluster file = parse_cluster(
+      R"({"schema_version": 1, "preset": "zionex", "nodes": 2,
+          "degrade": ["gpu:3=0.5", "device:node1/nic2=0.5"]})",
+      "bad.json");
+  EXPECT_EQ(file.source, "bad.json, degraded: gpu:3=0.5, device:node1/nic2=0.5");
+  ASSERT_EQ(file.gpu_speed.size(), 16u);
+  EXPECT_EQ(file.gpu_speed[3], 0.5);
+  const LinkId up = only_link(file.topology, "node1/nic2", "rack0/rsw");
+  EXPECT_EQ(file.topology.link(up).bandwidth, sim::BytesPerSecond::from_gbit_per_s(200).scaled(0.5));
+
+  std::ostringstream written;
+  write_cluster_json(written, file.topology, file.source, file.degradations);
+  EXPECT_NE(written.str().find("\"degrade\": [\"gpu:3=0.5\"]"), std::string::npos);
+  const LoadedCluster back = parse_cluster(written.str(), "written.json");
+  EXPECT_EQ(back.gpu_speed, file.gpu_speed);
+  ASSERT_EQ(back.topology.num_links(), file.topology.num_links());
+  for (std::uint32_t i = 0; i < file.topology.num_links(); ++i) {
+    EXPECT_EQ(back.topology.link(LinkId{i}).bandwidth, file.topology.link(LinkId{i}).bandwidth) << i;
+  }
+
+  try {
+    parse_cluster(R"({"schema_version": 1, "preset": "zionex", "degrade": ["gpu:3=2", 5, "gpu:0=0.5"]})", "bad.json");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u);
+    EXPECT_EQ(e.diagnostics()[0].to_string().substr(0, 33), "bad.json: /degrade/0: 'gpu:3=2': ");
+    EXPECT_EQ(e.diagnostics()[1].to_string(), "bad.json: /degrade/1: expected a string, got 5");
+  }
+  EXPECT_EQ(error_of([] {
+              parse_cluster(R"({"schema_version": 1, "preset": "zionex", "degrade": ["gpu:1=1", "gpu:8=0.5"]})",
+                            "bad.json");
+            }),
+            "bad.json: /degrade/1: 'gpu:8=0.5': GPU rank 8 does not exist: the cluster has 8 GPUs (ranks 0..7)");
+  // The flags apply on top of the file's list.
+  ClusterRequest request;
+  request.cluster = "zionex";
+  request.nodes = 2;
+  request.degradations = {"gpu:3=0.5"};
+  const LoadedCluster flags = load_cluster(request);
+  EXPECT_EQ(flags.gpu_speed[3], 0.5);
 }
 
 }  // namespace
