@@ -128,6 +128,17 @@ if ! awk -v a="$healthy_ms" -v b="$slow_ms" 'BEGIN { exit !(a > 0 && b > a) }'; 
 fi
 expect 0 out "degrade=device:node1/nic3=0.5: 16 ranks of preset zionex, degraded: device:node1/nic3=0.5" -- collective --nodes 2 -b 1M -e 1M --vary degrade=none,device:node1/nic3=0.5
 expect 2 err "runs no GPU kernels" -- collective --nodes 2 --vary degrade=gpu:1=0.5
+# whatif and plan take a cluster file in the explicit form at its own size:
+# ZionEX's 2-node graph as a file trains model A-small to the preset's bits;
+# another --nodes is refused with the size the file has.
+w=$("$zionsim" whatif --cluster "$golden" --nodes 2 --model dlrm-a-small --format json 2>/dev/null | grep '"fingerprint"')
+p=$("$zionsim" whatif --nodes 2 --model dlrm-a-small --format json 2>/dev/null | grep '"fingerprint"')
+if [[ -z $w || "$w" != "$p" ]]; then
+  echo "FAIL: whatif on the explicit 2-node graph differs from the preset: '$w' vs '$p'"
+  failures=$((failures + 1))
+fi
+expect 2 err "lists its graph explicitly, with GPUs on 2 servers: give --nodes 2 (got 4)" -- whatif --cluster "$golden" --nodes 4 --model dlrm-a-small
+expect 0 out "16 GPUs" -- plan --cluster "$golden" --nodes 2 --model dlrm-a-small
 # run --degrade gpu:1=0.5 on tests' two-rank trace: rank 1's kernels (150 +
 # 300 + 50 ns) take twice as long, rank 0's (450 ns) keep their time, and the
 # iteration grows by rank 1's first and last kernels' extra 150 + 50 ns, the

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <cmath>
 
@@ -48,12 +49,32 @@ int gpus_per_server(const topology::Topology& t) {
 constexpr sim::Duration kProgressSlice = sim::Duration::us(100);
 constexpr double kRunningReportSeconds = 10.0;
 
+// The cluster and GPU at `nodes` servers: a preset (or a preset-based file)
+// is built at that size; a file that lists its graph explicitly has one
+// size, which `nodes` must name.
+ClusterAndGpu load_at_size(const WhatIfOptions& o, int nodes) {
+  topology::ClusterRequest request = o.cluster;
+  const bool explicit_graph = topology::is_explicit_graph(request);
+  if (!explicit_graph) request.nodes = nodes;
+  ClusterAndGpu system = load_cluster_and_gpu(request, o.gpu, o.profile);
+  if (explicit_graph) {
+    std::set<int> servers;
+    const topology::Topology& t = system.cluster.topology;
+    for (int r = 0; r < t.num_gpus(); ++r) servers.insert(t.node(t.gpu(r)).server);
+    if (static_cast<int>(servers.size()) != nodes) {
+      throw InputError(Diagnostic{"--nodes", "",
+                                  fmt::format("{} lists its graph explicitly, with GPUs on {} servers: give --nodes {} "
+                                              "(got {})",
+                                              o.cluster.cluster, servers.size(), servers.size(), nodes)});
+    }
+  }
+  return system;
+}
+
 }  // namespace
 
 PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
-  topology::ClusterRequest request = o.cluster;
-  request.nodes = nodes;
-  ClusterAndGpu system = load_cluster_and_gpu(request, o.gpu, o.profile);
+  ClusterAndGpu system = load_at_size(o, nodes);
   topology::LoadedCluster& cluster = system.cluster;
   models::DeviceProfile& device = system.device;
   const topology::Topology& topo = cluster.topology;
@@ -347,11 +368,7 @@ void check_whatif_options(const WhatIfOptions& o) {
   if (o.batch_per_gpu && o.global_batch) {
     throw InputError(Diagnostic{"--batch-per-gpu", "", "give --batch-per-gpu or --global-batch, not both"});
   }
-  for (int nodes : o.nodes) {
-    topology::ClusterRequest request = o.cluster;
-    request.nodes = nodes;
-    (void)load_cluster_and_gpu(request, o.gpu, o.profile);
-  }
+  for (int nodes : o.nodes) (void)load_at_size(o, nodes);
   (void)models::load_model(o.model);
   const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
   if (o.search_budget < 1) {
@@ -471,9 +488,7 @@ std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, doubl
     throw InputError(Diagnostic{"--sensitivity", "", fmt::format("expected a factor in (1, 1000], got {}", factor)});
   }
   if (base.nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
-  topology::ClusterRequest request = base.cluster;
-  request.nodes = base.nodes.front();
-  const ClusterAndGpu system = load_cluster_and_gpu(request, base.gpu, base.profile);
+  const ClusterAndGpu system = load_at_size(base, base.nodes.front());
   if (!system.cluster.spec) {
     throw InputError(Diagnostic{"--sensitivity", "",
                                 "needs a preset-based cluster (an explicit graph has no preset fields to scale)"});

@@ -337,6 +337,13 @@ bool is_cluster_path(std::string_view name) {
   return name.find('/') != std::string_view::npos || name.ends_with(".json");
 }
 
+bool is_explicit_graph(const ClusterRequest& request) {
+  if (!is_cluster_path(request.cluster)) return false;
+  const Document file = Document::load_file(request.cluster);
+  const json& value = file.value();
+  return value.is_object() && value.contains("nodes") && value["nodes"].is_array();
+}
+
 LoadedCluster parse_cluster(std::string_view text, const std::string& source) {
   Document doc = Document::parse(text, source);
   std::vector<Degradation> degradations;

@@ -68,6 +68,12 @@ LoadedCluster parse_cluster(std::string_view text, const std::string& source);
 /// True when `name` looks like a file path rather than a preset name.
 bool is_cluster_path(std::string_view name);
 
+/// True when the request names a cluster file in the explicit form (its
+/// "nodes" is the array of devices): its size is fixed by the file, and
+/// ClusterRequest::nodes must stay unset. Throws zx::InputError for a file
+/// that cannot be read or parsed.
+bool is_explicit_graph(const ClusterRequest& request);
+
 /// The cluster file of a preset-based request: its preset (or its preset
 /// file's content), the request's overrides applied, `nodes` set when the
 /// request sets it; pretty-printed JSON that load_cluster reads back to the
