@@ -139,6 +139,9 @@ if [[ -z $w || "$w" != "$p" ]]; then
 fi
 expect 2 err "lists its graph explicitly, with GPUs on 2 servers: give --nodes 2 (got 4)" -- whatif --cluster "$golden" --nodes 4 --model dlrm-a-small
 expect 0 out "16 GPUs" -- plan --cluster "$golden" --nodes 2 --model dlrm-a-small
+# plan takes --degrade only with --search (the planner plans for healthy hardware).
+expect 2 err "add --search" -- plan --nodes 1 --model dlrm-a-small --degrade gpu:0=0.5
+expect 0 out "^search: 4 simulated iterations" -- plan --nodes 1 --model dlrm-a-small --degrade gpu:0=0.5 --search --search-budget 4
 # run --degrade gpu:1=0.5 on tests' two-rank trace: rank 1's kernels (150 +
 # 300 + 50 ns) take twice as long, rank 0's (450 ns) keep their time, and the
 # iteration grows by rank 1's first and last kernels' extra 150 + 50 ns, the

@@ -411,7 +411,7 @@ int run(const WhatIfOptions& given, const Flags& f, std::ostream& out) {
 void add_plan_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Show the embedding sharding plan of one cluster size: placements, HBM, balance; write it as a file");
-  auto request = add_cluster_options(*cmd, /*with_nodes=*/false);
+  auto request = add_cluster_options(*cmd, /*with_nodes=*/false, DegradeFlag::kLinksAndGpus);
   auto options = std::make_shared<WhatIfOptions>();
   auto f = std::make_shared<Flags>();
   cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(CLI::Range(1, 65536));
@@ -456,6 +456,14 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       for (const auto& [kind, name] : parse_algorithm_flags(f->algorithms)) o.algorithms[kind] = name;
       o.fused_embeddings = !f->unfused;
       o.pipeline_input = !f->no_pipeline;
+      if (!o.cluster.degradations.empty() && !f->search) {
+        // The planner plans for healthy hardware (as TorchRec's does): a
+        // degraded part changes only what --search simulates.
+        throw InputError(Diagnostic{"--degrade", "",
+                                    "changes only simulated iterations, and the planner plans for healthy hardware: "
+                                    "add --search (the plan that trains fastest on the degraded cluster), or use "
+                                    "whatif"});
+      }
       return run(o, *f, out);
     };
   });
