@@ -120,6 +120,12 @@ rm -f "$plot"
 # slows model A-small's iteration; the topology of a degraded cluster reads
 # back with the degraded bandwidth.
 expect 0 out "degraded: gpu:0=0.5, device:node0/nic0=0.5" -- whatif --nodes 1 --model dlrm-a-small --degrade gpu:0=0.5 --degrade device:node0/nic0=0.5
+# A cluster file's own degrade list is in the header and the JSON too,
+# before the flag's.
+degraded_file=$(mktemp --suffix=.json)
+echo '{"schema_version": 1, "preset": "zionex", "degrade": ["gpu:1=0.5"]}' >"$degraded_file"
+expect 0 out "degraded: gpu:1=0.5, gpu:0=0.9\$" -- whatif --nodes 1 --model dlrm-a-small --cluster "$degraded_file" --degrade gpu:0=0.9
+expect 0 out '"degrade": \[' -- whatif --nodes 1 --model dlrm-a-small --cluster "$degraded_file" --format json
 healthy_ms=$("$zionsim" whatif --nodes 1 --model dlrm-a-small --format csv 2>/dev/null | awk -F, 'NR==2 {print $5}')
 slow_ms=$("$zionsim" whatif --nodes 1 --model dlrm-a-small --degrade gpu:3=0.5 --format csv 2>/dev/null | awk -F, 'NR==2 {print $5}')
 if ! awk -v a="$healthy_ms" -v b="$slow_ms" 'BEGIN { exit !(a > 0 && b > a) }'; then

@@ -363,6 +363,11 @@ std::vector<std::vector<WhatIfPoint>> run_whatif_variants(
   return run_points(options, std::nullopt, progress, running, context);
 }
 
+std::vector<std::string> effective_degradations(const WhatIfOptions& o) {
+  if (o.nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
+  return load_at_size(o, o.nodes.front()).cluster.degradations;
+}
+
 void check_whatif_options(const WhatIfOptions& o) {
   if (o.nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
   if (o.batch_per_gpu && o.global_batch) {

@@ -172,6 +172,11 @@ std::vector<std::vector<WhatIfPoint>> run_whatif_variants(
 /// zx::InputError as the simulation would.
 void check_whatif_options(const WhatIfOptions& o);
 
+/// The degradations the cluster runs with: the cluster file's `degrade`
+/// list, then --degrade's (topology::LoadedCluster::degradations). Loads the
+/// cluster at the first size; throws zx::InputError as loading does.
+std::vector<std::string> effective_degradations(const WhatIfOptions& o);
+
 // --- Sweeps over knobs other than the cluster size (--vary) -----------------
 
 /// One knob of a sweep and the values to try: --vary KEY=V1,V2,...

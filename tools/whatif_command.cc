@@ -84,11 +84,10 @@ double vs_first(const std::vector<std::vector<WhatIfPoint>>& points, std::size_t
   return p.fits && first.fits ? p.samples_per_s / first.samples_per_s : 0.0;
 }
 
-void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<WhatIfVariant>& variants,
-                 const std::vector<std::vector<WhatIfPoint>>& points) {
+void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<std::string>& degraded,
+                 const std::vector<WhatIfVariant>& variants, const std::vector<std::vector<WhatIfPoint>>& points) {
   fmt::print(out, "zionsim whatif: model {} on {}, fidelity {}{}\n\n", o.model, o.cluster.cluster, o.fidelity,
-             o.cluster.degradations.empty() ? ""
-                                            : fmt::format(", degraded: {}", fmt::join(o.cluster.degradations, ", ")));
+             degraded.empty() ? "" : fmt::format(", degraded: {}", fmt::join(degraded, ", ")));
   // With --vary, one column per varied knob first, and throughput against
   // the first variant at the same size.
   const bool varied = !variants.front().settings.empty();
@@ -171,7 +170,8 @@ void print_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
   }
 }
 
-void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<WhatIfVariant>& variants,
+void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std::string>& degraded,
+                const std::vector<WhatIfVariant>& variants,
                 const std::vector<std::vector<WhatIfPoint>>& points) {
   const bool varied = !variants.front().settings.empty();
   nlohmann::ordered_json j;
@@ -180,7 +180,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<Wha
   j["cluster"] = o.cluster.cluster;
   j["fidelity"] = o.fidelity;
   j["completion_quantum_ns"] = o.completion_quantum_ns;
-  if (!o.cluster.degradations.empty()) j["degrade"] = o.cluster.degradations;
+  if (!degraded.empty()) j["degrade"] = degraded;
   if (varied) {
     nlohmann::ordered_json vary = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < variants.front().settings.size(); ++k) {
@@ -335,7 +335,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   std::vector<bool> partial_links;
   for (const WhatIfVariant& v : variants) {
     bool partial = false;
-    for (const std::string& text : v.options.cluster.degradations) {
+    for (const std::string& text : effective_degradations(v.options)) {
       const topology::Degradation d = topology::parse_degradation(text);
       partial = partial || (!topology::degrades_gpus({d}) && d.speed > 0 && d.speed < 1);
     }
@@ -364,11 +364,11 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   const std::vector<WhatIfPoint>& points = all.front();
 
   if (f.format == "json") {
-    print_json(out, o, variants, all);
+    print_json(out, o, effective_degradations(o), variants, all);
   } else if (f.format == "csv") {
     print_csv(out, variants, all);
   } else {
-    print_table(out, o, variants, all);
+    print_table(out, o, effective_degradations(o), variants, all);
   }
 
   if (!f.timeline.empty()) {
