@@ -151,9 +151,10 @@ expect 0 out "^search: 4 simulated iterations" -- plan --nodes 1 --model dlrm-a-
 # run --degrade gpu:1=0.5 on tests' two-rank trace: rank 1's kernels (150 +
 # 300 + 50 ns) take twice as long, rank 0's (450 ns) keep their time, and the
 # iteration grows by rank 1's first and last kernels' extra 150 + 50 ns, the
-# all-reduce between them waiting for it: 20,320 -> 20,520 ns.
+# all-reduce between them waiting for it: 20,320 -> 20,520 ns (with
+# communication taking no SMs from compute; the executor's tests check that).
 two_ranks="${TEST_SRCDIR}/${TEST_WORKSPACE}/workloads/testdata/two_ranks.trace.json"
-if ! "$zionsim" run --nodes 1 --trace "$two_ranks" --degrade gpu:1=0.5 --format json | python3 -c '
+if ! "$zionsim" run --nodes 1 --trace "$two_ranks" --degrade gpu:1=0.5 --set gpu.communication_sms=0 --format json | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 assert abs(r["iteration_time_ms"] - 0.02052) < 1e-12, r["iteration_time_ms"]

@@ -36,6 +36,10 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   return o;
 }
 
+models::SmContention sm_contention(const models::DeviceProfile& device) {
+  return models::SmContention{.sm_count = device.sm_count, .communication_sms = device.communication_sms};
+}
+
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags) {
   std::map<std::string, std::string> out;
   for (const std::string& a : flags) {

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "models/compute/device_profile.h"
+#include "models/execution/executor.h"
 #include "models/execution/network_backend.h"
 #include "models/network/flow_network.h"
 #include "sim/simulator.h"
@@ -29,6 +30,10 @@ namespace zx::tools {
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
                                               const models::DeviceProfile& device,
                                               const std::map<std::string, std::string>& algorithms);
+
+/// What communication kernels take from compute on `device`: its SM count
+/// and the SMs each communication kernel holds (models/execution/executor.h).
+models::SmContention sm_contention(const models::DeviceProfile& device);
 
 /// Parses --algo KIND=NAME flags. Throws zx::InputError for a malformed one.
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);

@@ -268,7 +268,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     fill_registry(sources, registry);
     models::NetworkBackend backend(sim, *network, router, registry,
                                    backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms)));
-    const models::ExecutionResult r = models::execute(sim, setup.graph, backend);
+    const models::ExecutionResult r = models::execute(sim, setup.graph, backend, sm_contention(setup.device));
     Summary& s = summaries[i];
     s.ranks = setup.graph.num_ranks;
     s.ops = setup.graph.ops.size();
@@ -386,7 +386,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
                p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total,
                std::chrono::duration<double>(now - wall_start).count());
   };
-  const models::ExecutionResult r = models::execute(sim, graph, backend, report, sim::Duration::us(100));
+  const models::ExecutionResult r = models::execute(sim, graph, backend, report, sim::Duration::us(100), sm_contention(device));
   const double iteration = ms(r.makespan.since_start());
 
   if (!f.timeline.empty()) {
@@ -424,7 +424,8 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
                        {"compute_ms", ms(s.compute)},
                        {"idle_ms", iteration - ms(s.compute)},
                        {"exposed_communication_ms", ms(s.exposed_communication)},
-                       {"overlapped_communication_ms", ms(s.overlapped_communication)}});
+                       {"overlapped_communication_ms", ms(s.overlapped_communication)},
+                       {"compute_slowed_by_communication_ms", ms(s.compute_slowed_by_communication)}});
     }
     j["ranks"] = std::move(ranks);
     nlohmann::ordered_json path = nlohmann::ordered_json::array();

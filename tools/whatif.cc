@@ -189,7 +189,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
     last_report = now;
     running(variant, nodes, progress, std::chrono::duration<double>(now - wall_start).count());
   };
-  models::ExecutionResult result = models::execute(sim, graph, backend, report, kProgressSlice);
+  models::ExecutionResult result = models::execute(sim, graph, backend, report, kProgressSlice, sm_contention(device));
 
   const double iteration_ms = ms(result.makespan.since_start());
   point.iteration_time_ms = iteration_ms;
@@ -197,6 +197,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   double compute = 0;
   double overlapped = 0;
   double exposed = 0;
+  double slowed = 0;
   for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
     const models::RankSummary& r = result.ranks[rank];
     if (ms(r.compute) > point.busiest_gpu_compute_ms) {
@@ -206,10 +207,12 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
     compute += ms(r.compute);
     overlapped += ms(r.overlapped_communication);
     exposed += ms(r.exposed_communication);
+    slowed += ms(r.compute_slowed_by_communication);
   }
   const double ranks = static_cast<double>(std::max<std::size_t>(1, result.ranks.size()));
   point.breakdown.compute_ms = compute / ranks;
   point.breakdown.overlapped_communication_ms = overlapped / ranks;
+  point.breakdown.compute_slowed_by_communication_ms = slowed / ranks;
   // The parts add up to the iteration time: exposed communication is the
   // union over all collectives; when embedding exchanges and all-reduces are
   // exposed at the same moment, the moment counts as all-to-all.
@@ -222,7 +225,9 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   const double exposed_total = exposed / ranks;
   point.breakdown.exposed_all_to_all_ms = std::min(a2a, exposed_total);
   point.breakdown.exposed_all_reduce_ms = exposed_total - point.breakdown.exposed_all_to_all_ms;
-  point.breakdown.other_ms = std::max(0.0, iteration_ms - point.breakdown.compute_ms - exposed_total);
+  point.breakdown.other_ms = iteration_ms - point.breakdown.compute_ms - exposed_total;
+  // Below a picosecond it is the rounding of the per-rank means.
+  if (point.breakdown.other_ms < 1e-9) point.breakdown.other_ms = 0;
   const std::pair<double, const char*> parts[] = {{point.breakdown.compute_ms, "compute"},
                                                   {point.breakdown.exposed_all_to_all_ms, "exposed all-to-all"},
                                                   {point.breakdown.exposed_all_reduce_ms, "exposed all-reduce"},

@@ -74,6 +74,9 @@ struct Breakdown {
   double exposed_all_reduce_ms = 0;
   double other_ms = 0;                ///< waiting: imbalance, dependencies, launch gaps
   double overlapped_communication_ms = 0;
+  /// Part of compute_ms: compute slowed because communication kernels held
+  /// SMs (models::SmContention), i.e. what compute would save without it.
+  double compute_slowed_by_communication_ms = 0;
 };
 
 struct WhatIfPoint {

@@ -155,17 +155,19 @@ void print_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
   const bool varied = !variants.front().settings.empty();
   for (const auto& [key, value] : variants.front().settings) fmt::print(out, "{},", key);
   fmt::print(out, "nodes,gpus,global_batch,fits,iteration_time_ms,samples_per_s,scaling_efficiency,{}compute_ms,"
-                  "exposed_all_to_all_ms,exposed_all_reduce_ms,other_ms,overlapped_communication_ms,bottleneck\n",
+                  "exposed_all_to_all_ms,exposed_all_reduce_ms,other_ms,overlapped_communication_ms,"
+                  "compute_slowed_by_communication_ms,bottleneck\n",
              varied ? "throughput_vs_first_variant," : "");
   for (std::size_t v = 0; v < variants.size(); ++v) {
     for (std::size_t i = 0; i < points[v].size(); ++i) {
       const WhatIfPoint& p = points[v][i];
       for (const auto& [key, value] : variants[v].settings) fmt::print(out, "{},", csv_quoted(value));
       const std::string relative = varied ? fmt::format("{:.4f},", vs_first(points, v, i)) : "";
-      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.4f},{}{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{}\n", p.nodes,
+      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.4f},{}{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{}\n", p.nodes,
                  p.gpus, p.global_batch, p.fits, p.iteration_time_ms, p.samples_per_s, p.scaling_efficiency, relative,
                  p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms, p.breakdown.exposed_all_reduce_ms,
-                 p.breakdown.other_ms, p.breakdown.overlapped_communication_ms, csv_quoted(p.fits ? p.bottleneck : p.reason));
+                 p.breakdown.other_ms, p.breakdown.overlapped_communication_ms,
+                 p.breakdown.compute_slowed_by_communication_ms, csv_quoted(p.fits ? p.bottleneck : p.reason));
     }
   }
 }
@@ -215,7 +217,8 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
                              {"exposed_all_to_all", p.breakdown.exposed_all_to_all_ms},
                              {"exposed_all_reduce", p.breakdown.exposed_all_reduce_ms},
                              {"other", p.breakdown.other_ms},
-                             {"overlapped_communication", p.breakdown.overlapped_communication_ms}};
+                             {"overlapped_communication", p.breakdown.overlapped_communication_ms},
+                             {"compute_slowed_by_communication", p.breakdown.compute_slowed_by_communication_ms}};
         r["bottleneck"] = p.bottleneck;
         r["busiest_gpu"] = {{"rank", p.busiest_gpu_rank}, {"compute_ms", p.busiest_gpu_compute_ms}};
         r["fingerprint"] = fmt::format("{:016x}", p.fingerprint);
@@ -335,7 +338,13 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   std::vector<bool> partial_links;
   for (const WhatIfVariant& v : variants) {
     bool partial = false;
-    for (const std::string& text : effective_degradations(v.options)) {
+    std::vector<std::string> degradations;
+    try {
+      degradations = effective_degradations(v.options);
+    } catch (const InputError&) {
+      // The run reports it, naming the variant.
+    }
+    for (const std::string& text : degradations) {
       const topology::Degradation d = topology::parse_degradation(text);
       partial = partial || (!topology::degrades_gpus({d}) && d.speed > 0 && d.speed < 1);
     }

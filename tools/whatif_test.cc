@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -106,7 +107,13 @@ TEST(WhatIfTest, DeterministicAndAnalyticalIsALowerBound) {
   analytical.fidelity = "analytical";
   const WhatIfPoint c = one(analytical, 2);
   EXPECT_LE(c.iteration_time_ms, a.iteration_time_ms);
-  EXPECT_EQ(c.breakdown.compute_ms, a.breakdown.compute_ms);
+  // Compute is the same either way once communication takes no SMs from it
+  // (with SmContention, compute depends on when communication runs).
+  WhatIfOptions free_sms = small_model();
+  free_sms.cluster.overrides.push_back("gpu.communication_sms=0");
+  WhatIfOptions free_sms_analytical = free_sms;
+  free_sms_analytical.fidelity = "analytical";
+  EXPECT_EQ(one(free_sms_analytical, 2).breakdown.compute_ms, one(free_sms, 2).breakdown.compute_ms);
   // The same flows either way; only max-min sharing re-solves, each re-solve
   // is one engine event and covers at least one flow.
   EXPECT_GT(a.flows, 0u);
@@ -131,6 +138,46 @@ TEST(WhatIfTest, BadInputs) {
   EXPECT_THROW(one(model, 1), InputError);
 }
 
+// Communication kernels hold SMs (the A100 profile: 16 of 108): every
+// compute op then takes at least its duration and at most its duration at
+// the slowest speed the rank's communication streams allow; the time lost
+// is what the breakdown reports; communication_sms = 0 is the plain model.
+TEST(WhatIfTest, CommunicationKernelsSlowComputeWithinBounds) {
+  WhatIfOptions o = small_model();
+  o.nodes = {2};
+  o.threads = 1;
+  const WhatIfPoint on = run_whatif(o, 2).front();
+  o.cluster.overrides.push_back("gpu.communication_sms=0");
+  const WhatIfPoint off = run_whatif(o, 2).front();
+  ASSERT_TRUE(on.fits && off.fits);
+  EXPECT_EQ(off.breakdown.compute_slowed_by_communication_ms, 0.0);
+  EXPECT_GT(on.breakdown.compute_slowed_by_communication_ms, 0.0);
+  EXPECT_GT(on.breakdown.compute_ms, off.breakdown.compute_ms);
+  EXPECT_NE(on.fingerprint, off.fingerprint);
+  const models::OpGraph& g = *on.graph;
+  // At most every non-compute stream runs a communication kernel at once.
+  const int comm_streams = static_cast<int>(g.stream_names.size()) - 1;
+  const models::SmContention contention{.sm_count = 108, .communication_sms = 16};
+  const double slowest = contention.compute_speed(comm_streams);
+  std::vector<double> slowed_ps(static_cast<std::size_t>(g.num_ranks), 0.0);
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].kind != models::OpKind::kCompute) continue;
+    const models::OpTiming& t = on.execution->ops[i];
+    const std::int64_t took = (t.end - t.start).count_ps();
+    const std::int64_t alone = g.ops[i].duration.count_ps();
+    EXPECT_GE(took, alone) << g.ops[i].name;
+    EXPECT_LE(took, static_cast<std::int64_t>(std::ceil(static_cast<double>(alone) / slowest)) + 2) << g.ops[i].name;
+    slowed_ps[static_cast<std::size_t>(g.ops[i].rank)] += static_cast<double>(took - alone);
+  }
+  double mean_ms = 0;
+  for (int r = 0; r < g.num_ranks; ++r) {
+    EXPECT_EQ(on.execution->ranks[static_cast<std::size_t>(r)].compute_slowed_by_communication.count_ps(),
+              static_cast<std::int64_t>(slowed_ps[static_cast<std::size_t>(r)]));
+    mean_ms += slowed_ps[static_cast<std::size_t>(r)] / 1e9 / g.num_ranks;
+  }
+  EXPECT_NEAR(on.breakdown.compute_slowed_by_communication_ms, mean_ms, 1e-9);
+}
+
 // Degraded hardware (--degrade). At full speed a degradation changes
 // nothing, to the bit. A straggler's kernels take exactly 1/SPEED as long
 // (to the picosecond per op), the iteration cannot end before its compute
@@ -145,6 +192,8 @@ TEST(WhatIfDegradeTest, StragglersAndSlowNics) {
     o.nodes = {2};
     o.threads = 1;
     o.cluster.degradations = degradations;
+    // Closed forms of kernel time: communication takes no SMs from compute.
+    o.cluster.overrides.push_back("gpu.communication_sms=0");
     return run_whatif(o, 2).front();
   };
   const WhatIfPoint base = kept({});

@@ -350,6 +350,7 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
 
   models::OpGraph g;
   g.num_ranks = static_cast<int>(ranks.size());
+  g.compute_durations_measured = true;  // duration_micros were measured in the traced run
   const int num_ranks = g.num_ranks;
   std::vector<std::vector<std::uint32_t>> op_of(ranks.size());  // [rank][node] -> op
   std::vector<std::pair<int, std::size_t>> node_of_op;          // op -> (rank, node)

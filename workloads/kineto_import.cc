@@ -417,6 +417,7 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
 
   models::OpGraph g;
   g.num_ranks = n;
+  g.compute_durations_measured = true;  // profiled next to the job's own communication
   // (file, gpu event) -> collective index
   std::vector<std::map<std::size_t, std::int64_t>> collective_of(traces.size());
   std::set<GroupKey> groups;

@@ -45,6 +45,11 @@ DeviceProfile a100(std::string name, double hbm_gbyte_per_s, std::int64_t hbm_gi
   p.peak_bf16_flops = 312 * kTera;
   p.peak_fp8_flops = 0;  // Ampere has no FP8 tensor cores
   p.sm_count = 108;
+  // NCCL's maintainer (NVIDIA/nccl issue 689): NCCL uses the fewest SMs
+  // that reach the platform's speed, "on DGX with 8 NICs ... 16 SMs", one
+  // thread block (channel) per SM, not shared with compute kernels. ZionEX
+  // has DGX A100's shape (8 GPUs, 8 x 200 Gbit/s NICs, NVSwitch).
+  p.communication_sms = 16;
   p.hbm_capacity = sim::Bytes::gib(hbm_gib);
   p.hbm_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(hbm_gbyte_per_s);
   p.compute_efficiency = 0.705;  // MAD-Max ZionEX
@@ -76,6 +81,10 @@ DeviceProfile hopper(std::string name, double hbm_gbyte_per_s, std::int64_t hbm_
   p.peak_bf16_flops = 989.4 * kTera;
   p.peak_fp8_flops = 1978.9 * kTera;
   p.sm_count = 132;
+  // NCCL on 8-GPU H100 servers with 8 NICs builds 16 channels (the
+  // "Channel NN/16" lines of an H100 cluster's NCCL log, NVIDIA/nccl issue
+  // 1453): 16 SMs, as on A100 (see a100()).
+  p.communication_sms = 16;
   p.hbm_capacity = sim::Bytes::gib(hbm_gib);
   p.hbm_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(hbm_gbyte_per_s);
   // Assumption: A100's calibrated ZionEX efficiencies carry over until
@@ -194,6 +203,8 @@ void validate(const DeviceProfile& p, const std::string& source) {
   }
   need(p.peak_fp32_flops > 0, "/peak_tflops/fp32", "expected a positive FP32 peak");
   need(p.sm_count > 0, "/sm_count", fmt::format("expected a positive SM count, got {}", p.sm_count));
+  need(p.communication_sms >= 0 && p.communication_sms < p.sm_count, "/communication_sms",
+       fmt::format("expected an SM count in [0, sm_count = {}), got {}", p.sm_count, p.communication_sms));
   need(p.hbm_capacity.count() > 0, "/hbm/capacity_gib", "expected a positive HBM capacity");
   need(p.gemm_k_half >= 0, "/gemm/k_half", fmt::format("expected >= 0, got {}", p.gemm_k_half));
   need(p.gemm_tile_m > 0 && p.gemm_tile_n > 0, "/gemm", "expected positive tile sizes");
@@ -222,6 +233,7 @@ DeviceProfile parse_device_profile(std::string_view text, const std::string& sou
     o->finish();
   }
   root.read_int("sm_count", p.sm_count, json::IntRange{1, 4096});
+  root.read_int("communication_sms", p.communication_sms, json::IntRange{0, 4096});
   if (auto o = root.object("hbm")) {
     std::int64_t gib = 0;
     if (o->read_int("capacity_gib", gib, json::IntRange{1, 1 << 20})) p.hbm_capacity = sim::Bytes::gib(gib);
@@ -272,6 +284,7 @@ std::string device_profile_to_json(const DeviceProfile& p) {
                       {"fp16", p.peak_fp16_flops / kTera}, {"bf16", p.peak_bf16_flops / kTera},
                       {"fp8", p.peak_fp8_flops / kTera}};
   j["sm_count"] = p.sm_count;
+  j["communication_sms"] = p.communication_sms;
   j["hbm"] = {{"capacity_gib", p.hbm_capacity.count() >> 30},
               {"bandwidth_gbyte_per_s", static_cast<double>(p.hbm_bandwidth.count()) / 1e9}};
   j["efficiency"] = {{"compute", p.compute_efficiency},

@@ -42,6 +42,13 @@ struct DeviceProfile {
   double peak_bf16_flops = 0;
   double peak_fp8_flops = 0;
   int sm_count = 0;  ///< streaming multiprocessors: GEMM wave quantisation
+  /// SMs one running communication kernel (an NCCL collective or send/recv)
+  /// holds for its whole run, waiting for peers included: NCCL runs one
+  /// thread block per channel and does not share those SMs with compute
+  /// kernels. While k such kernels run on a GPU its compute kernels get
+  /// sm_count - k x communication_sms of the SMs (models/execution/executor.h,
+  /// SmContention). 0: communication takes no SMs from compute.
+  int communication_sms = 0;
   sim::Bytes hbm_capacity;
   sim::BytesPerSecond hbm_bandwidth = sim::BytesPerSecond(1);
 

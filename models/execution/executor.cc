@@ -1,6 +1,7 @@
 #include "models/execution/executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -60,8 +61,16 @@ bool is_communication(OpKind kind) {
 
 }  // namespace
 
-Executor::Executor(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend)
-    : sim_(simulator), graph_(graph), backend_(backend) {
+double SmContention::compute_speed(int kernels) const {
+  if (!enabled() || kernels <= 0) return 1.0;
+  const std::int64_t held = static_cast<std::int64_t>(kernels) * communication_sms;
+  const std::int64_t left = std::max<std::int64_t>(1, sm_count - held);
+  return static_cast<double>(left) / static_cast<double>(sm_count);
+}
+
+Executor::Executor(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
+                   SmContention contention)
+    : sim_(simulator), graph_(graph), backend_(backend), contention_(contention) {
   const std::vector<OpGraphProblem> problems = validate(graph);
   if (!problems.empty()) {
     std::vector<Diagnostic> diagnostics;
@@ -84,6 +93,11 @@ Executor::Executor(sim::Simulator& simulator, const OpGraph& graph, Communicatio
   timing_.resize(n);
   enabled_by_.assign(n, -1);
   readied_.assign(n, 0);
+  contended_ = contention.enabled() && !graph.compute_durations_measured;
+  if (contended_) {
+    communication_running_.assign(static_cast<std::size_t>(graph.num_ranks), 0);
+    running_compute_.resize(static_cast<std::size_t>(graph.num_ranks));
+  }
   for (std::uint32_t i = 0; i < n; ++i) {
     const Op& op = graph.ops[i];
     const std::size_t s = static_cast<std::size_t>(op.rank) * streams + static_cast<std::size_t>(op.stream);
@@ -111,8 +125,21 @@ void Executor::maybe_ready(std::uint32_t i) {
   readied_[i] = 1;
   timing_[i].ready = sim_.now();
   const Op& op = graph_.ops[i];
+  if (contended_ && is_communication(op.kind)) communication_changed(op.rank, +1);
   switch (op.kind) {
     case OpKind::kCompute:
+      if (contended_) {
+        begin(i);
+        const auto r = static_cast<std::size_t>(op.rank);
+        running_compute_[r].push_back(RunningCompute{.op = i,
+                                                     .work_left_ps = static_cast<double>(op.duration.count_ps()),
+                                                     .since = sim_.now(),
+                                                     .speed = contention_.compute_speed(communication_running_[r]),
+                                                     .end_event = {}});
+        schedule_compute_end(running_compute_[r].back());
+        break;
+      }
+      [[fallthrough]];
     case OpKind::kDelay:
       begin(i);
       sim_.schedule_after(op.duration, [this, i] { end(i); }, kOpEnd);
@@ -148,8 +175,42 @@ void Executor::maybe_ready(std::uint32_t i) {
 
 void Executor::begin(std::uint32_t i) { timing_[i].start = sim_.now(); }
 
+void Executor::schedule_compute_end(RunningCompute& c) {
+  // The remaining work at the current speed, rounded up to the picosecond;
+  // at full speed exactly the op's duration.
+  const double ps = std::ceil(c.work_left_ps / c.speed);
+  const std::uint32_t i = c.op;
+  c.end_event = sim_.schedule(
+      sim_.now() + sim::Duration::ps(static_cast<std::int64_t>(ps)),
+      [this, i] {
+        std::vector<RunningCompute>& running = running_compute_[static_cast<std::size_t>(graph_.ops[i].rank)];
+        const auto it = std::find_if(running.begin(), running.end(), [i](const RunningCompute& c) { return c.op == i; });
+        ZX_CHECK(it != running.end(), "a contended compute op ends while running");
+        running.erase(it);
+        end(i);
+      },
+      kOpEnd);
+}
+
+void Executor::communication_changed(int rank, int delta) {
+  const auto r = static_cast<std::size_t>(rank);
+  communication_running_[r] += delta;
+  ZX_CHECK(communication_running_[r] >= 0, "communication ends after it starts");
+  const double speed = contention_.compute_speed(communication_running_[r]);
+  for (RunningCompute& c : running_compute_[r]) {
+    if (c.speed == speed) continue;
+    const double elapsed_ps = static_cast<double>((sim_.now() - c.since).count_ps());
+    c.work_left_ps = std::max(0.0, c.work_left_ps - elapsed_ps * c.speed);
+    c.since = sim_.now();
+    c.speed = speed;
+    sim_.cancel(c.end_event);
+    schedule_compute_end(c);
+  }
+}
+
 void Executor::end(std::uint32_t i) {
   ZX_CHECK(timing_[i].end.is_max(), "an op ends once");
+  if (contended_ && is_communication(graph_.ops[i].kind)) communication_changed(graph_.ops[i].rank, -1);
   timing_[i].end = sim_.now();
   ++ended_;
   const std::size_t s = stream_of_op_[i];
@@ -216,6 +277,7 @@ ExecutionResult Executor::result() const {
           .push_back(interval);
     } else if (op.kind == OpKind::kCompute) {
       compute[static_cast<std::size_t>(op.rank)].push_back(interval);
+      rank.compute_slowed_by_communication += (t.end - t.start) - op.duration;
     }
     category_ps[op.category.empty() ? std::string(to_string(op.kind)) : op.category] +=
         (t.end - t.ready).count_ps();
@@ -243,17 +305,19 @@ ExecutionResult Executor::result() const {
   return r;
 }
 
-ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend) {
-  Executor executor(simulator, graph, backend);
+ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
+                        SmContention contention) {
+  Executor executor(simulator, graph, backend, contention);
   executor.start();
   simulator.run();
   return executor.result();
 }
 
 ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
-                        const std::function<void(const ExecutionProgress&)>& progress, sim::Duration slice) {
+                        const std::function<void(const ExecutionProgress&)>& progress, sim::Duration slice,
+                        SmContention contention) {
   ZX_CHECK(slice > sim::Duration::zero(), "execute: the progress slice must be positive");
-  Executor executor(simulator, graph, backend);
+  Executor executor(simulator, graph, backend, contention);
   executor.start();
   // run(until) stops before the first event past `until` and leaves now() at
   // `until`; the next slice resumes with that event, so slicing changes

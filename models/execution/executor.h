@@ -6,6 +6,22 @@
 // model, or anything else a test supplies) once every participant is ready.
 // The semantics are those stated in op_graph.h.
 //
+// Communication takes SMs from compute (SmContention). A running
+// communication kernel (an op of a collective or a point-to-point transfer,
+// from when it is ready, waiting for its peers included, to its end) holds
+// `communication_sms` of the GPU's SMs, which compute kernels cannot use:
+// NCCL runs one thread block per channel on an SM of its own. While k of
+// them run on a rank, every compute op running there progresses at
+// max(1, sm_count - k x communication_sms) / sm_count of its speed alone (a
+// kernel's work is spread over the SMs it gets; the HBM bandwidth that
+// communication uses is not modelled). A compute op's duration is its work
+// at full speed; its end moves when k changes on its rank, to now + the
+// remaining work / the new speed, rounded up to the picosecond. Delay ops
+// (DMA copies, host gaps) take no SMs and are not slowed. Off (every compute
+// op takes exactly its duration) when either count is 0 or the graph's
+// durations were measured alongside communication
+// (OpGraph::compute_durations_measured).
+//
 // Afterwards it reports, per op, when it became ready (head of its stream,
 // dependencies done), when it started (for a collective: when the last
 // member arrived) and when it ended; per rank and stream, busy time; per
@@ -40,6 +56,15 @@ class CommunicationBackend {
   virtual void start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) = 0;
 };
 
+/// SMs that communication kernels take from compute (see the header comment).
+struct SmContention {
+  int sm_count = 0;           ///< the GPU's SMs; 0: no contention
+  int communication_sms = 0;  ///< SMs each running communication kernel holds; 0: no contention
+  bool enabled() const { return sm_count > 0 && communication_sms > 0; }
+  /// Speed of compute while `kernels` communication kernels run: in (0, 1].
+  double compute_speed(int kernels) const;
+};
+
 struct OpTiming {
   sim::TimePoint ready = sim::TimePoint::max();
   sim::TimePoint start = sim::TimePoint::max();
@@ -52,6 +77,9 @@ struct RankSummary {
   sim::Duration communication;                ///< union of communication-op intervals
   sim::Duration exposed_communication;        ///< communication while no compute runs
   sim::Duration overlapped_communication;     ///< communication while compute runs
+  /// Compute time added by communication holding SMs: the sum over the
+  /// rank's compute ops of (end - start) - duration (SmContention).
+  sim::Duration compute_slowed_by_communication;
 };
 
 struct ExecutionResult {
@@ -71,7 +99,8 @@ class Executor {
  public:
   /// The graph must be valid (validate() empty); throws zx::InputError
   /// listing its problems otherwise. `graph` and `backend` must outlive the run.
-  Executor(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend);
+  Executor(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
+           SmContention contention = {});
 
   /// Schedules the first ops; then run the simulator.
   void start();
@@ -88,6 +117,19 @@ class Executor {
   void maybe_ready(std::uint32_t op);
   void begin(std::uint32_t op);
   void end(std::uint32_t op);
+  /// A communication op on `rank` started (+1) or ended (-1) holding SMs.
+  void communication_changed(int rank, int delta);
+
+  // A compute op in progress while contention is on: its work left (in
+  // picoseconds at full speed) as of `since`, its current speed and its end event.
+  struct RunningCompute {
+    std::uint32_t op;
+    double work_left_ps;
+    sim::TimePoint since;
+    double speed;
+    sim::EventId end_event;
+  };
+  void schedule_compute_end(RunningCompute& c);
 
   sim::Simulator& sim_;
   const OpGraph& graph_;
@@ -105,10 +147,15 @@ class Executor {
   std::vector<std::int64_t> enabled_by_;  // op whose completion made this op ready last
   std::vector<std::uint8_t> readied_;
   std::size_t ended_ = 0;
+  SmContention contention_;
+  bool contended_ = false;                                  // contention on for this graph
+  std::vector<int> communication_running_;                  // per rank
+  std::vector<std::vector<RunningCompute>> running_compute_;  // per rank
 };
 
 /// Builds an executor, runs the simulator to completion and returns the result.
-ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend);
+ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
+                        SmContention contention = {});
 
 /// Where a long run stands, for progress reports.
 struct ExecutionProgress {
@@ -123,7 +170,8 @@ struct ExecutionProgress {
 /// execute()'s (only now() may end later: at the end of the last slice);
 /// `progress` must not touch the simulation. Requires slice > 0.
 ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, CommunicationBackend& backend,
-                        const std::function<void(const ExecutionProgress&)>& progress, sim::Duration slice);
+                        const std::function<void(const ExecutionProgress&)>& progress, sim::Duration slice,
+                        SmContention contention = {});
 
 }  // namespace zx::models
 

@@ -260,6 +260,82 @@ std::string problems_of(const OpGraph& g) {
 // Bad graphs: every problem is listed; cycles are reported by their ops,
 // including a deadlock made by two ranks issuing two collectives in
 // opposite orders on one stream.
+// SmContention on a GPU of 100 SMs whose communication kernels hold 20
+// each. Rank 0 computes 1,000 ns of work from 0 while a single-rank
+// collective of 500 ns runs from 0: at 80% speed it does 400 ns of work by
+// 500 ns, then the last 600 at full speed, ending at 1,100 ns (closed form).
+TEST(ExecutorTest, CommunicationKernelsTakeSmsFromCompute) {
+  OpGraph g;
+  g.num_ranks = 1;
+  const int s = g.stream("compute");
+  const int c = g.stream("comm");
+  g.add(compute(0, s, 1'000));
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0}, .bytes_per_rank = sim::Bytes(500'000)});
+  g.add(collective(0, c, 0));
+  const SmContention contention{.sm_count = 100, .communication_sms = 20};
+  EXPECT_DOUBLE_EQ(contention.compute_speed(0), 1.0);
+  EXPECT_DOUBLE_EQ(contention.compute_speed(1), 0.8);
+  EXPECT_DOUBLE_EQ(contention.compute_speed(2), 0.6);
+  EXPECT_DOUBLE_EQ(contention.compute_speed(5), 0.01);  // at least one SM is left
+  {
+    sim::Simulator sim;
+    FixedBackend backend(sim);
+    const ExecutionResult r = execute(sim, g, backend, contention);
+    EXPECT_EQ(r.ops[0].end, at_ns(1'100));
+    EXPECT_EQ(r.ops[1].end, at_ns(500));  // communication keeps its time
+    EXPECT_EQ(r.ranks[0].compute_slowed_by_communication, Duration::ns(100));
+    EXPECT_EQ(r.ranks[0].overlapped_communication, Duration::ns(500));
+  }
+  // Durations measured beside the job's communication are not slowed again,
+  // and no contention is the plain run, to the bit.
+  for (const bool measured : {true, false}) {
+    OpGraph h = g;
+    h.compute_durations_measured = measured;
+    sim::Simulator sim;
+    FixedBackend backend(sim);
+    const ExecutionResult r =
+        execute(sim, h, backend, measured ? contention : SmContention{.sm_count = 100, .communication_sms = 0});
+    EXPECT_EQ(r.ops[0].end, at_ns(1'000));
+    EXPECT_EQ(r.ranks[0].compute_slowed_by_communication, Duration::zero());
+    sim::Simulator plain_sim;
+    FixedBackend plain_backend(plain_sim);
+    (void)execute(plain_sim, g, plain_backend);
+    EXPECT_EQ(sim.fingerprint(), plain_sim.fingerprint());
+  }
+}
+
+// Two communication kernels at once leave 60% of the SMs; a kernel waiting
+// for its peer holds its SMs too; another rank's communication does not
+// slow this rank. Rank 0: compute of 1,200 ns from 0; a two-rank collective
+// on its stream "a" is ready at 0 but rank 1 joins at 300 ns (after 300 ns
+// of compute on rank 1), then runs 200 ns (to 500); a one-rank collective
+// on stream "b" runs 0-100. Work on rank 0: 0-100 at 0.6 (60), 100-500 at
+// 0.8 (320), then 820 left at 1.0: ends at 1,320. Rank 1's compute runs
+// alone before its collective: 300 ns exactly.
+TEST(ExecutorTest, ConcurrentAndWaitingCommunicationKernels) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int s = g.stream("compute");
+  const int a = g.stream("a");
+  const int b = g.stream("b");
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(200'000)});
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0}, .bytes_per_rank = sim::Bytes(100'000)});
+  g.add(compute(0, s, 1'200));
+  g.add(collective(0, a, 0));
+  g.add(collective(0, b, 1));
+  const std::uint32_t rank1_compute = g.add(compute(1, s, 300));
+  g.add(collective(1, a, 0, {rank1_compute}));
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const ExecutionResult r = execute(sim, g, backend, SmContention{.sm_count = 100, .communication_sms = 20});
+  EXPECT_EQ(r.ops[0].end, at_ns(1'320));
+  EXPECT_EQ(r.ops[1].end, at_ns(500));
+  EXPECT_EQ(r.ops[2].end, at_ns(100));
+  EXPECT_EQ(r.ops[rank1_compute].end, at_ns(300));
+  EXPECT_EQ(r.ranks[0].compute_slowed_by_communication, Duration::ns(120));
+  EXPECT_EQ(r.ranks[1].compute_slowed_by_communication, Duration::zero());
+}
+
 TEST(OpGraphTest, ValidationFindsEveryProblem) {
   OpGraph g;
   g.num_ranks = 2;

@@ -75,6 +75,12 @@ struct OpGraph {
   std::vector<Op> ops;
   std::vector<CollectiveCall> collectives;
   std::vector<TransferCall> transfers;
+  /// True when the compute durations were measured on GPUs that ran the
+  /// job's communication beside them (an imported profiler trace): they
+  /// already include what communication kernels took from compute, and the
+  /// executor does not slow them again (SmContention in executor.h). False
+  /// for durations of a kernel alone (cost models, zionsim's own traces).
+  bool compute_durations_measured = false;
 
   /// Adds an op and returns its index.
   std::uint32_t add(Op op);
