@@ -72,6 +72,9 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
   models::OpGraph g;
   root.require("ranks");
   root.read_int("ranks", g.num_ranks, json::IntRange{1, 1 << 24});
+  std::string durations = "alone";
+  root.read_enum("compute_durations", durations, {"alone", "measured"});
+  g.compute_durations_measured = durations == "measured";
   root.require("streams");
   if (auto streams = root.array("streams")) {
     for (std::size_t i = 0; i < streams->size(); ++i) {
@@ -259,6 +262,7 @@ models::OpGraph load_trace(const std::string& path, const models::DeviceProfile*
 
 void write_trace(std::ostream& out, const models::OpGraph& g) {
   out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n  \"ranks\": " << g.num_ranks << ",\n";
+  if (g.compute_durations_measured) out << "  \"compute_durations\": \"measured\",\n";
   out << "  \"streams\": " << ordered_json(g.stream_names).dump() << ",\n";
   out << "  \"collectives\": [";
   for (std::size_t i = 0; i < g.collectives.size(); ++i) {

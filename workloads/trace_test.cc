@@ -79,6 +79,15 @@ TEST(TraceTest, GeneratedIterationRoundTrips) {
   FixedBackend bb(b);
   EXPECT_EQ(models::execute(a, g, ba).makespan, models::execute(b, back, bb).makespan);
   EXPECT_EQ(a.fingerprint(), b.fingerprint());
+  EXPECT_FALSE(back.compute_durations_measured);
+  EXPECT_EQ(first.str().find("compute_durations"), std::string::npos);
+  // Measured durations survive the round trip (run does not slow them again).
+  models::OpGraph measured = g;
+  measured.compute_durations_measured = true;
+  std::ostringstream third;
+  write_trace(third, measured);
+  EXPECT_NE(third.str().find(R"("compute_durations": "measured")"), std::string::npos);
+  EXPECT_TRUE(parse_trace(third.str(), "measured.json").compute_durations_measured);
 }
 
 // Kernels are priced by the cost models of the given GPU.
@@ -131,6 +140,8 @@ TEST(TraceTest, BadTracesGiveExactErrors) {
             "t.json: /ops/0/stream: unknown value 'x'; valid: c, s\n"
             "t.json: /ops/0/kind: unknown value 'kernel'; valid: collective, compute, delay, recv, send\n"
             "t.json: /ops/0: unknown key 'duraton_ns' (did you mean 'duration_ns'?)");
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "ranks": 1, "compute_durations": "profiled", "streams": ["s"], "ops": []})"),
+            "t.json: /compute_durations: unknown value 'profiled'; valid: alone, measured");
 }
 
 }  // namespace

@@ -72,10 +72,16 @@ TimelineStats write_chrome_trace(std::ostream& out, const OpGraph& graph, const 
     if (op.rank >= ranks) continue;
     const OpTiming& t = result.ops[i];
     const std::string name = op.name.empty() ? std::string(to_string(op.kind)) : op.name;
+    // A compute op that took longer than its duration ran beside
+    // communication kernels holding SMs (SmContention).
+    const std::int64_t slowed_ps =
+        op.kind == OpKind::kCompute ? ((t.end - t.start) - op.duration).count_ps() : 0;
+    const std::string slowed =
+        slowed_ps > 0 ? fmt::format(R"(, "slowed_by_communication_ps": {})", slowed_ps) : std::string();
     w.emit(fmt::format(
-        R"({{"ph": "X", "name": {}, "cat": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"op": {}, "start_ps": {}}}}})",
+        R"({{"ph": "X", "name": {}, "cat": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"op": {}, "start_ps": {}{}}}}})",
         quoted(name), quoted(op.category.empty() ? "op" : op.category), op.rank, op.stream,
-        micros(t.ready.count_ps()), micros((t.end - t.ready).count_ps()), i, t.start.count_ps()));
+        micros(t.ready.count_ps()), micros((t.end - t.ready).count_ps()), i, t.start.count_ps(), slowed));
     ++stats.op_slices;
   }
 
