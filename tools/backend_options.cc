@@ -26,6 +26,7 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   for (const auto& [kind, name] : algorithms) o.default_algorithms[kind] = name;
   // A reduction reads two operands and writes one.
   o.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
+  o.host_copy_bytes_per_s = static_cast<double>(device.host_to_device_bandwidth.count());
   const bool hopper = device.name.rfind("h1", 0) == 0 || device.name.rfind("h2", 0) == 0;
   o.nccl_gpu = hopper ? models::nccl::GpuGeneration::kHopper : models::nccl::GpuGeneration::kAmpere;
   o.nccl_intra_gbps = hopper ? models::nccl::kH100NvlinkGbps : models::nccl::kA100NvlinkGbps;

@@ -543,9 +543,14 @@ std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, doubl
     add(fmt::format("gpu.peak_tflops.*={:g}x", factor), sets);
   }
   {
-    const std::string s = set("gpu.host_to_device_gbyte_per_s",
-                              static_cast<double>(gpu.host_to_device_bandwidth.count()) / 1e9 * factor);
-    add(s, {s});
+    // A host copy runs at the DMA rate (the profile's) unless the host's
+    // PCIe link (shared by the GPUs behind one switch) gives it less:
+    // faster copies need both.
+    std::vector<std::string> sets = {set("gpu.host_to_device_gbyte_per_s",
+                                         static_cast<double>(gpu.host_to_device_bandwidth.count()) / 1e9 * factor)};
+    const int lanes = static_cast<int>(std::min(64.0, std::round(spec.host_pcie_lanes * factor)));
+    if (lanes != spec.host_pcie_lanes) sets.push_back(fmt::format("pcie.host_lanes={}", lanes));
+    add(fmt::format("host-to-device={:g}x", factor), sets);
   }
   if (spec.oversubscription > 1) {
     const std::string s = set("fabric.oversubscription", std::max(1.0, spec.oversubscription / factor));

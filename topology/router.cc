@@ -336,6 +336,10 @@ bool Router::route_into(NodeId src, NodeId dst, std::uint64_t flow_key, Route& o
       out.clear();
     }
   }
+  if (!(s.kind == NodeKind::kGpu && d.kind == NodeKind::kGpu) && s.server >= 0 && s.server == d.server) {
+    if (walk(kServer, src, dst, flow_key, out)) return true;
+    out.clear();
+  }
   return walk(kGeneral, src, dst, flow_key, out);
 }
 

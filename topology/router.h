@@ -21,8 +21,9 @@
 //     paths stay inside the server and do not cross other NICs; fabric paths
 //     cross only fabric switches (server -1), so traffic never transits another
 //     server, another NIC, or the front-end network when a backend exists.
-//   * Any other pair (a CPU to a GPU, say) gets the plain shortest path with
-//     GPUs non-transit.
+//   * Any other pair of one server (a CPU to a GPU, say: a host copy) gets
+//     the server-local shortest path, GPUs non-transit; any other pair at
+//     all, the plain shortest path with GPUs non-transit.
 //
 // Per destination (and per rule above) the router computes, lazily and once,
 // the equal-cost next-hop links of every node: a reverse BFS over in-links for

@@ -29,6 +29,9 @@ class ZeroTimeBackend : public models::CommunicationBackend {
   void start_transfer(const models::OpGraph&, std::int64_t, sim::EventCallback done) override {
     sim_.schedule_after(sim::Duration::zero(), std::move(done));
   }
+  void start_host_copy(const models::OpGraph&, std::uint32_t, sim::EventCallback done) override {
+    sim_.schedule_after(sim::Duration::zero(), std::move(done));
+  }
 
  private:
   sim::Simulator& sim_;

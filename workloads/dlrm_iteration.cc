@@ -239,8 +239,9 @@ OpGraph Builder::build() {
   };
 
   // 1. Inputs: host-to-device copy, then the indices all-to-all. The copy is
-  // a DMA transfer, not a kernel: a delay op on its own stream, which the
-  // breakdown does not count as compute. Pipelined, it carries a later batch
+  // a DMA transfer, not a kernel: a host copy op on its own stream (the
+  // backend runs it over the server's PCIe links, beside the NIC's traffic),
+  // which the breakdown does not count as compute. Pipelined, it carries a later batch
   // (TorchRec's pipeline copies batch i+2 while batch i trains) and nothing
   // of this iteration waits for it; it still bounds the iteration from
   // below (the next iteration cannot start before its batch is on the GPU).
@@ -250,12 +251,13 @@ OpGraph Builder::build() {
   std::vector<std::uint32_t> h2d(static_cast<std::size_t>(n_));
   for (int r = 0; r < n_; ++r) {
     Op copy;
-    copy.kind = OpKind::kDelay;
+    copy.kind = OpKind::kHostCopy;
     copy.rank = r;
     copy.stream = h2d_s;
     copy.name = o_.pipeline_input ? "input_h2d_later_batch" : "input_h2d";
     copy.category = "input_copy";
-    copy.duration = models::host_to_device_copy(device_, input_bytes).time;
+    copy.bytes = sim::Bytes(input_bytes);
+    copy.to_device = true;
     h2d[static_cast<std::size_t>(r)] = g_.add(std::move(copy));
   }
   // What this iteration's first ops wait for: the copy, unless pipelined.

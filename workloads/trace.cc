@@ -16,7 +16,7 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr int kSchemaVersion = 1;
-const std::vector<std::string> kOpKinds = {"collective", "compute", "delay", "recv", "send"};
+const std::vector<std::string> kOpKinds = {"collective", "compute", "delay", "host_copy", "recv", "send"};
 const std::vector<std::string> kCollectiveKinds = {"all_gather", "all_reduce", "all_to_all", "broadcast", "reduce",
                                                    "reduce_scatter"};
 const std::vector<std::string> kTypes = {"bf16", "fp16", "fp32", "fp8"};
@@ -26,6 +26,7 @@ models::OpKind op_kind(const std::string& s) {
   if (s == "send") return models::OpKind::kSend;
   if (s == "recv") return models::OpKind::kRecv;
   if (s == "delay") return models::OpKind::kDelay;
+  if (s == "host_copy") return models::OpKind::kHostCopy;
   return models::OpKind::kCompute;
 }
 
@@ -214,8 +215,20 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
           if (d->read_int(k, dep)) deps.push_back(dep);
         }
       }
+      if (op.kind == models::OpKind::kHostCopy) {
+        std::int64_t size = 0;
+        if (o.require("size_bytes") && o.read_int("size_bytes", size, json::IntRange{0, std::int64_t{1} << 50})) {
+          op.bytes = sim::Bytes(size);
+        }
+        std::string direction = "h2d";
+        o.read_enum("direction", direction, {"d2h", "h2d"});
+        op.to_device = direction == "h2d";
+        if (has_ps || has_ns || o.has("kernel")) o.error("", "a host_copy takes size_bytes, not a duration or kernel");
+      }
       o.allow("collective");
       o.allow("transfer");
+      o.allow("size_bytes");
+      o.allow("direction");
       o.finish();
       raw_deps.push_back(std::move(deps));
       op_pointer.push_back(list->element_pointer(i));
@@ -299,6 +312,10 @@ void write_trace(std::ostream& out, const models::OpGraph& g) {
     }
     if (op.kind == models::OpKind::kCollective) j["collective"] = op.collective;
     if (op.kind == models::OpKind::kSend || op.kind == models::OpKind::kRecv) j["transfer"] = op.transfer;
+    if (op.kind == models::OpKind::kHostCopy) {
+      j["size_bytes"] = op.bytes.count();
+      j["direction"] = op.to_device ? "h2d" : "d2h";
+    }
     if (!op.deps.empty()) j["deps"] = op.deps;
     out << (i == 0 ? "\n    " : ",\n    ") << j.dump();
   }

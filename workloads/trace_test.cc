@@ -32,6 +32,9 @@ class FixedBackend : public models::CommunicationBackend {
   void start_transfer(const models::OpGraph&, std::int64_t, sim::EventCallback done) override {
     sim_.schedule_after(sim::Duration::zero(), std::move(done));
   }
+  void start_host_copy(const models::OpGraph&, std::uint32_t, sim::EventCallback done) override {
+    sim_.schedule_after(sim::Duration::zero(), std::move(done));
+  }
 
  private:
   sim::Simulator& sim_;
@@ -138,7 +141,7 @@ TEST(TraceTest, BadTracesGiveExactErrors) {
       {"id": 1, "rank": 2, "stream": "x", "kind": "kernel", "duraton_ns": 1}]})"),
             "t.json: /ops/0/rank: expected an integer in [0, 1], got 2\n"
             "t.json: /ops/0/stream: unknown value 'x'; valid: c, s\n"
-            "t.json: /ops/0/kind: unknown value 'kernel'; valid: collective, compute, delay, recv, send\n"
+            "t.json: /ops/0/kind: unknown value 'kernel'; valid: collective, compute, delay, host_copy, recv, send\n"
             "t.json: /ops/0: unknown key 'duraton_ns' (did you mean 'duration_ns'?)");
   EXPECT_EQ(errors_of(R"({"schema_version": 1, "ranks": 1, "compute_durations": "profiled", "streams": ["s"], "ops": []})"),
             "t.json: /compute_durations: unknown value 'profiled'; valid: alone, measured");

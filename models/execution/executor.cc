@@ -144,6 +144,10 @@ void Executor::maybe_ready(std::uint32_t i) {
       begin(i);
       sim_.schedule_after(op.duration, [this, i] { end(i); }, kOpEnd);
       break;
+    case OpKind::kHostCopy:
+      begin(i);
+      backend_.start_host_copy(graph_, i, [this, i] { end(i); });
+      break;
     case OpKind::kCollective: {
       const auto c = static_cast<std::size_t>(op.collective);
       if (++collective_arrived_[c] < static_cast<int>(collective_members_[c].size())) break;

@@ -1,9 +1,10 @@
 // File: models/execution/executor.h
 //
 // Runs an OpGraph on the engine. Compute and delay ops occupy their stream
-// for their duration; collectives and point-to-point transfers are handed to
-// a CommunicationBackend (lowering to a collective plan on the network
-// model, or anything else a test supplies) once every participant is ready.
+// for their duration; collectives, point-to-point transfers and host copies
+// are handed to a CommunicationBackend (lowering to a collective plan on the
+// network model, or anything else a test supplies) once every participant
+// is ready.
 // The semantics are those stated in op_graph.h.
 //
 // Communication takes SMs from compute (SmContention). A running
@@ -16,8 +17,8 @@
 // kernel's work is spread over the SMs it gets; the HBM bandwidth that
 // communication uses is not modelled). A compute op's duration is its work
 // at full speed; its end moves when k changes on its rank, to now + the
-// remaining work / the new speed, rounded up to the picosecond. Delay ops
-// (DMA copies, host gaps) take no SMs and are not slowed. Off (every compute
+// remaining work / the new speed, rounded up to the picosecond. Delay and
+// host copy ops (host gaps, DMA) take no SMs and are not slowed. Off (every compute
 // op takes exactly its duration) when either count is 0 or the graph's
 // durations were measured alongside communication
 // (OpGraph::compute_durations_measured).
@@ -54,6 +55,8 @@ class CommunicationBackend {
   virtual void start_collective(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) = 0;
   /// Runs transfer `index` (sender and receiver ready now).
   virtual void start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) = 0;
+  /// Runs host copy op `op` of the graph (OpKind::kHostCopy, ready now).
+  virtual void start_host_copy(const OpGraph& graph, std::uint32_t op, sim::EventCallback on_done) = 0;
 };
 
 /// SMs that communication kernels take from compute (see the header comment).

@@ -32,8 +32,14 @@ class FixedBackend : public CommunicationBackend {
     sim_.schedule_after(Duration::ns(g.transfers[static_cast<std::size_t>(index)].size.count() / 1000),
                         std::move(done));
   }
+  // Host copies: 1 ns per KB too.
+  void start_host_copy(const OpGraph& g, std::uint32_t op, sim::EventCallback done) override {
+    ++host_copies;
+    sim_.schedule_after(Duration::ns(g.ops[op].bytes.count() / 1000), std::move(done));
+  }
   int collectives = 0;
   int transfers = 0;
+  int host_copies = 0;
 
  private:
   sim::Simulator& sim_;
@@ -334,6 +340,37 @@ TEST(ExecutorTest, ConcurrentAndWaitingCommunicationKernels) {
   EXPECT_EQ(r.ops[rank1_compute].end, at_ns(300));
   EXPECT_EQ(r.ranks[0].compute_slowed_by_communication, Duration::ns(120));
   EXPECT_EQ(r.ranks[1].compute_slowed_by_communication, Duration::zero());
+}
+
+// A host copy is handed to the backend (1 ns per KB here: 300 ns), runs
+// beside compute without taking SMs from it, and counts as neither compute
+// nor communication.
+TEST(ExecutorTest, HostCopiesGoToTheBackendAndTakeNoSms) {
+  OpGraph g;
+  g.num_ranks = 1;
+  const int s = g.stream("compute");
+  const int h = g.stream("h2d");
+  g.add(compute(0, s, 1'000));
+  Op copy;
+  copy.kind = OpKind::kHostCopy;
+  copy.stream = h;
+  copy.bytes = sim::Bytes(300'000);
+  copy.category = "input_copy";
+  g.add(copy);
+  g.add(compute(0, s, 100, {1}));
+  sim::Simulator sim;
+  FixedBackend backend(sim);
+  const ExecutionResult r = execute(sim, g, backend, SmContention{.sm_count = 100, .communication_sms = 20});
+  EXPECT_EQ(backend.host_copies, 1);
+  EXPECT_EQ(r.ops[1].end, at_ns(300));
+  EXPECT_EQ(r.ops[0].end, at_ns(1'000));
+  EXPECT_EQ(r.ops[2].end, at_ns(1'100));
+  EXPECT_EQ(r.ranks[0].compute, Duration::ns(1'100));
+  EXPECT_EQ(r.ranks[0].communication, Duration::zero());
+  EXPECT_EQ(r.ranks[0].compute_slowed_by_communication, Duration::zero());
+  OpGraph bad = g;
+  bad.ops[1].bytes = sim::Bytes(-1);
+  EXPECT_EQ(validate(bad).size(), 1u);
 }
 
 TEST(OpGraphTest, ValidationFindsEveryProblem) {

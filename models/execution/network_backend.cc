@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -297,6 +298,58 @@ void NetworkBackend::start_transfer(const OpGraph& graph, std::int64_t index, si
   const FlowId flow = start_gpu_flow(network_, router_, t.src, t.dst, t.size,
                                      mix(0x5eedULL ^ static_cast<std::uint64_t>(index)), std::move(on_done), scratch_);
   if (record_flows_) flow_tags_.push_back(FlowTag{flow, t.src, t.dst, -1, index});
+}
+
+std::optional<topology::NodeId> NetworkBackend::host_of(int rank) {
+  const topology::Topology& t = router_.topology();
+  ZX_CHECK(rank >= 0 && rank < t.num_gpus(), "host_of: rank out of range");
+  if (!cpus_indexed_) {
+    cpus_indexed_ = true;
+    host_of_rank_.assign(static_cast<std::size_t>(t.num_gpus()), 0);
+    for (std::size_t v = 0; v < t.num_nodes(); ++v) {
+      const topology::NodeId id{static_cast<std::uint32_t>(v)};
+      const topology::NodeInfo& n = t.node(id);
+      if (n.kind != topology::NodeKind::kCpu || n.server < 0) continue;
+      if (cpus_by_server_.size() <= static_cast<std::size_t>(n.server)) {
+        cpus_by_server_.resize(static_cast<std::size_t>(n.server) + 1);
+      }
+      cpus_by_server_[static_cast<std::size_t>(n.server)].push_back(id);
+    }
+  }
+  std::uint32_t& cached = host_of_rank_[static_cast<std::size_t>(rank)];
+  if (cached == 0) {
+    const topology::NodeId gpu = t.gpu(rank);
+    const auto server = static_cast<std::size_t>(t.node(gpu).server);
+    std::size_t best_hops = std::numeric_limits<std::size_t>::max();
+    if (server < cpus_by_server_.size()) {
+      for (const topology::NodeId cpu : cpus_by_server_[server]) {
+        if (!router_.route_into(cpu, gpu, 0, scratch_.route) || scratch_.route.empty()) continue;
+        if (scratch_.route.size() < best_hops) {
+          best_hops = scratch_.route.size();
+          cached = static_cast<std::uint32_t>(topology::index(cpu)) + 1;
+        }
+      }
+    }
+    if (cached == 0) cached = std::numeric_limits<std::uint32_t>::max();  // no host on the server
+  }
+  if (cached == std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  return topology::NodeId{cached - 1};
+}
+
+void NetworkBackend::start_host_copy(const OpGraph& graph, std::uint32_t op, sim::EventCallback on_done) {
+  const Op& o = graph.ops[op];
+  const double cap = options_.host_copy_bytes_per_s;
+  const std::optional<topology::NodeId> cpu = host_of(o.rank);
+  if (!cpu) {
+    sim_.schedule_after(transfer_time(static_cast<double>(o.bytes.count()), cap), std::move(on_done));
+    return;
+  }
+  const topology::NodeId gpu = router_.topology().gpu(o.rank);
+  const bool routed = o.to_device ? router_.route_into(*cpu, gpu, mix(0xc0b1ULL ^ op), scratch_.route)
+                                  : router_.route_into(gpu, *cpu, mix(0xc0b1ULL ^ op), scratch_.route);
+  ZX_CHECK(routed, "a host copy's CPU reaches its GPU");
+  to_link_indices(scratch_.route, scratch_.links);
+  network_.start_flow(scratch_.links, o.bytes, std::move(on_done), FlowOptions{.weight = 1.0, .rate_cap_bytes_per_s = cap});
 }
 
 }  // namespace zx::models

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct NetworkBackendOptions {
   nccl::GpuGeneration nccl_gpu = nccl::GpuGeneration::kAmpere;
   double nccl_intra_gbps = nccl::kA100NvlinkGbps;
   double nccl_inter_gbps = 25.0;
+  /// The most a host copy moves per second (its DMA engine's achieved rate,
+  /// the GPU profile's host-to-device bandwidth): the flow's rate cap below
+  /// what the PCIe links it shares give it.
+  double host_copy_bytes_per_s = 12e9;
 };
 
 /// Names the backend runs with NCCL's cost model instead of a plan.
@@ -66,6 +71,14 @@ class NetworkBackend : public CommunicationBackend {
 
   void start_collective(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) override;
   void start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) override;
+  /// A flow between the GPU and its host: the CPU of its server nearest to
+  /// it (fewest links; the lowest node id on ties), over the server's PCIe
+  /// links, capped at options.host_copy_bytes_per_s. A cluster graph without
+  /// a CPU on the GPU's server copies at that rate on no link.
+  void start_host_copy(const OpGraph& graph, std::uint32_t op, sim::EventCallback on_done) override;
+
+  /// The host CPU of GPU `rank` (see start_host_copy); nullopt without one.
+  std::optional<topology::NodeId> host_of(int rank);
 
   /// Runs one collective request with the named algorithm (empty: the
   /// default for its kind). Throws zx::InputError for an unknown algorithm
@@ -119,6 +132,10 @@ class NetworkBackend : public CommunicationBackend {
   RouteScratch scratch_;
   bool record_flows_ = false;
   std::vector<FlowTag> flow_tags_;
+  // host_of(), found once per rank: node index + 1, 0 before it is looked up.
+  std::vector<std::uint32_t> host_of_rank_;
+  std::vector<std::vector<topology::NodeId>> cpus_by_server_;
+  bool cpus_indexed_ = false;
 };
 
 /// A CollectiveRequest from an op graph's collective call. Throws

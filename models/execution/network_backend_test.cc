@@ -13,6 +13,7 @@
 #include "models/network/topology_links.h"
 #include "topology/presets.h"
 #include "topology/router.h"
+#include "topology/topology.h"
 
 namespace zx::models {
 namespace {
@@ -195,6 +196,96 @@ TEST(NetworkBackendTest, NcclAlgorithmUsesTheCostModel) {
   rig.sim.run();
   EXPECT_NEAR(rig.sim.now().to_seconds() * 1e6, 8051.950, 0.001);
   EXPECT_EQ(rig.network.num_flows(), 0u);
+}
+
+// Host copies on a ZionEX server. Each goes from the GPU's own socket
+// (ranks 0 and 1 behind socket 0's PCIe switch, 2 and 3 behind socket 1's)
+// over two PCIe links: the socket's Gen3 x16 link (15.75 GB/s x 256/280 =
+// 14.4 GB/s of payload) and the GPU's Gen4 x16 link, 150 ns each. Alone, a
+// copy runs at its DMA cap, 12 GB/s; two behind one switch share the Gen3
+// link, 7.2 GB/s each; a device-to-host copy takes the links the other way
+// and does not slow a host-to-device one. Bytes are conserved on the links.
+TEST(NetworkBackendTest, HostCopiesShareTheHostsPcieLinks) {
+  const double gen3 = static_cast<double>(sim::BytesPerSecond::from_gbyte_per_s(16 * 8.0 * 128 / 130 / 8)
+                                              .scaled(256.0 / 280.0)
+                                              .count());
+  const std::int64_t size = std::int64_t{64} << 20;
+  const Duration latency = Duration::ns(300);
+  const auto run = [&](const std::vector<std::pair<int, bool>>& copies) {
+    Rig rig(1);
+    NetworkBackendOptions options;
+    options.host_copy_bytes_per_s = 12e9;
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    OpGraph g;
+    g.num_ranks = 8;
+    const int s = g.stream("h2d");
+    for (const auto& [rank, to_device] : copies) {
+      Op c;
+      c.kind = OpKind::kHostCopy;
+      c.rank = rank;
+      c.stream = s;
+      c.bytes = sim::Bytes(size);
+      c.to_device = to_device;
+      g.add(c);
+    }
+    const ExecutionResult r = execute(rig.sim, g, backend);
+    std::vector<Duration> took;
+    for (const OpTiming& t : r.ops) took.push_back(t.end - t.start);
+    const topology::NodeId cpu0 = *rig.topo.find("node0/cpu0");
+    EXPECT_EQ(backend.host_of(0), cpu0);
+    EXPECT_EQ(backend.host_of(1), cpu0);
+    EXPECT_EQ(backend.host_of(2), *rig.topo.find("node0/cpu1"));
+    // What crossed socket 0's link toward its switch: the host-to-device copies of ranks 0 and 1.
+    std::int64_t down = 0;
+    for (std::size_t l = 0; l < rig.topo.num_links(); ++l) {
+      const topology::LinkInfo& info = rig.topo.link(topology::LinkId{static_cast<std::uint32_t>(l)});
+      if (info.src == cpu0 && rig.topo.node(info.dst).name == "node0/pcie_gpu0") {
+        down = rig.network.link(static_cast<std::uint32_t>(l)).bytes_carried.count();
+      }
+    }
+    std::int64_t want = 0;
+    for (const auto& [rank, to_device] : copies) want += (rank < 2 && to_device) ? size : 0;
+    EXPECT_EQ(down, want);
+    return took;
+  };
+  const Duration alone = latency + transfer_time(static_cast<double>(size), 12e9);
+  EXPECT_EQ(run({{0, true}}), (std::vector<Duration>{alone}));
+  const Duration shared = latency + transfer_time(static_cast<double>(size), gen3 / 2);
+  EXPECT_EQ(run({{0, true}, {1, true}}), (std::vector<Duration>{shared, shared}));
+  EXPECT_EQ(run({{0, true}, {2, true}}), (std::vector<Duration>{alone, alone}));  // different sockets
+  EXPECT_EQ(run({{0, true}, {1, false}}), (std::vector<Duration>{alone, alone}));  // opposite directions
+}
+
+// A cluster graph with no CPU on the GPU's server copies at the DMA rate.
+TEST(NetworkBackendTest, HostCopyWithoutAHostRunsAtTheDmaRate) {
+  topology::TopologyBuilder builder;
+  const topology::NodeId a =
+      builder.add_node({.kind = topology::NodeKind::kGpu, .name = "gpu0", .server = 0, .rank = 0});
+  const topology::NodeId b =
+      builder.add_node({.kind = topology::NodeKind::kGpu, .name = "gpu1", .server = 0, .local_index = 1, .rank = 1});
+  builder.add_cable(a, b, {.kind = topology::LinkKind::kNvlink,
+                           .bandwidth = sim::BytesPerSecond::from_gbyte_per_s(100),
+                           .latency = Duration::ns(100)});
+  const topology::Topology topo = builder.build();
+  topology::Router router(topo);
+  sim::Simulator simulator;
+  FlowNetwork network(simulator, link_params(topo));
+  collectives::CollectiveRegistry registry;
+  NetworkBackendOptions options;
+  options.host_copy_bytes_per_s = 10e9;
+  NetworkBackend backend(simulator, network, router, registry, options);
+  EXPECT_FALSE(backend.host_of(1).has_value());
+  OpGraph g;
+  g.num_ranks = 2;
+  Op c;
+  c.kind = OpKind::kHostCopy;
+  c.rank = 1;
+  c.stream = g.stream("h2d");
+  c.bytes = sim::Bytes(1'000'000);
+  g.add(c);
+  const ExecutionResult r = execute(simulator, g, backend);
+  EXPECT_EQ(r.ops[0].end - r.ops[0].start, Duration::us(100));
+  EXPECT_EQ(network.flows_started(), 0u);
 }
 
 TEST(NetworkBackendTest, UnknownAlgorithmIsAnInputError) {

@@ -19,6 +19,7 @@ std::string_view to_string(OpKind kind) {
     case OpKind::kSend: return "send";
     case OpKind::kRecv: return "recv";
     case OpKind::kDelay: return "delay";
+    case OpKind::kHostCopy: return "host_copy";
   }
   return "unknown";
 }
@@ -78,6 +79,9 @@ std::vector<OpGraphProblem> validate(const OpGraph& g) {
         } else {
           transfer_ops[static_cast<std::size_t>(op.transfer)].push_back(static_cast<std::uint32_t>(i));
         }
+        break;
+      case OpKind::kHostCopy:
+        if (op.bytes.count() < 0) problem(id, fmt::format("negative copy size {}", op.bytes.count()));
         break;
       case OpKind::kCompute:
       case OpKind::kDelay:

@@ -21,6 +21,10 @@
 //     point-to-point transfer; it starts when both are ready.
 //   * A delay op waits `duration` without occupying anything but its stream
 //     (host-side gaps, data loading stalls).
+//   * A host copy op moves `bytes` between the rank's host memory and the
+//     GPU (`to_device`: host to GPU) by DMA: no SMs, its time set by the
+//     links it crosses (the backend runs it; over the cluster's PCIe links,
+//     where it shares them with the NIC's traffic).
 
 #ifndef ZIONSIM_MODELS_EXECUTION_OP_GRAPH_H_
 #define ZIONSIM_MODELS_EXECUTION_OP_GRAPH_H_
@@ -35,7 +39,7 @@
 
 namespace zx::models {
 
-enum class OpKind { kCompute, kCollective, kSend, kRecv, kDelay };
+enum class OpKind { kCompute, kCollective, kSend, kRecv, kDelay, kHostCopy };
 
 std::string_view to_string(OpKind kind);
 
@@ -66,6 +70,8 @@ struct Op {
   sim::Duration duration;  ///< compute and delay ops
   std::int64_t collective = -1;  ///< collective ops: index into OpGraph::collectives
   std::int64_t transfer = -1;    ///< send and recv ops: index into OpGraph::transfers
+  sim::Bytes bytes;              ///< host copy ops: bytes moved
+  bool to_device = true;         ///< host copy ops: host to GPU (false: GPU to host)
   std::vector<std::uint32_t> deps;  ///< indices into OpGraph::ops
 };
 

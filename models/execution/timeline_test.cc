@@ -21,6 +21,7 @@ class NoComm : public CommunicationBackend {
  public:
   void start_collective(const OpGraph&, std::int64_t, sim::EventCallback) override {}
   void start_transfer(const OpGraph&, std::int64_t, sim::EventCallback) override {}
+  void start_host_copy(const OpGraph&, std::uint32_t, sim::EventCallback) override {}
 };
 
 TEST(TimelineTest, SlicesAndArrows) {
@@ -93,6 +94,9 @@ class HalfMicrosecondCollectives : public CommunicationBackend {
     sim_.schedule_after(sim::Duration::ns(500), std::move(done));
   }
   void start_transfer(const OpGraph&, std::int64_t, sim::EventCallback done) override {
+    sim_.schedule_after(sim::Duration::zero(), std::move(done));
+  }
+  void start_host_copy(const OpGraph&, std::uint32_t, sim::EventCallback done) override {
     sim_.schedule_after(sim::Duration::zero(), std::move(done));
   }
 
