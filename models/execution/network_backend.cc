@@ -348,6 +348,18 @@ void NetworkBackend::start_host_copy(const OpGraph& graph, std::uint32_t op, sim
   const bool routed = o.to_device ? router_.route_into(*cpu, gpu, mix(0xc0b1ULL ^ op), scratch_.route)
                                   : router_.route_into(gpu, *cpu, mix(0xc0b1ULL ^ op), scratch_.route);
   ZX_CHECK(routed, "a host copy's CPU reaches its GPU");
+  // The GPU's own PCIe link is left out: PCIe switches arbitrate between
+  // their ports, not between flows, so per-flow max-min would hand a copy
+  // 1/(k+1) of the link beside k NIC flows and starve it (a faster NIC
+  // would then slow training). The copies contend where they queue with
+  // each other: the host's link, shared by the GPUs behind one switch.
+  if (scratch_.route.size() > 1) {
+    if (o.to_device) {
+      scratch_.route.pop_back();
+    } else {
+      scratch_.route.erase(scratch_.route.begin());
+    }
+  }
   to_link_indices(scratch_.route, scratch_.links);
   network_.start_flow(scratch_.links, o.bytes, std::move(on_done), FlowOptions{.weight = 1.0, .rate_cap_bytes_per_s = cap});
 }

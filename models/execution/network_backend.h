@@ -73,8 +73,9 @@ class NetworkBackend : public CommunicationBackend {
   void start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) override;
   /// A flow between the GPU and its host: the CPU of its server nearest to
   /// it (fewest links; the lowest node id on ties), over the server's PCIe
-  /// links, capped at options.host_copy_bytes_per_s. A cluster graph without
-  /// a CPU on the GPU's server copies at that rate on no link.
+  /// links up to the GPU's own link (left out: see the .cc), capped at
+  /// options.host_copy_bytes_per_s. A cluster graph without a CPU on the
+  /// GPU's server copies at that rate on no link.
   void start_host_copy(const OpGraph& graph, std::uint32_t op, sim::EventCallback on_done) override;
 
   /// The host CPU of GPU `rank` (see start_host_copy); nullopt without one.
