@@ -145,6 +145,21 @@ TEST(TraceTest, BadTracesGiveExactErrors) {
             "t.json: /ops/0: unknown key 'duraton_ns' (did you mean 'duration_ns'?)");
   EXPECT_EQ(errors_of(R"({"schema_version": 1, "ranks": 1, "compute_durations": "profiled", "streams": ["s"], "ops": []})"),
             "t.json: /compute_durations: unknown value 'profiled'; valid: alone, measured");
+  // A host copy takes a size and a direction, not a duration.
+  EXPECT_EQ(errors_of(head + R"("ops": [
+      {"id": 1, "rank": 0, "stream": "s", "kind": "host_copy"},
+      {"id": 2, "rank": 0, "stream": "s", "kind": "host_copy", "size_bytes": 8, "direction": "up"},
+      {"id": 3, "rank": 0, "stream": "s", "kind": "host_copy", "size_bytes": 8, "duration_ns": 5}]})"),
+            "t.json: /ops/0: missing required key 'size_bytes'\n"
+            "t.json: /ops/1/direction: unknown value 'up'; valid: d2h, h2d\n"
+            "t.json: /ops/2: a host_copy takes size_bytes, not a duration or kernel");
+  const models::OpGraph copies = parse_trace(head + R"("ops": [
+      {"id": 1, "rank": 1, "stream": "c", "kind": "host_copy", "size_bytes": 4096, "direction": "d2h"}]})",
+                                             "t.json");
+  ASSERT_EQ(copies.ops.size(), 1u);
+  EXPECT_EQ(copies.ops[0].kind, models::OpKind::kHostCopy);
+  EXPECT_EQ(copies.ops[0].bytes, sim::Bytes(4096));
+  EXPECT_FALSE(copies.ops[0].to_device);
 }
 
 }  // namespace
