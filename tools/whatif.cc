@@ -234,6 +234,12 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
                                                   {point.breakdown.other_ms, "other (waiting)"}};
   const auto largest = *std::max_element(std::begin(parts), std::end(parts));
   point.bottleneck = largest.second;
+  // An iteration that ends with a host copy waits for its next batch: the
+  // input copy bounds it, whatever the largest part of the breakdown.
+  if (!result.critical_path.empty() &&
+      graph.ops[result.critical_path.back()].kind == models::OpKind::kHostCopy) {
+    point.bottleneck = "input copy (host to GPU)";
+  }
   if (const std::vector<std::uint32_t> hot = network.hottest_links(1); !hot.empty()) {
     const topology::LinkInfo& l = topo.link(topology::LinkId{hot.front()});
     const double busy = network.link(hot.front()).busy_time.to_seconds() * 1e3 / iteration_ms;

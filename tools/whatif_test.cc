@@ -380,6 +380,14 @@ TEST(WhatIfSensitivityTest, OneResourceAtATime) {
   EXPECT_EQ(one(serial_fast_copy, 2).iteration_time_ms, one(serial, 2).iteration_time_ms);
   serial_fast_copy.cluster.overrides.push_back("pcie.host_lanes=32");
   EXPECT_LT(one(serial_fast_copy, 2).iteration_time_ms, 0.95 * one(serial, 2).iteration_time_ms);
+  // A copy slow enough to outlast the iteration bounds it, and the
+  // bottleneck says so.
+  WhatIfOptions slow_copy = base;
+  slow_copy.cluster.overrides.push_back("gpu.host_to_device_gbyte_per_s=0.5");
+  const WhatIfPoint input_bound = one(slow_copy, 2);
+  EXPECT_GT(input_bound.iteration_time_ms, all[0][0].iteration_time_ms);
+  EXPECT_EQ(input_bound.bottleneck.rfind("input copy (host to GPU); busiest link", 0), 0u) << input_bound.bottleneck;
+  EXPECT_EQ(all[0][0].bottleneck.rfind("input copy", 0), std::string::npos) << all[0][0].bottleneck;
   // The HBM variant is the base with that one --set.
   WhatIfOptions hbm = base;
   hbm.cluster.overrides.push_back("gpu.hbm.bandwidth_gbyte_per_s=3110");
