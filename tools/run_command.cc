@@ -444,22 +444,25 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
     return kExitOk;
   }
   if (f.format == "csv") {
-    fmt::print(out, "rank,compute_ms,idle_ms,exposed_communication_ms,overlapped_communication_ms\n");
+    fmt::print(out, "rank,compute_ms,idle_ms,exposed_communication_ms,overlapped_communication_ms,"
+                    "compute_slowed_by_communication_ms\n");
     for (std::size_t k = 0; k < r.ranks.size(); ++k) {
       const models::RankSummary& s = r.ranks[k];
-      fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{:.6f}\n", k, ms(s.compute), iteration - ms(s.compute),
-                 ms(s.exposed_communication), ms(s.overlapped_communication));
+      fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", k, ms(s.compute), iteration - ms(s.compute),
+                 ms(s.exposed_communication), ms(s.overlapped_communication), ms(s.compute_slowed_by_communication));
     }
     return kExitOk;
   }
   fmt::print(out, "trace {} ({} ranks, {} ops) on {}\n\n", trace_name, graph.num_ranks, graph.ops.size(), cluster.source);
   fmt::print(out, "iteration time: {:.6f} ms\n\n", iteration);
-  fmt::print(out, "{:>6} {:>12} {:>12} {:>14} {:>14}\n", "rank", "compute ms", "idle ms", "exposed comm", "overlapped");
+  fmt::print(out, "{:>6} {:>12} {:>12} {:>14} {:>14} {:>14}\n", "rank", "compute ms", "idle ms", "exposed comm",
+             "overlapped", "slowed by comm");
   for (std::size_t k = 0; k < r.ranks.size(); ++k) {
     const models::RankSummary& s = r.ranks[k];
     (void)compute_stream;
-    fmt::print(out, "{:>6} {:>12.3f} {:>12.3f} {:>14.3f} {:>14.3f}\n", k, ms(s.compute), iteration - ms(s.compute),
-               ms(s.exposed_communication), ms(s.overlapped_communication));
+    fmt::print(out, "{:>6} {:>12.3f} {:>12.3f} {:>14.3f} {:>14.3f} {:>14.3f}\n", k, ms(s.compute),
+               iteration - ms(s.compute), ms(s.exposed_communication), ms(s.overlapped_communication),
+               ms(s.compute_slowed_by_communication));
   }
   fmt::print(out, "\ncritical path ({} ops{}):\n", r.critical_path.size(),
              static_cast<int>(r.critical_path.size()) > f.critical_ops ? fmt::format(", last {}", f.critical_ops) : "");

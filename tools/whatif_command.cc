@@ -127,8 +127,9 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<st
                  p.bottleneck);
     }
   }
-  fmt::print(out, "\nbreakdown in ms per iteration, averaged over GPUs: compute (any kernel running), exposed\n"
-                  "communication (running while no kernel runs), other (waiting), overlapped communication.\n");
+  fmt::print(out, "\nbreakdown in ms per iteration, averaged over GPUs: compute (any kernel running; kernels beside\n"
+                  "communication run on the SMs NCCL leaves them), exposed communication (running while no kernel\n"
+                  "runs), other (waiting), overlapped communication.\n");
   if (varied && variants.front().settings.front().first == "sensitivity") {
     fmt::print(out, "sensitivity: each row makes one resource better, the rest as the base; vs first: the speed-up "
                     "over the base at the same size.\n");
