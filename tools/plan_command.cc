@@ -47,6 +47,7 @@ struct Flags {
   std::vector<std::string> algorithms;
   bool unfused = false;
   bool no_pipeline = false;
+  bool prefetch_cache = false;
 };
 
 // The GPUs the table format lists without --per-gpu: the busiest ones.
@@ -434,6 +435,8 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       ->take_all();
   cmd->add_flag("--unfused", f->unfused, "Unfused embedding kernels (for --search)");
   cmd->add_flag("--no-pipeline", f->no_pipeline, "Do not overlap the next batch's input distribution (for --search)");
+  cmd->add_flag("--prefetch-cache", f->prefetch_cache,
+                "Fetch host-memory tables' cache misses for the next batch beside the iteration (for --search)");
   cmd->add_flag("--search", f->search,
                 "Search for the sharding that trains fastest in simulation: each table group's kinds are simulated "
                 "in turn, heaviest first, and kept when faster (tools/plan_search.h)");
@@ -456,6 +459,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       for (const auto& [kind, name] : parse_algorithm_flags(f->algorithms)) o.algorithms[kind] = name;
       o.fused_embeddings = !f->unfused;
       o.pipeline_input = !f->no_pipeline;
+      o.prefetch_cache = f->prefetch_cache;
       if (!o.cluster.degradations.empty() && !f->search) {
         // The planner plans for healthy hardware (as TorchRec's does): a
         // degraded part changes only what --search simulates.

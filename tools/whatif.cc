@@ -116,6 +116,7 @@ workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64
   io.all_reduce_dtype = o.all_reduce_dtype;
   io.fused_embeddings = o.fused_embeddings;
   io.pipeline_input = o.pipeline_input;
+  io.prefetch_cache = o.prefetch_cache;
   return io;
 }
 
@@ -234,11 +235,20 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
                                                   {point.breakdown.other_ms, "other (waiting)"}};
   const auto largest = *std::max_element(std::begin(parts), std::end(parts));
   point.bottleneck = largest.second;
-  // An iteration that ends with a host copy waits for its next batch: the
-  // input copy bounds it, whatever the largest part of the breakdown.
+  // An iteration that ends with a host copy waits for its next batch (its
+  // input, or the embedding cache's rows): the copy bounds it, whatever the
+  // largest part of the breakdown. Waiting on the critical path for the
+  // cache misses of this batch shows as "other".
+  const auto on_cache = [&](std::uint32_t op) {
+    return graph.ops[op].kind == models::OpKind::kHostCopy && graph.ops[op].category == "embedding_cache";
+  };
   if (!result.critical_path.empty() &&
       graph.ops[result.critical_path.back()].kind == models::OpKind::kHostCopy) {
-    point.bottleneck = "input copy (host to GPU)";
+    point.bottleneck = on_cache(result.critical_path.back()) ? "embedding cache misses (host memory over PCIe)"
+                                                             : "input copy (host to GPU)";
+  } else if (largest.second == parts[3].second &&
+             std::any_of(result.critical_path.begin(), result.critical_path.end(), on_cache)) {
+    point.bottleneck = "other (waiting: embedding cache misses, host memory over PCIe)";
   }
   if (const std::vector<std::uint32_t> hot = network.hottest_links(1); !hot.empty()) {
     const topology::LinkInfo& l = topo.link(topology::LinkId{hot.front()});
@@ -431,6 +441,7 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"completion-quantum-ns", "0 to 1e6 (as --completion-quantum-ns)"},
           {"embeddings", "fused, unfused (--unfused)"},
           {"pipeline", "on, off (--no-pipeline)"},
+          {"prefetch-cache", "off, on (--prefetch-cache)"},
           {"algo.KIND", "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)"},
           {"degrade", "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
                       "(as --degrade, added to it)"},
@@ -467,6 +478,8 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
     o.fused_embeddings = variation_one_of(key, value, {"fused", "unfused"}) == "fused";
   } else if (key == "pipeline") {
     o.pipeline_input = variation_one_of(key, value, {"on", "off"}) == "on";
+  } else if (key == "prefetch-cache") {
+    o.prefetch_cache = variation_one_of(key, value, {"on", "off"}) == "on";
   } else if (key.starts_with("algo.")) {
     const std::string kind = key.substr(5);
     const auto parsed = models::collectives::parse_collective_kind(kind);

@@ -65,6 +65,9 @@ struct WhatIfOptions {
   std::vector<std::string> schedules;
   bool fused_embeddings = true;
   bool pipeline_input = true;
+  /// Host-memory tables: fetch the next batch's cache misses beside the
+  /// iteration (--prefetch-cache) instead of before the embedding forward.
+  bool prefetch_cache = false;
   int threads = 0;  ///< 0: all cores
 };
 

@@ -44,6 +44,7 @@ struct Flags {
   std::vector<std::string> algorithms;
   bool unfused = false;
   bool no_pipeline = false;
+  bool prefetch_cache = false;
   std::string format = "table";
   std::string timeline;
   std::string plot;
@@ -309,6 +310,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) o.algorithms[kind] = name;
   o.fused_embeddings = !f.unfused;
   o.pipeline_input = !f.no_pipeline;
+  o.prefetch_cache = f.prefetch_cache;
 
   const std::vector<WhatIfVariant> variants = variants_of(o, f);
 
@@ -446,6 +448,9 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->take_all();
   cmd->add_flag("--unfused", f->unfused, "Unfused embedding kernels (one per table, separate optimizer)");
   cmd->add_flag("--no-pipeline", f->no_pipeline, "Do not overlap the next batch's input distribution");
+  cmd->add_flag("--prefetch-cache", f->prefetch_cache,
+                "Host-memory tables: fetch the next batch's HBM-cache misses beside the iteration "
+                "(TorchRec's PrefetchTrainPipelineSparseDist) instead of before the embedding forward");
   cmd->add_option("--threads", options->threads, "Sweep points simulated in parallel (0: all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
@@ -465,7 +470,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). KEY: "
                   "nic-gbit, oversubscription, gpu, profile, model, sharding, batch-per-gpu, global-batch, "
                   "a2a-precision, a2a-backward-precision, all-reduce-precision, fidelity, completion-quantum-ns, "
-                  "embeddings (fused,unfused), pipeline (on,off), algo.KIND, or a cluster key as --set takes it")
+                  "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), algo.KIND, or a cluster key as --set takes it")
       ->option_text("KEY=V1,V2,...")
       ->take_all();
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action] {

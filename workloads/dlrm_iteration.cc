@@ -1,6 +1,7 @@
 #include "workloads/dlrm_iteration.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -37,7 +38,6 @@ struct ShapeKey {
   std::int64_t batch;
   double pooling;
   std::int64_t dim;
-  bool host;
   auto operator<=>(const ShapeKey&) const = default;
 };
 
@@ -61,6 +61,7 @@ class Builder {
   std::uint32_t compute(int rank, int stream, const std::string& name, const std::string& category,
                         Duration duration, std::vector<std::uint32_t> deps);
   Duration embedding_time(int rank, bool backward) const;
+  std::int64_t cache_miss_bytes(int rank) const;
 
   const models::DlrmModel& model_;
   const models::ShardingPlan& plan_;
@@ -114,7 +115,7 @@ Duration Builder::embedding_time(int rank, bool backward) const {
     const models::TableGroup& group = model_.tables[static_cast<std::size_t>(t.group)];
     for (const models::Shard& s : t.shards) {
       if (s.rank != rank) continue;
-      ShapeKey key{global, group.pooling, s.dim, t.host_memory};
+      ShapeKey key{global, group.pooling, s.dim};
       switch (t.kind) {
         case models::ShardingKind::kRowWise:
         case models::ShardingKind::kTableRowWise:
@@ -148,21 +149,35 @@ Duration Builder::embedding_time(int rank, bool backward) const {
       c = backward ? models::embedding_backward_unfused(device_, shape)
                    : models::embedding_forward_unfused(device_, shape);
     }
+    // A host-memory table's kernel reads its HBM cache, which the cache
+    // fetch filled before it (cache_miss_bytes): the same kernel.
     total += c.time;
     kernels += c.kernels;
-    if (key.host) {
-      // Cache misses fetch rows from host memory over PCIe (and write them
-      // back after the update).
-      const double misses = (1.0 - plan_.host_cache_hit_rate) * static_cast<double>(key.batch) * key.pooling *
-                            static_cast<double>(count);
-      const double bytes = misses * static_cast<double>(key.dim * models::element_bytes(model_.embedding_type));
-      total += Duration::from_seconds_ceil((backward ? 2.0 : 1.0) * bytes /
-                                           static_cast<double>(device_.host_to_device_bandwidth.count()));
-    }
   }
   // Fused: one kernel launch for all shards of this GPU.
   if (o_.fused_embeddings && kernels > 1) total -= device_.kernel_launch * (kernels - 1);
   return total;
+}
+
+// The rows of its host-memory shards that one iteration misses in the HBM
+// cache: (1 - hit rate) of the lookups, a row of dim elements each. Each is
+// a lookup, not a distinct row (an upper bound when a batch repeats rows).
+std::int64_t Builder::cache_miss_bytes(int rank) const {
+  const double global = static_cast<double>(o_.batch_per_gpu * n_);
+  double bytes = 0;
+  for (const models::TablePlacement& t : plan_.tables) {
+    if (!t.host_memory) continue;
+    const models::TableGroup& group = model_.tables[static_cast<std::size_t>(t.group)];
+    for (const models::Shard& s : t.shards) {
+      if (s.rank != rank || s.rows == 0) continue;
+      const bool row_sharded =
+          t.kind == models::ShardingKind::kRowWise || t.kind == models::ShardingKind::kTableRowWise;
+      const double lookups = global * group.pooling * (row_sharded ? s.lookup_share : 1.0);
+      bytes += (1.0 - plan_.host_cache_hit_rate) * lookups *
+               static_cast<double>(s.dim * models::element_bytes(model_.embedding_type));
+    }
+  }
+  return static_cast<std::int64_t>(std::ceil(bytes));
 }
 
 OpGraph Builder::build() {
@@ -271,6 +286,49 @@ OpGraph Builder::build() {
                            o_.pipeline_input ? none : each(per_rank(h2d)));
   }
 
+  // The HBM cache of host-memory tables (FBGEMM's UVM caching): before the
+  // embedding forward, the rows its lookups miss are fetched from host
+  // memory, and as many evicted rows (each updated by an earlier backward)
+  // are written back: two host copies, one each way, over the server's PCIe
+  // links (the GPUs behind one CPU socket share its link). Inline, the
+  // forward waits for both; prefetched (TorchRec's
+  // PrefetchTrainPipelineSparseDist), they fetch the next batch's rows
+  // beside this iteration and nothing waits for them.
+  std::vector<std::vector<std::uint32_t>> cache_ready(static_cast<std::size_t>(n_));
+  {
+    int fetch_s = -1;
+    int writeback_s = -1;
+    for (int r = 0; r < n_; ++r) {
+      const std::int64_t bytes = cache_miss_bytes(r);
+      if (bytes <= 0) continue;
+      if (fetch_s < 0) {
+        fetch_s = g_.stream("cache_fetch");
+        writeback_s = g_.stream("cache_writeback");
+      }
+      std::vector<std::uint32_t> deps;
+      if (!o_.prefetch_cache) {
+        deps = input_ready(r);
+        if (!o_.pipeline_input && input_a2a[static_cast<std::size_t>(r)] >= 0) {
+          deps.push_back(static_cast<std::uint32_t>(input_a2a[static_cast<std::size_t>(r)]));
+        }
+      }
+      for (const bool to_device : {true, false}) {
+        Op copy;
+        copy.kind = OpKind::kHostCopy;
+        copy.rank = r;
+        copy.stream = to_device ? fetch_s : writeback_s;
+        copy.name = std::string(to_device ? "embedding_cache_fetch" : "embedding_cache_writeback") +
+                    (o_.prefetch_cache ? "_next_batch" : "");
+        copy.category = "embedding_cache";
+        copy.bytes = sim::Bytes(bytes);
+        copy.to_device = to_device;
+        copy.deps = deps;
+        const std::uint32_t id = g_.add(std::move(copy));
+        if (!o_.prefetch_cache) cache_ready[static_cast<std::size_t>(r)].push_back(id);
+      }
+    }
+  }
+
   // 2. Embedding forward and the pooled-embedding exchange.
   std::vector<std::uint32_t> emb_fwd(static_cast<std::size_t>(n_));
   for (int r = 0; r < n_; ++r) {
@@ -278,6 +336,8 @@ OpGraph Builder::build() {
     if (!o_.pipeline_input && input_a2a[static_cast<std::size_t>(r)] >= 0) {
       deps.push_back(static_cast<std::uint32_t>(input_a2a[static_cast<std::size_t>(r)]));
     }
+    const std::vector<std::uint32_t>& cache = cache_ready[static_cast<std::size_t>(r)];
+    deps.insert(deps.end(), cache.begin(), cache.end());
     emb_fwd[static_cast<std::size_t>(r)] =
         compute(r, compute_s, "embedding_forward", "embedding", embedding_time(r, false), deps);
   }

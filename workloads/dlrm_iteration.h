@@ -18,7 +18,11 @@
 //               overlaps the rest of backward; data-parallel tables' gradients
 //               join the last bucket
 //   h2d         the batch's input copy from host memory (a DMA transfer:
-//               a delay op, not counted as compute)
+//               a host copy op, not counted as compute)
+//   cache_fetch, cache_writeback (only with host-memory tables)
+//               the HBM cache's misses fetched from host memory and the
+//               evicted rows written back, before the embedding forward
+//               (or, with prefetch_cache, for the next batch beside it)
 //
 // With pipelining on (TorchRec's TrainPipelineSparseDist), the input copy
 // carries a later batch (the pipeline copies batch i+2 to the GPU and
@@ -59,6 +63,10 @@ struct IterationOptions {
   std::string all_reduce_dtype = "fp32";
   bool fused_embeddings = true;
   bool pipeline_input = true;
+  /// Host-memory tables' HBM cache: fetch the next batch's misses beside
+  /// this iteration (TorchRec's PrefetchTrainPipelineSparseDist) instead of
+  /// before this batch's embedding forward (its TrainPipelineSparseDist).
+  bool prefetch_cache = false;
   /// DDP gradient bucket size (PyTorch's bucket_cap_mb default: 25 MB).
   std::int64_t all_reduce_bucket_bytes = 25 * 1024 * 1024;
   models::DenseOptimizer dense_optimizer = models::DenseOptimizer::kAdagrad;

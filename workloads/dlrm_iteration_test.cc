@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 
@@ -197,6 +198,72 @@ TEST(DlrmIterationTest, FusedNeverSlower) {
     times[fused] = models::execute(sim, g, backend).makespan.since_start();
   }
   EXPECT_LT(times[1], times[0]);
+}
+
+// Model A-small on 8 GPUs, its table 0 in host memory on GPU 3: before the
+// embedding forward, GPU 3 fetches the rows its lookups miss in the HBM
+// cache, (1 - 0.9) x 4,096 samples x 15 lookups x 94 dims x 2 bytes =
+// 1,155,072 bytes, and writes as many evicted rows back; the forward waits
+// for both, and its kernels take as long as with the same shards in HBM.
+// Prefetched, the copies carry the next batch and nothing waits for them.
+TEST(DlrmIterationTest, HostMemoryTablesFetchTheirCacheMisses) {
+  const models::DlrmModel m = models::load_model("dlrm-a-small");
+  models::ShardingOptions so;
+  so.scheme = "table_wise";
+  so.overrides.push_back({.table = 0, .kind = models::ShardingKind::kTableWise, .rank = 3});
+  so.overrides.back().memory = models::TableMemory::kHost;
+  const models::ShardingPlan in_host = models::plan_sharding(m, 8, 8, a100(), so);
+  ASSERT_TRUE(in_host.fits) << in_host.reason;
+  ASSERT_EQ(in_host.host_memory_tables(), 1);
+  ASSERT_TRUE(in_host.tables[0].host_memory);
+  models::ShardingPlan in_hbm = in_host;  // the same shards, all in HBM
+  in_hbm.tables[0].host_memory = false;
+  ASSERT_EQ(in_host.host_cache_hit_rate, 0.9);
+
+  const auto find = [](const models::OpGraph& g, int rank, const std::string& name) -> std::int64_t {
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      if (g.ops[i].rank == rank && g.ops[i].name == name) return static_cast<std::int64_t>(i);
+    }
+    return -1;
+  };
+  const models::OpGraph plain = build_dlrm_iteration(m, in_hbm, 8, 8, a100(), {});
+  const models::OpGraph g = build_dlrm_iteration(m, in_host, 8, 8, a100(), {});
+  ASSERT_TRUE(models::validate(g).empty());
+  for (const std::string& stream : plain.stream_names) EXPECT_EQ(stream.rfind("cache_", 0), std::string::npos);
+  EXPECT_EQ(g.ops.size(), plain.ops.size() + 2);
+  const std::int64_t fetch = find(g, 3, "embedding_cache_fetch");
+  const std::int64_t writeback = find(g, 3, "embedding_cache_writeback");
+  ASSERT_GE(fetch, 0);
+  ASSERT_GE(writeback, 0);
+  for (const std::int64_t i : {fetch, writeback}) {
+    const models::Op& op = g.ops[static_cast<std::size_t>(i)];
+    EXPECT_EQ(op.kind, models::OpKind::kHostCopy);
+    EXPECT_EQ(op.category, "embedding_cache");
+    EXPECT_EQ(op.bytes, sim::Bytes(1'155'072));
+    EXPECT_EQ(op.to_device, i == fetch);
+  }
+  for (int r = 0; r < 8; ++r) {
+    if (r == 3) continue;
+    EXPECT_LT(find(g, r, "embedding_cache_fetch"), 0) << r;
+  }
+  const models::Op& forward = g.ops[static_cast<std::size_t>(find(g, 3, "embedding_forward"))];
+  for (const std::int64_t i : {fetch, writeback}) {
+    EXPECT_NE(std::find(forward.deps.begin(), forward.deps.end(), static_cast<std::uint32_t>(i)), forward.deps.end());
+  }
+  EXPECT_EQ(forward.duration, plain.ops[static_cast<std::size_t>(find(plain, 3, "embedding_forward"))].duration);
+  const models::Op& backward = g.ops[static_cast<std::size_t>(find(g, 3, "embedding_backward"))];
+  EXPECT_EQ(backward.duration, plain.ops[static_cast<std::size_t>(find(plain, 3, "embedding_backward"))].duration);
+
+  IterationOptions ahead;
+  ahead.prefetch_cache = true;
+  const models::OpGraph p = build_dlrm_iteration(m, in_host, 8, 8, a100(), ahead);
+  const std::int64_t next = find(p, 3, "embedding_cache_fetch_next_batch");
+  ASSERT_GE(next, 0);
+  ASSERT_GE(find(p, 3, "embedding_cache_writeback_next_batch"), 0);
+  EXPECT_TRUE(p.ops[static_cast<std::size_t>(next)].deps.empty());
+  for (const models::Op& op : p.ops) {
+    for (const std::uint32_t d : op.deps) EXPECT_NE(p.ops[d].category, "embedding_cache") << op.name;
+  }
 }
 
 }  // namespace
