@@ -13,8 +13,8 @@
 
 namespace zx::tools {
 
-std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search) {
-  auto batch = std::make_shared<BatchFlags>();
+std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search) {
+  auto batch = std::make_shared<ModelFlags>();
   cmd.add_option("--model", options.model, "A zoo model (zionsim list models) or a .json model file")
       ->capture_default_str();
   CLI::Option* per_gpu = cmd.add_option("--batch-per-gpu", batch->batch_per_gpu, "Samples per GPU per iteration (default 512)")
@@ -43,14 +43,30 @@ std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
   }
+  CLI::Option* hit_rate =
+      cmd.add_option("--cache-hit-rate", options.cache_hit_rate,
+                     "Host-memory tables: share of lookups their HBM cache serves, every table alike")
+          ->check(CLI::Range(0.0, 1.0))
+          ->capture_default_str();
+  cmd.add_option("--index-zipf-alpha", batch->index_zipf_alpha,
+                 "Host-memory tables: lookups are Zipf(ALPHA) over each table's rows; each table's hit rate is an "
+                 "LRU cache's (instead of --cache-hit-rate)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->option_text("ALPHA")
+      ->excludes(hit_rate);
+  cmd.add_option("--cache-fraction", options.cache_fraction,
+                 "Host-memory tables: HBM given to each one's cache, as a share of its size")
+      ->check(CLI::Range(0.0001, 1.0))
+      ->capture_default_str();
   cmd.add_option("--gpu", options.gpu, "GPU profile (zionsim list gpus); default: the cluster's");
   cmd.add_option("--profile", options.profile, "A GPU profile file (a calibration result)")->option_text("FILE");
   return batch;
 }
 
-void apply_batch_flags(const BatchFlags& flags, WhatIfOptions& o) {
+void apply_model_flags(const ModelFlags& flags, WhatIfOptions& o) {
   if (flags.batch_per_gpu > 0) o.batch_per_gpu = flags.batch_per_gpu;
   if (flags.global_batch > 0) o.global_batch = flags.global_batch;
+  if (flags.index_zipf_alpha >= 0) o.index_zipf_alpha = flags.index_zipf_alpha;
 }
 
 }  // namespace zx::tools

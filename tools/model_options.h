@@ -2,7 +2,8 @@
 //
 // The flags that say what model to train and how to place it, shared by
 // `whatif` and `plan`: --model, --batch-per-gpu or --global-batch, --sharding,
-// --gpu, --profile.
+// --gpu, --profile, and the HBM cache of host-memory tables (--cache-hit-rate
+// or --index-zipf-alpha, --cache-fraction).
 
 #ifndef ZIONSIM_TOOLS_MODEL_OPTIONS_H_
 #define ZIONSIM_TOOLS_MODEL_OPTIONS_H_
@@ -18,21 +19,24 @@ class App;
 
 namespace zx::tools {
 
-/// The batch flags as given (0: not given).
-struct BatchFlags {
+/// The flags that WhatIfOptions holds as optionals, as given (0 or < 0:
+/// not given).
+struct ModelFlags {
   std::int64_t batch_per_gpu = 0;
   std::int64_t global_batch = 0;
+  double index_zipf_alpha = -1;
 };
 
-/// Adds the model flags to `cmd`; --model, --sharding, --gpu and --profile
-/// write into `options` (which must outlive parsing), the batch flags into
-/// the returned BatchFlags (apply them with apply_batch_flags). The two batch
-/// flags exclude each other. `with_search`: --sharding also takes "search",
+/// Adds the model flags to `cmd`; --model, --sharding, --gpu, --profile,
+/// --cache-hit-rate and --cache-fraction write into `options` (which must
+/// outlive parsing), the batch flags and --index-zipf-alpha into the returned
+/// ModelFlags (apply them with apply_model_flags). The two batch flags
+/// exclude each other, as do --cache-hit-rate and --index-zipf-alpha. `with_search`: --sharding also takes "search",
 /// and --search-budget is added.
-std::shared_ptr<BatchFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search);
+std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search);
 
-/// Sets o.batch_per_gpu / o.global_batch from the flags given.
-void apply_batch_flags(const BatchFlags& flags, WhatIfOptions& o);
+/// Sets o.batch_per_gpu / o.global_batch / o.index_zipf_alpha from the flags given.
+void apply_model_flags(const ModelFlags& flags, WhatIfOptions& o);
 
 }  // namespace zx::tools
 

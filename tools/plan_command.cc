@@ -222,8 +222,12 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
   for (const auto& [kind, k] : kinds_of(s)) {
     fmt::print(out, "{:<16} {:>7} {:>12.1f} {:>15}\n", kind, k.tables, k.bytes / 1e9, k.host);
   }
-  fmt::print(out, "(size: weights and row-wise AdaGrad state; host-memory tables keep an HBM cache, hit rate {:g}%)\n\n",
-             s.plan.host_cache_hit_rate * 100);
+  fmt::print(out, "(size: weights and row-wise AdaGrad state; host-memory tables keep an HBM cache of {:g}% of their "
+             "size, {})\n\n",
+             o.cache_fraction * 100,
+             o.index_zipf_alpha ? fmt::format("hit rate {:.1f}% over their lookups (LRU, Zipf alpha {:g})",
+                                              s.plan.host_cache_hit_rate * 100, *o.index_zipf_alpha)
+                                : fmt::format("hit rate {:g}%", s.plan.host_cache_hit_rate * 100));
   fmt::print(out, "per GPU                          min       mean        max   max/mean\n");
   const auto line = [&](const char* what, const Stats& st) {
     fmt::print(out, "{:<26} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", what, st.min, st.mean, st.max,
@@ -302,6 +306,8 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
   }
   j["hbm_budget_gbyte"] = s.plan.hbm_budget_bytes / 1e9;
   j["host_cache_hit_rate"] = s.plan.host_cache_hit_rate;
+  j["cache_fraction"] = o.cache_fraction;
+  j["index_zipf_alpha"] = o.index_zipf_alpha ? nlohmann::ordered_json(*o.index_zipf_alpha) : nlohmann::ordered_json();
   j["load_imbalance"] = s.plan.load_imbalance();
   j["max_hbm_gbyte"] = s.plan.max_hbm_bytes() / 1e9;
   j["host_memory_tables"] = s.plan.host_memory_tables();
@@ -328,14 +334,16 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
     for (const models::Shard& sh : t.shards) {
       shards.push_back({{"rank", sh.rank}, {"rows", sh.rows}, {"dim", sh.dim}, {"lookup_share", sh.lookup_share}});
     }
-    tables.push_back({{"table", t.table},
-                      {"group", group.name},
-                      {"kind", models::to_string(t.kind)},
-                      {"memory", t.host_memory ? "host" : "hbm"},
-                      {"rows", group.rows},
-                      {"dim", group.dim},
-                      {"gbyte", table_bytes(s, t) / 1e9},
-                      {"shards", shards}});
+    nlohmann::ordered_json table = {{"table", t.table},
+                                    {"group", group.name},
+                                    {"kind", models::to_string(t.kind)},
+                                    {"memory", t.host_memory ? "host" : "hbm"},
+                                    {"rows", group.rows},
+                                    {"dim", group.dim},
+                                    {"gbyte", table_bytes(s, t) / 1e9}};
+    if (t.host_memory) table["cache_hit_rate"] = t.cache_hit_rate;
+    table["shards"] = shards;
+    tables.push_back(std::move(table));
   }
   j["tables"] = tables;
   out << j.dump(2) << '\n';
@@ -348,11 +356,12 @@ void print_csv(std::ostream& out, const Flags& f, const Report& r) {
                                                             s.plan.reason)});
   }
   if (f.per_table) {
-    fmt::print(out, "table,group,kind,memory,rows,dim,gbyte,gpus\n");
+    fmt::print(out, "table,group,kind,memory,rows,dim,gbyte,gpus,cache_hit_rate\n");
     for (const models::TablePlacement& t : s.plan.tables) {
       const models::TableGroup& group = s.model.tables[static_cast<std::size_t>(t.group)];
-      fmt::print(out, "{},{},{},{},{},{},{:.6f},\"{}\"\n", t.table, group.name, models::to_string(t.kind),
-                 t.host_memory ? "host" : "hbm", group.rows, group.dim, table_bytes(s, t) / 1e9, rank_ranges(t));
+      fmt::print(out, "{},{},{},{},{},{},{:.6f},\"{}\",{}\n", t.table, group.name, models::to_string(t.kind),
+                 t.host_memory ? "host" : "hbm", group.rows, group.dim, table_bytes(s, t) / 1e9, rank_ranges(t),
+                 t.host_memory ? fmt::format("{:.6f}", t.cache_hit_rate) : "");
     }
     return;
   }
@@ -455,7 +464,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       o.cluster = *request;
       o.plugins = sources->plugins;
       o.schedules = sources->schedules;
-      apply_batch_flags(*batch, o);
+      apply_model_flags(*batch, o);
       for (const auto& [kind, name] : parse_algorithm_flags(f->algorithms)) o.algorithms[kind] = name;
       o.fused_embeddings = !f->unfused;
       o.pipeline_input = !f->no_pipeline;

@@ -97,6 +97,9 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   if (!sharding_file) sharding.scheme = o.sharding;
   sharding.overrides.insert(sharding.overrides.end(), o.sharding_overrides.begin(), o.sharding_overrides.end());
   sharding.batch_per_gpu = batch;
+  sharding.host_cache_hit_rate = o.cache_hit_rate;
+  sharding.index_zipf_alpha = o.index_zipf_alpha;
+  sharding.host_cache_fraction = o.cache_fraction;
   models::ShardingPlan plan = models::plan_sharding(model, gpus, gpn, device, sharding);
   return PlannedSize{.cluster = std::move(cluster),
                      .nodes = nodes,
@@ -442,6 +445,9 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"embeddings", "fused, unfused (--unfused)"},
           {"pipeline", "on, off (--no-pipeline)"},
           {"prefetch-cache", "off, on (--prefetch-cache)"},
+          {"cache-hit-rate", "0 to 1 (as --cache-hit-rate)"},
+          {"index-zipf-alpha", "0 to 10 (as --index-zipf-alpha)"},
+          {"cache-fraction", "0.0001 to 1 (as --cache-fraction)"},
           {"algo.KIND", "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)"},
           {"degrade", "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
                       "(as --degrade, added to it)"},
@@ -480,6 +486,13 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
     o.pipeline_input = variation_one_of(key, value, {"on", "off"}) == "on";
   } else if (key == "prefetch-cache") {
     o.prefetch_cache = variation_one_of(key, value, {"on", "off"}) == "on";
+  } else if (key == "cache-hit-rate") {
+    o.cache_hit_rate = variation_number(key, value, 0, 1);
+    o.index_zipf_alpha.reset();
+  } else if (key == "index-zipf-alpha") {
+    o.index_zipf_alpha = variation_number(key, value, 0, 10);
+  } else if (key == "cache-fraction") {
+    o.cache_fraction = variation_number(key, value, 0.0001, 1);
   } else if (key.starts_with("algo.")) {
     const std::string kind = key.substr(5);
     const auto parsed = models::collectives::parse_collective_kind(kind);

@@ -68,6 +68,11 @@ struct WhatIfOptions {
   /// Host-memory tables: fetch the next batch's cache misses beside the
   /// iteration (--prefetch-cache) instead of before the embedding forward.
   bool prefetch_cache = false;
+  /// The HBM cache of host-memory tables (models::ShardingOptions): a hit
+  /// rate for all, or Zipf lookups and an LRU cache per table; its size.
+  double cache_hit_rate = models::ShardingOptions{}.host_cache_hit_rate;
+  std::optional<double> index_zipf_alpha;
+  double cache_fraction = models::ShardingOptions{}.host_cache_fraction;
   int threads = 0;  ///< 0: all cores
 };
 

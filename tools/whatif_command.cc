@@ -35,7 +35,7 @@ namespace {
 
 struct Flags {
   std::string nodes = "1,2,4,8,16";
-  std::shared_ptr<BatchFlags> batch;
+  std::shared_ptr<ModelFlags> batch;
   std::string a2a_precision;
   std::string a2a_backward_precision;
   std::string all_reduce_precision = "fp32";
@@ -272,6 +272,15 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
     if (f.given.contains(flag)) {
       throw InputError(Diagnostic{"--vary", v.key, fmt::format("give {} or --vary {}=..., not both", flag, v.key)});
     }
+    // A fixed hit rate and Zipf lookups are two answers to one question.
+    if (v.key == "cache-hit-rate" || v.key == "index-zipf-alpha") {
+      const std::string other = v.key == "cache-hit-rate" ? "index-zipf-alpha" : "cache-hit-rate";
+      const bool varied = std::any_of(variations.begin(), variations.end(),
+                                      [&](const WhatIfVariation& w) { return w.key == other; });
+      if (f.given.contains("--" + other) || varied) {
+        throw InputError(Diagnostic{"--vary", v.key, fmt::format("{} and {} exclude each other", v.key, other)});
+      }
+    }
     if (v.key.starts_with("algo.")) {
       const std::string kind(models::collectives::to_string(*models::collectives::parse_collective_kind(v.key.substr(5))));
       if (parse_algorithm_flags(f.algorithms).contains(kind)) {
@@ -299,7 +308,7 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
 int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   WhatIfOptions o = base;
   o.nodes = parse_nodes(f.nodes);
-  apply_batch_flags(*f.batch, o);
+  apply_model_flags(*f.batch, o);
   o.a2a_forward_dtype = f.a2a_precision;
   o.a2a_backward_dtype = f.a2a_backward_precision;
   o.all_reduce_dtype = f.all_reduce_precision;
@@ -470,7 +479,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). KEY: "
                   "nic-gbit, oversubscription, gpu, profile, model, sharding, batch-per-gpu, global-batch, "
                   "a2a-precision, a2a-backward-precision, all-reduce-precision, fidelity, completion-quantum-ns, "
-                  "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), algo.KIND, or a cluster key as --set takes it")
+                  "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), cache-hit-rate, index-zipf-alpha, cache-fraction, algo.KIND, or a cluster key as --set takes it")
       ->option_text("KEY=V1,V2,...")
       ->take_all();
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action] {

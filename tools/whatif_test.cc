@@ -453,6 +453,35 @@ TEST(WhatIfTest, HostMemoryTablesWaitForTheirCacheMisses) {
   EXPECT_LT(ending.iteration_time_ms, waiting.iteration_time_ms);
 }
 
+// Zipf lookups give each host-memory table its LRU hit rate: the same
+// iteration, to the bit, as that rate given as a fixed one; more skew means
+// fewer misses, a faster iteration.
+TEST(WhatIfTest, ZipfLookupsSetTheCacheHitRate) {
+  WhatIfOptions o;
+  o.model = "dlrm-f";
+  o.index_zipf_alpha = 1.05;
+  const PlannedSize planned = plan_whatif_size(o, 16);
+  ASSERT_TRUE(planned.plan.fits);
+  ASSERT_TRUE(planned.plan.tables.front().host_memory);
+  const double rate = planned.plan.tables.front().cache_hit_rate;  // model F's tables are alike
+  EXPECT_NEAR(planned.plan.host_cache_hit_rate, rate, 1e-12);
+  for (const models::TablePlacement& t : planned.plan.tables) {
+    if (t.host_memory) {
+      EXPECT_EQ(t.cache_hit_rate, rate);
+    }
+  }
+  const WhatIfPoint zipf = one(o, 16);
+  WhatIfOptions fixed;
+  fixed.model = "dlrm-f";
+  fixed.cache_hit_rate = rate;
+  EXPECT_EQ(one(fixed, 16).fingerprint, zipf.fingerprint);
+  WhatIfOptions skewed = o;
+  skewed.index_zipf_alpha = 1.2;
+  EXPECT_LT(one(skewed, 16).iteration_time_ms, zipf.iteration_time_ms);
+  fixed.cache_hit_rate = 1.0;  // nothing to fetch
+  EXPECT_LT(one(fixed, 16).iteration_time_ms, one(skewed, 16).iteration_time_ms);
+}
+
 // Bad knobs and values are refused before anything runs, and an error found
 // while checking a variant names it.
 TEST(WhatIfVaryTest, BadVariationsAreRefused) {

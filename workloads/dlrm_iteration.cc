@@ -173,7 +173,7 @@ std::int64_t Builder::cache_miss_bytes(int rank) const {
       const bool row_sharded =
           t.kind == models::ShardingKind::kRowWise || t.kind == models::ShardingKind::kTableRowWise;
       const double lookups = global * group.pooling * (row_sharded ? s.lookup_share : 1.0);
-      bytes += (1.0 - plan_.host_cache_hit_rate) * lookups *
+      bytes += (1.0 - t.cache_hit_rate) * lookups *
                static_cast<double>(s.dim * models::element_bytes(model_.embedding_type));
     }
   }

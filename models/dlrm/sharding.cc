@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/json_reader.h"
 #include "models/compute/cost_models.h"
+#include "models/dlrm/cache_model.h"
 
 namespace zx::models {
 namespace {
@@ -47,6 +48,7 @@ struct Candidate {
   double seconds;  // fused TBE forward + backward for all global lookups
   ShardingKind kind;
   bool host = false;
+  double hit = 1.0;  // host: the HBM cache's hit rate
 };
 
 // A piece to place on a GPU by the LPT pass.
@@ -124,12 +126,15 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
   }
   if (num_gpus < 1 || gpus_per_node < 1 || num_gpus % gpus_per_node != 0 || options.batch_per_gpu < 1 ||
       !(options.hbm_reserve_fraction >= 0 && options.hbm_reserve_fraction < 1) ||
-      !(options.host_cache_hit_rate >= 0 && options.host_cache_hit_rate <= 1)) {
+      !(options.host_cache_hit_rate >= 0 && options.host_cache_hit_rate <= 1) ||
+      !(options.host_cache_fraction > 0 && options.host_cache_fraction <= 1) ||
+      (options.index_zipf_alpha && !(*options.index_zipf_alpha >= 0 && *options.index_zipf_alpha <= 10))) {
     throw InputError(Diagnostic{"sharding", "",
                                 fmt::format("invalid sharding request: {} GPUs in servers of {}, batch "
-                                            "{}, reserve {}, hit rate {}",
+                                            "{}, reserve {}, hit rate {}, cache fraction {}, Zipf alpha {}",
                                             num_gpus, gpus_per_node, options.batch_per_gpu,
-                                            options.hbm_reserve_fraction, options.host_cache_hit_rate)});
+                                            options.hbm_reserve_fraction, options.host_cache_hit_rate,
+                                            options.host_cache_fraction, options.index_zipf_alpha.value_or(-1))});
   }
   const int num_nodes = num_gpus / gpus_per_node;
   const std::int64_t global_batch = options.batch_per_gpu * num_gpus;
@@ -158,9 +163,30 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
   // fetched over the host link (the evicted rows go back the other way at
   // the same time; workloads/dlrm_iteration.cc).
   const auto host_seconds = [&](const Candidate& c) {
-    const double misses = (1.0 - options.host_cache_hit_rate) * static_cast<double>(global_batch) * c.pooling;
+    const double misses = (1.0 - c.hit) * static_cast<double>(global_batch) * c.pooling;
     const double row = static_cast<double>(c.dim * elem);
     return c.seconds + misses * row / static_cast<double>(device.host_to_device_bandwidth.count());
+  };
+  // A host-memory table's hit rate: the fixed one, or an LRU cache of the
+  // cache fraction of each shard's rows under Zipf lookups (a shard of a
+  // row-wise table sees the table's skew over its share of the rows).
+  std::map<std::pair<std::int64_t, double>, double> lru_hits;
+  const auto hit_rate = [&](const Candidate& c) {
+    if (!options.index_zipf_alpha) return options.host_cache_hit_rate;
+    const int parts = c.kind == ShardingKind::kRowWise        ? num_gpus
+                      : c.kind == ShardingKind::kTableRowWise ? gpus_per_node
+                                                              : 1;
+    const std::int64_t rows = std::max<std::int64_t>(1, c.rows / parts);
+    const auto key = std::pair{rows, options.host_cache_fraction};
+    auto it = lru_hits.find(key);
+    if (it == lru_hits.end()) {
+      it = lru_hits
+               .emplace(key, lru_hit_rate_zipf(static_cast<double>(rows),
+                                               options.host_cache_fraction * static_cast<double>(rows),
+                                               *options.index_zipf_alpha))
+               .first;
+    }
+    return it->second;
   };
 
   // Expand the groups into tables and choose each table's kind.
@@ -223,6 +249,7 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     // one copy, table-wise. Sharded tables keep their shards, each in host
     // memory with its own HBM cache.
     if (c.kind == ShardingKind::kDataParallel) c.kind = ShardingKind::kTableWise;
+    c.hit = hit_rate(c);
     demand += hbm_demand(c);
     host_bytes += c.bytes;
   };
@@ -262,14 +289,15 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
       plan.fits = false;
       plan.reason = fmt::format(
           "{} needs {} for its embeddings (weights and row-wise state): {} GPUs have {} of HBM after "
-          "the {:g}% reserve and {} node{} {} of usable host memory",
+          "the {:g}% reserve and {} node{} {} of usable host memory (each table there keeps {:g}% of its "
+          "size in HBM as its cache)",
           model.name, format_bytes(model.embedding_bytes() + kRowStateBytes * [&] {
             std::int64_t rows = 0;
             for (const TableGroup& t : model.tables) rows += t.count * t.rows;
             return static_cast<double>(rows);
           }()),
           num_gpus, format_bytes(total_budget), options.hbm_reserve_fraction * 100, num_nodes,
-          num_nodes == 1 ? "" : "s", format_bytes(host_capacity));
+          num_nodes == 1 ? "" : "s", format_bytes(host_capacity), options.host_cache_fraction * 100);
       return plan;
     }
   }
@@ -289,7 +317,11 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
   };
   for (const Candidate& c : candidates) {
     const std::size_t index = plan.tables.size();
-    plan.tables.push_back({.table = c.table, .group = c.group, .kind = c.kind, .host_memory = c.host});
+    plan.tables.push_back({.table = c.table,
+                           .group = c.group,
+                           .kind = c.kind,
+                           .host_memory = c.host,
+                           .cache_hit_rate = c.host ? c.hit : 1.0});
     const double seconds = c.host ? host_seconds(c) : c.seconds;
     // HBM a shard takes: all of it, or only its cache when in host memory.
     const double hbm_bytes = c.host ? c.bytes * options.host_cache_fraction : c.bytes;
@@ -335,6 +367,18 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
         break;
       }
     }
+  }
+
+  if (options.index_zipf_alpha) {
+    // The hit rate over all host-memory lookups.
+    double lookups = 0;
+    double hits = 0;
+    for (const Candidate& c : candidates) {
+      if (!c.host) continue;
+      lookups += c.pooling;
+      hits += c.pooling * c.hit;
+    }
+    plan.host_cache_hit_rate = lookups > 0 ? hits / lookups : 1.0;
   }
 
   // Longest processing time first: biggest cost, then biggest bytes, then table.

@@ -25,6 +25,7 @@
 #define ZIONSIM_MODELS_DLRM_SHARDING_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,8 @@ struct TablePlacement {
   std::vector<Shard> shards;
   /// In host memory behind an HBM cache (only the cache is in HBM).
   bool host_memory = false;
+  /// Host-memory tables: the share of lookups the HBM cache serves.
+  double cache_hit_rate = 1.0;
 };
 
 /// Where a table's weights live: HBM, or host memory (DDR) behind an HBM
@@ -95,10 +98,16 @@ struct ShardingOptions {
   /// Share of host memory tables may use; the rest is the OS, the data
   /// loader and pinned staging buffers (assumption: 10%).
   double host_memory_usable_fraction = 0.9;
-  /// HBM cache in front of host-memory tables: fraction of lookups served from HBM.
+  /// HBM cache in front of host-memory tables: fraction of lookups served
+  /// from HBM, the same for every table (unless index_zipf_alpha is set).
   double host_cache_hit_rate = 0.9;  // assumption, as in the paper's UVM-cache experiments
   /// HBM given to the cache of a host-memory table, as a fraction of its size.
-  double host_cache_fraction = 0.05;
+  double host_cache_fraction = 0.05;  // assumption
+  /// When set, lookups are Zipf(alpha) over each table's rows and each
+  /// host-memory table's hit rate is that of an LRU cache of
+  /// host_cache_fraction of the rows of each of its shards
+  /// (models/dlrm/cache_model.h), instead of host_cache_hit_rate.
+  std::optional<double> index_zipf_alpha;
 };
 
 struct GpuLoad {
@@ -114,7 +123,9 @@ struct ShardingPlan {
   /// Why not, with the numbers, when !fits.
   std::string reason;
   double hbm_budget_bytes = 0;  ///< per GPU, after the reserve
-  /// Hit rate of the HBM cache in front of host-memory tables.
+  /// Hit rate of the HBM cache in front of host-memory tables: the fixed
+  /// one, or with index_zipf_alpha the mean over their lookups (1 without
+  /// any); each table's is TablePlacement::cache_hit_rate.
   double host_cache_hit_rate = 1.0;
   /// max / mean of embedding_seconds over GPUs (1 is perfect balance).
   double load_imbalance() const;

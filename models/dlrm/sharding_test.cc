@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "base/error.h"
 #include "models/compute/device_profile.h"
+#include "models/dlrm/cache_model.h"
 #include "models/dlrm/model.h"
 #include "models/dlrm/sharding.h"
 
@@ -102,6 +105,53 @@ TEST(ShardingTest, ModelFUsesHostMemory) {
   expect_consistent(f, plan, 128);
   EXPECT_GT(plan.host_memory_tables(), 0);
   EXPECT_LT(plan.host_memory_tables(), 64);
+}
+
+// The HBM cache's hit rate: the fixed one on every host-memory table, or,
+// with Zipf lookups, an LRU cache of 5% of each row-wise shard's rows
+// (732 M rows / 128 GPUs), the same for all of model F's equal tables and
+// their mean; a bigger cache or more skew hits more. Bad cache options are
+// refused.
+TEST(ShardingTest, HostMemoryTablesHitTheirCache) {
+  const DlrmModel f = load_model("dlrm-f");
+  ShardingOptions o;
+  o.host_cache_hit_rate = 0.75;
+  const ShardingPlan fixed = plan_sharding(f, 128, 8, a100(), o);
+  ASSERT_TRUE(fixed.fits) << fixed.reason;
+  EXPECT_EQ(fixed.host_cache_hit_rate, 0.75);
+  for (const TablePlacement& t : fixed.tables) EXPECT_EQ(t.cache_hit_rate, t.host_memory ? 0.75 : 1.0) << t.table;
+
+  o.index_zipf_alpha = 1.05;
+  const ShardingPlan zipf = plan_sharding(f, 128, 8, a100(), o);
+  ASSERT_TRUE(zipf.fits) << zipf.reason;
+  const double rows = static_cast<double>(732'000'000 / 128);
+  const double expected = lru_hit_rate_zipf(rows, 0.05 * rows, 1.05);
+  EXPECT_GT(expected, 0.5);
+  EXPECT_LT(expected, 0.99);
+  for (const TablePlacement& t : zipf.tables) {
+    ASSERT_EQ(t.kind, ShardingKind::kRowWise);
+    EXPECT_EQ(t.cache_hit_rate, t.host_memory ? expected : 1.0) << t.table;
+  }
+  EXPECT_NEAR(zipf.host_cache_hit_rate, expected, 1e-12);  // a mean over the tables
+
+  ShardingOptions skewed = o;
+  skewed.index_zipf_alpha = 1.2;
+  EXPECT_GT(plan_sharding(f, 128, 8, a100(), skewed).host_cache_hit_rate, expected);
+  ShardingOptions larger = o;
+  larger.host_cache_fraction = 0.06;
+  const ShardingPlan more = plan_sharding(f, 256, 8, a100(), larger);
+  const ShardingPlan base = plan_sharding(f, 256, 8, a100(), o);
+  ASSERT_TRUE(more.fits && base.fits) << more.reason << base.reason;
+  ASSERT_GT(base.host_memory_tables(), 0);
+  EXPECT_GT(more.host_cache_hit_rate, base.host_cache_hit_rate);
+
+  for (const auto& bad : {std::pair{0.0, std::optional<double>{}}, std::pair{1.5, std::optional<double>{}},
+                          std::pair{0.05, std::optional<double>{-1.0}}, std::pair{0.05, std::optional<double>{11.0}}}) {
+    ShardingOptions b;
+    b.host_cache_fraction = bad.first;
+    b.index_zipf_alpha = bad.second;
+    EXPECT_THROW(plan_sharding(f, 128, 8, a100(), b), InputError) << bad.first;
+  }
 }
 
 // DCNv2's tiny tables are replicated, its 40 M-row tables placed whole, and
