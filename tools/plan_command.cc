@@ -58,6 +58,7 @@ struct GpuRow {
   int node = 0;
   std::int64_t shards = 0;
   double hbm_bytes = 0;
+  double iteration_bytes = 0;  // HBM the iteration needs besides embeddings
   double embedding_ms = 0;
   std::int64_t sent_bytes = 0;      // embedding exchange payload leaving the GPU
   std::int64_t received_bytes = 0;  // and arriving at it
@@ -121,6 +122,7 @@ Report make_report(const WhatIfOptions& o, int nodes) {
                                  .node = r / s.gpus_per_node,
                                  .shards = g.shards,
                                  .hbm_bytes = g.hbm_bytes,
+                                 .iteration_bytes = g.iteration_bytes,
                                  .embedding_ms = g.embedding_seconds * 1e3});
   }
   const models::OpGraph graph = workloads::build_dlrm_iteration(s.model, s.plan, s.gpus, s.gpus_per_node, s.device,
@@ -215,6 +217,7 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
     fmt::print(out, "\n");
   }
   const Stats hbm = stats_of(r.gpus, [](const GpuRow& g) { return g.hbm_bytes / 1e9; });
+  const Stats iteration = stats_of(r.gpus, [](const GpuRow& g) { return g.iteration_bytes / 1e9; });
   const Stats emb = stats_of(r.gpus, [](const GpuRow& g) { return g.embedding_ms; });
   const Stats sent = stats_of(r.gpus, [](const GpuRow& g) { return static_cast<double>(g.sent_bytes) / 1e6; });
   const double budget = s.plan.hbm_budget_bytes / 1e9;
@@ -234,11 +237,14 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
                st.mean > 0 ? st.max / st.mean : 1.0);
   };
   line("HBM for embeddings (GB)", hbm);
+  line("HBM for the iteration (GB)", iteration);
   line("embedding fwd+bwd (ms)", emb);
   line("exchange sent (MB)", sent);
-  fmt::print(out, "(HBM budget {:.1f} GB per GPU after the reserve; embedding time is the planner's estimate; "
-                  "exchange: the\n indices, pooled-embedding and gradient payload each GPU sends per iteration)\n\n",
-             budget);
+  fmt::print(out, "(HBM budget {:.1f} GB per GPU for embeddings after the {:.0f}% reserve; the iteration's HBM: dense "
+                  "weights and\n optimizer state, activations, pooled embeddings and indices; embedding time is the "
+                  "planner's estimate;\n exchange: the indices, pooled-embedding and gradient payload each GPU sends "
+                  "per iteration)\n\n",
+             budget, s.plan.hbm_reserve_fraction * 100);
 
   std::vector<GpuRow> shown = r.gpus;
   if (!f.per_gpu) {
@@ -305,6 +311,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
                    {"moves", moves}};
   }
   j["hbm_budget_gbyte"] = s.plan.hbm_budget_bytes / 1e9;
+  j["hbm_reserve_fraction"] = s.plan.hbm_reserve_fraction;
   j["host_cache_hit_rate"] = s.plan.host_cache_hit_rate;
   j["cache_fraction"] = o.cache_fraction;
   j["index_zipf_alpha"] = o.index_zipf_alpha ? nlohmann::ordered_json(*o.index_zipf_alpha) : nlohmann::ordered_json();
@@ -322,6 +329,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
                     {"node", g.node},
                     {"shards", g.shards},
                     {"hbm_gbyte", g.hbm_bytes / 1e9},
+                    {"iteration_hbm_gbyte", g.iteration_bytes / 1e9},
                     {"embedding_ms", g.embedding_ms},
                     {"exchange_sent_bytes", g.sent_bytes},
                     {"exchange_received_bytes", g.received_bytes}});
@@ -365,10 +373,11 @@ void print_csv(std::ostream& out, const Flags& f, const Report& r) {
     }
     return;
   }
-  fmt::print(out, "rank,node,shards,hbm_gbyte,embedding_ms,exchange_sent_bytes,exchange_received_bytes\n");
+  fmt::print(out,
+             "rank,node,shards,hbm_gbyte,embedding_ms,exchange_sent_bytes,exchange_received_bytes,iteration_hbm_gbyte\n");
   for (const GpuRow& g : r.gpus) {
-    fmt::print(out, "{},{},{},{:.6f},{:.6f},{},{}\n", g.rank, g.node, g.shards, g.hbm_bytes / 1e9, g.embedding_ms,
-               g.sent_bytes, g.received_bytes);
+    fmt::print(out, "{},{},{},{:.6f},{:.6f},{},{},{:.6f}\n", g.rank, g.node, g.shards, g.hbm_bytes / 1e9,
+               g.embedding_ms, g.sent_bytes, g.received_bytes, g.iteration_bytes / 1e9);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "base/json_reader.h"
 #include "models/compute/cost_models.h"
 #include "models/dlrm/cache_model.h"
+#include "models/dlrm/memory.h"
 
 namespace zx::models {
 namespace {
@@ -114,8 +115,11 @@ std::int64_t ShardingPlan::host_memory_tables() const {
   return std::count_if(tables.begin(), tables.end(), [](const TablePlacement& t) { return t.host_memory; });
 }
 
-ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_node,
-                           const DeviceProfile& device, const ShardingOptions& options) {
+namespace {
+
+// One placement with options.hbm_reserve_fraction of HBM kept back.
+ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_node, const DeviceProfile& device,
+                          const ShardingOptions& options) {
   const std::vector<std::string> schemes = sharding_scheme_names();
   if (std::find(schemes.begin(), schemes.end(), options.scheme) == schemes.end()) {
     std::string message = fmt::format("unknown sharding scheme '{}'", options.scheme);
@@ -455,6 +459,53 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     place(p.placement, best, p.rows, p.dim, p.share, p.bytes, p.seconds);
   }
   return plan;
+}
+
+}  // namespace
+
+ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_node,
+                           const DeviceProfile& device, const ShardingOptions& options) {
+  // Embeddings go into HBM less the reserve; each GPU then needs its
+  // iteration's dense state, activations and exchange buffers
+  // (models/dlrm/memory.h) within the reserve, less the headroom. When one
+  // needs more, plan again with the reserve it needs: a larger batch leaves
+  // less HBM to embeddings.
+  const double capacity = static_cast<double>(device.hbm_capacity.count());
+  ShardingOptions o = options;
+  ShardingPlan plan;
+  for (int pass = 0;; ++pass) {
+    plan = place_tables(model, num_gpus, gpus_per_node, device, o);
+    plan.hbm_reserve_fraction = o.hbm_reserve_fraction;
+    if (!plan.fits) return plan;
+    double needed = 0;  // the largest iteration memory of a GPU
+    int worst = 0;
+    bool over = false;
+    for (int r = 0; r < num_gpus; ++r) {
+      GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
+      g.iteration_bytes = iteration_memory(model, plan, r, o.batch_per_gpu, num_gpus, o.dense_optimizer).total_bytes();
+      over |= g.hbm_bytes + g.iteration_bytes > capacity * (1 - kHbmHeadroomFraction);
+      if (g.iteration_bytes > needed) {
+        needed = g.iteration_bytes;
+        worst = r;
+      }
+    }
+    if (!over) return plan;
+    const double reserve = std::max(needed / capacity + kHbmHeadroomFraction, o.hbm_reserve_fraction + 0.01);
+    if (reserve >= 1 || pass == 4) {
+      const IterationMemory m = iteration_memory(model, plan, worst, o.batch_per_gpu, num_gpus, o.dense_optimizer);
+      plan.fits = false;
+      plan.reason = fmt::format(
+          "GPU {} needs {} of HBM for the iteration besides its embeddings ({} dense weights, gradients and "
+          "optimizer state, {} activations, {} pooled embeddings, gradients and indices at {} samples per GPU) "
+          "and {} for its embeddings, with {} of {} kept as headroom",
+          worst, format_bytes(m.total_bytes()), format_bytes(m.dense_state_bytes), format_bytes(m.activation_bytes),
+          format_bytes(m.exchange_bytes), o.batch_per_gpu,
+          format_bytes(plan.gpus[static_cast<std::size_t>(worst)].hbm_bytes),
+          format_bytes(capacity * kHbmHeadroomFraction), format_bytes(capacity));
+      return plan;
+    }
+    o.hbm_reserve_fraction = reserve;
+  }
 }
 
 ShardingOptions parse_sharding_file(std::string_view text, const std::string& source, const DlrmModel& model,

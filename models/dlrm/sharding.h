@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/compute/cost_models.h"
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
 
@@ -87,8 +88,12 @@ struct ShardingOptions {
   /// Per-table choices that take precedence over `scheme` (sharding files).
   std::vector<TableOverride> overrides;
   std::int64_t batch_per_gpu = 512;
-  /// Fraction of HBM kept for dense weights, activations and workspace.
+  /// Fraction of HBM kept from embeddings for dense weights, activations,
+  /// exchange buffers and workspace; at least, since the planner raises it
+  /// when a GPU's iteration needs more (models/dlrm/memory.h).
   double hbm_reserve_fraction = 0.25;
+  /// The dense optimizer, whose state the reserve must hold.
+  DenseOptimizer dense_optimizer = DenseOptimizer::kAdagrad;
   /// Column-wise shards are at most this many columns wide.
   std::int64_t column_shard_dim = 64;
   /// Tables smaller than this are replicated (data-parallel) by "auto".
@@ -114,6 +119,8 @@ struct GpuLoad {
   double hbm_bytes = 0;           ///< embedding weights, state and caches
   double embedding_seconds = 0;   ///< estimated TBE forward + backward time
   std::int64_t shards = 0;
+  /// HBM the iteration needs besides the embeddings (models/dlrm/memory.h).
+  double iteration_bytes = 0;
 };
 
 struct ShardingPlan {
@@ -123,6 +130,9 @@ struct ShardingPlan {
   /// Why not, with the numbers, when !fits.
   std::string reason;
   double hbm_budget_bytes = 0;  ///< per GPU, after the reserve
+  /// The share of HBM kept from embeddings: ShardingOptions's, or more when
+  /// a GPU's iteration needs it (a large batch).
+  double hbm_reserve_fraction = 0;
   /// Hit rate of the HBM cache in front of host-memory tables: the fixed
   /// one, or with index_zipf_alpha the mean over their lookups (1 without
   /// any); each table's is TablePlacement::cache_hit_rate.
