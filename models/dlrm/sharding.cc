@@ -267,6 +267,8 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     move_to_host(c);
   }
   const double slack = 0.97;  // leave room for uneven packing
+  const double host_capacity =
+      options.host_memory_bytes_per_node * options.host_memory_usable_fraction * num_nodes;
   if (demand > total_budget * slack || host_bytes > 0) {
     if (options.host_memory_bytes_per_node <= 0) {
       plan.fits = false;
@@ -287,8 +289,6 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
       if (c.host || memory_of(c) == TableMemory::kHbm) continue;
       move_to_host(c);
     }
-    const double host_capacity =
-        options.host_memory_bytes_per_node * options.host_memory_usable_fraction * num_nodes;
     if (demand > total_budget * slack || host_bytes > host_capacity) {
       plan.fits = false;
       plan.reason = fmt::format(
@@ -373,18 +373,6 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     }
   }
 
-  if (options.index_zipf_alpha) {
-    // The hit rate over all host-memory lookups.
-    double lookups = 0;
-    double hits = 0;
-    for (const Candidate& c : candidates) {
-      if (!c.host) continue;
-      lookups += c.pooling;
-      hits += c.pooling * c.hit;
-    }
-    plan.host_cache_hit_rate = lookups > 0 ? hits / lookups : 1.0;
-  }
-
   // Longest processing time first: biggest cost, then biggest bytes, then table.
   std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
     if (a.seconds != b.seconds) return a.seconds > b.seconds;
@@ -443,11 +431,28 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
       }
       continue;
     }
-    int best = -1;
-    for (int r = 0; r < num_gpus; ++r) {
-      const GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
-      if (g.hbm_bytes + p.bytes > plan.hbm_budget_bytes) continue;
-      if (best < 0 || g.embedding_seconds < plan.gpus[static_cast<std::size_t>(best)].embedding_seconds) best = r;
+    const auto least_loaded_with_room = [&](double bytes) {
+      int best = -1;
+      for (int r = 0; r < num_gpus; ++r) {
+        const GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
+        if (g.hbm_bytes + bytes > plan.hbm_budget_bytes) continue;
+        if (best < 0 || g.embedding_seconds < plan.gpus[static_cast<std::size_t>(best)].embedding_seconds) best = r;
+      }
+      return best;
+    };
+    Piece piece = p;
+    int best = least_loaded_with_room(piece.bytes);
+    Candidate& c = candidates[static_cast<std::size_t>(t.table)];
+    if (best < 0 && t.kind == ShardingKind::kTableWise && !c.host && memory_of(c) != TableMemory::kHbm &&
+        options.host_memory_bytes_per_node > 0 && host_bytes + c.bytes <= host_capacity) {
+      // The tables left over fit in HBM in total but not in the gaps the
+      // others left: this one goes to host memory, only its cache in HBM.
+      move_to_host(c);
+      t.host_memory = true;
+      t.cache_hit_rate = c.hit;
+      piece.bytes = c.bytes * options.host_cache_fraction;
+      piece.seconds = host_seconds(c);
+      best = least_loaded_with_room(piece.bytes);
     }
     if (best < 0) {
       plan.fits = false;
@@ -456,7 +461,18 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
                                 format_bytes(plan.hbm_budget_bytes));
       return plan;
     }
-    place(p.placement, best, p.rows, p.dim, p.share, p.bytes, p.seconds);
+    place(piece.placement, best, piece.rows, piece.dim, piece.share, piece.bytes, piece.seconds);
+  }
+  if (options.index_zipf_alpha) {
+    // The hit rate over all host-memory lookups.
+    double lookups = 0;
+    double hits = 0;
+    for (const Candidate& c : candidates) {
+      if (!c.host) continue;
+      lookups += c.pooling;
+      hits += c.pooling * c.hit;
+    }
+    plan.host_cache_hit_rate = lookups > 0 ? hits / lookups : 1.0;
   }
   return plan;
 }

@@ -107,6 +107,23 @@ TEST(ShardingTest, ModelFUsesHostMemory) {
   EXPECT_LT(plan.host_memory_tables(), 64);
 }
 
+// Model I on 2 nodes: 679 GB of tables of 1.33 GB each, 515 GB of HBM. The
+// planner moves tables to host memory until the rest needs 97% of the HBM,
+// but 24 tables fill a GPU to 31.9 of its 32.2 GB: the ones left over go to
+// host memory too, instead of the plan failing.
+TEST(ShardingTest, TablesThatFitNoGpuGoToHostMemory) {
+  const DlrmModel i = load_model("dlrm-i");
+  const ShardingPlan plan = plan_sharding(i, 16, 8, a100(), {});
+  ASSERT_TRUE(plan.fits) << plan.reason;
+  expect_consistent(i, plan, 16);
+  EXPECT_GT(plan.host_memory_tables(), 0);
+  for (const GpuLoad& g : plan.gpus) EXPECT_LE(g.hbm_bytes, plan.hbm_budget_bytes);
+  // Without host memory the same tables cannot be placed.
+  ShardingOptions no_host;
+  no_host.host_memory_bytes_per_node = 0;
+  EXPECT_FALSE(plan_sharding(i, 16, 8, a100(), no_host).fits);
+}
+
 // The HBM cache's hit rate: the fixed one on every host-memory table, or,
 // with Zipf lookups, an LRU cache of 5% of each row-wise shard's rows
 // (732 M rows / 128 GPUs), the same for all of model F's equal tables and
