@@ -15,15 +15,16 @@
 namespace zx::tools {
 namespace {
 
-// One hot table (200 lookups per sample) and fifteen cold ones (one each),
-// all 1 M rows of 128 fp16 values: too big to replicate, so the planner puts
-// each table whole on one GPU, and the hot one's GPU does 200/215 of the
-// embedding work on its own.
+// One hot table (100 lookups per sample) and fifteen cold ones (one each),
+// all 1 M rows of 128 fp16 values: too big to replicate, and the hot one's
+// exchange (1,312 bytes per sample) under three GPUs' shares of all (1,708
+// on 16 GPUs), so the planner puts each table whole on one GPU, and the hot
+// one's GPU does 100/115 of the embedding work on its own.
 std::string hot_table_model() {
   const std::string path = ::testing::TempDir() + "/hot_table.json";
   std::ofstream(path) << R"({"schema_version": 1, "name": "hot-table", "dense_features": 64,
       "embedding_dtype": "fp16",
-      "tables": [{"name": "hot", "rows": 1000000, "dim": 128, "pooling": 200},
+      "tables": [{"name": "hot", "rows": 1000000, "dim": 128, "pooling": 100},
                  {"name": "cold", "count": 15, "rows": 1000000, "dim": 128, "pooling": 1}],
       "bottom_mlp": {"widths": [256, 128]}, "interaction": {"kind": "dot"}, "top_mlp": {"widths": [256, 1]}})";
   return path;

@@ -107,6 +107,29 @@ TEST(ShardingTest, ModelFUsesHostMemory) {
   EXPECT_LT(plan.host_memory_tables(), 64);
 }
 
+// auto spreads a table whose exchange would take more than three GPUs'
+// shares over a node's GPUs: one table of 200 lookups per sample (200 x 8 +
+// 2 x 128 x 2 = 2,112 bytes per sample) beside fifteen of one (520 bytes),
+// 9,912 in all. On 2 and 4 nodes (three shares: 1,858 and 929 bytes) it goes
+// table-row-wise and the cold ones stay whole; on one node nothing moves.
+TEST(ShardingTest, AutoSpreadsATableWhoseExchangeOneNicCannotCarry) {
+  DlrmModel m;
+  m.name = "hot-table";
+  m.dense_features = 64;
+  m.embedding_type = DataType::kFp16;
+  m.tables = {TableGroup{.name = "hot", .count = 1, .rows = 1'000'000, .dim = 128, .pooling = 200},
+              TableGroup{.name = "cold", .count = 15, .rows = 1'000'000, .dim = 128, .pooling = 1}};
+  m.bottom_mlp = Mlp{.input = 64, .widths = {256, 128}};
+  m.interaction.kind = InteractionKind::kDot;
+  m.top_mlp = Mlp{.input = m.interaction_output(), .widths = {256, 1}};
+  for (const int gpus : {8, 16, 32}) {
+    const ShardingPlan plan = plan_sharding(m, gpus, 8, a100(), {});
+    expect_consistent(m, plan, gpus);
+    EXPECT_EQ(plan.tables[0].kind, gpus == 8 ? ShardingKind::kTableWise : ShardingKind::kTableRowWise) << gpus;
+    for (std::size_t t = 1; t < plan.tables.size(); ++t) EXPECT_EQ(plan.tables[t].kind, ShardingKind::kTableWise) << gpus;
+  }
+}
+
 // Model I on 2 nodes: 679 GB of tables of 1.33 GB each, 515 GB of HBM. The
 // planner moves tables to host memory until the rest needs 97% of the HBM,
 // but 24 tables fill a GPU to 31.9 of its 32.2 GB: the ones left over go to
