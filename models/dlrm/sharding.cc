@@ -424,35 +424,56 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
       place(p.placement, p.fixed_rank, p.rows, p.dim, p.share, p.bytes, p.seconds);
       continue;
     }
+    Candidate& c = candidates[static_cast<std::size_t>(t.table)];
+    Piece piece = p;
+    // The tables left over may fit in HBM in total but not in the gaps the
+    // others left: such a table goes to host memory, only its cache in HBM.
+    const auto to_host = [&] {
+      if (c.host || memory_of(c) == TableMemory::kHbm || options.host_memory_bytes_per_node <= 0 ||
+          host_bytes + c.bytes > host_capacity) {
+        return false;
+      }
+      move_to_host(c);
+      t.host_memory = true;
+      t.cache_hit_rate = c.hit;
+      piece.bytes = c.bytes * options.host_cache_fraction;
+      piece.seconds = host_seconds(c);
+      return true;
+    };
     if (t.kind == ShardingKind::kTableRowWise) {
       // The least-loaded node with room for a 1/gpus_per_node share on each GPU.
-      int best_node = -1;
-      double best_load = 0;
-      for (int n = 0; n < num_nodes; ++n) {
-        if (fixed != nullptr && fixed->node >= 0 && n != fixed->node) continue;
-        double load = 0;
-        bool room = true;
-        for (int i = 0; i < gpus_per_node; ++i) {
-          const GpuLoad& g = plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)];
-          load += g.embedding_seconds;
-          room = room && g.hbm_bytes + p.bytes / gpus_per_node <= plan.hbm_budget_bytes;
+      const auto least_loaded_node_with_room = [&](double bytes) {
+        int best_node = -1;
+        double best_load = 0;
+        for (int n = 0; n < num_nodes; ++n) {
+          if (fixed != nullptr && fixed->node >= 0 && n != fixed->node) continue;
+          double load = 0;
+          bool room = true;
+          for (int i = 0; i < gpus_per_node; ++i) {
+            const GpuLoad& g = plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)];
+            load += g.embedding_seconds;
+            room = room && g.hbm_bytes + bytes / gpus_per_node <= plan.hbm_budget_bytes;
+          }
+          if (room && (best_node < 0 || load < best_load)) {
+            best_node = n;
+            best_load = load;
+          }
         }
-        if (room && (best_node < 0 || load < best_load)) {
-          best_node = n;
-          best_load = load;
-        }
-      }
+        return best_node;
+      };
+      int best_node = least_loaded_node_with_room(piece.bytes);
+      if (best_node < 0 && to_host()) best_node = least_loaded_node_with_room(piece.bytes);
       if (best_node < 0) {
         plan.fits = false;
         plan.reason = fmt::format("no node has room for table {} ({}) split over its {} GPUs", t.table,
-                                  format_bytes(p.bytes), gpus_per_node);
+                                  format_bytes(piece.bytes), gpus_per_node);
         return plan;
       }
       for (int i = 0; i < gpus_per_node; ++i) {
-        const std::int64_t rows = split_rows(p.rows, gpus_per_node, i);
-        const double share = static_cast<double>(rows) / static_cast<double>(p.rows);
-        place(p.placement, best_node * gpus_per_node + i, rows, p.dim, share, p.bytes * share,
-              p.seconds * share);
+        const std::int64_t rows = split_rows(piece.rows, gpus_per_node, i);
+        const double share = static_cast<double>(rows) / static_cast<double>(piece.rows);
+        place(piece.placement, best_node * gpus_per_node + i, rows, piece.dim, share, piece.bytes * share,
+              piece.seconds * share);
       }
       continue;
     }
@@ -465,20 +486,8 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
       }
       return best;
     };
-    Piece piece = p;
     int best = least_loaded_with_room(piece.bytes);
-    Candidate& c = candidates[static_cast<std::size_t>(t.table)];
-    if (best < 0 && t.kind == ShardingKind::kTableWise && !c.host && memory_of(c) != TableMemory::kHbm &&
-        options.host_memory_bytes_per_node > 0 && host_bytes + c.bytes <= host_capacity) {
-      // The tables left over fit in HBM in total but not in the gaps the
-      // others left: this one goes to host memory, only its cache in HBM.
-      move_to_host(c);
-      t.host_memory = true;
-      t.cache_hit_rate = c.hit;
-      piece.bytes = c.bytes * options.host_cache_fraction;
-      piece.seconds = host_seconds(c);
-      best = least_loaded_with_room(piece.bytes);
-    }
+    if (best < 0 && t.kind == ShardingKind::kTableWise && to_host()) best = least_loaded_with_room(piece.bytes);
     if (best < 0) {
       plan.fits = false;
       plan.reason = fmt::format("no GPU has room for table {} ({}); the fullest GPU holds {} of {}",

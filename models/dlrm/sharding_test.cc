@@ -145,6 +145,18 @@ TEST(ShardingTest, TablesThatFitNoGpuGoToHostMemory) {
   ShardingOptions no_host;
   no_host.host_memory_bytes_per_node = 0;
   EXPECT_FALSE(plan_sharding(i, 16, 8, a100(), no_host).fits);
+
+  // Model F on 16 H200 nodes: its 378 GB tables go table-row-wise, two per
+  // node (94 of a GPU's 106 GB); those no node has room for go to host
+  // memory too.
+  const DlrmModel f = load_model("dlrm-f");
+  const DeviceProfile h200 = builtin_device_profile("h200");
+  const ShardingPlan big = plan_sharding(f, 128, 8, h200, {});
+  ASSERT_TRUE(big.fits) << big.reason;
+  expect_consistent(f, big, 128);
+  EXPECT_GT(big.host_memory_tables(), 0);
+  for (const TablePlacement& t : big.tables) EXPECT_EQ(t.kind, ShardingKind::kTableRowWise);
+  for (const GpuLoad& g : big.gpus) EXPECT_LE(g.hbm_bytes, big.hbm_budget_bytes);
 }
 
 // The HBM cache's hit rate: the fixed one on every host-memory table, or,
