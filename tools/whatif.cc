@@ -164,6 +164,11 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   point.load_imbalance = plan.load_imbalance();
   point.host_memory_tables = plan.host_memory_tables();
   point.max_hbm_gbyte = plan.max_hbm_bytes() / 1e9;
+  for (const models::GpuLoad& g : plan.gpus) {
+    point.max_iteration_hbm_gbyte = std::max(point.max_iteration_hbm_gbyte, g.iteration_bytes / 1e9);
+  }
+  point.hbm_reserve_fraction = plan.hbm_reserve_fraction;
+  point.cache_hit_rate = plan.host_memory_tables() > 0 ? plan.host_cache_hit_rate : 1.0;
   if (!plan.fits) {
     point.fits = false;
     point.reason = plan.reason;

@@ -112,6 +112,12 @@ struct WhatIfPoint {
   int search_moves = 0;
   std::int64_t host_memory_tables = 0;
   double max_hbm_gbyte = 0;
+  /// The fullest GPU's HBM for the iteration besides embeddings, and the
+  /// share of HBM the plan kept from embeddings (models/dlrm/memory.h).
+  double max_iteration_hbm_gbyte = 0;
+  double hbm_reserve_fraction = 0;
+  /// Host-memory tables' HBM-cache hit rate (mean over their lookups).
+  double cache_hit_rate = 1;
   double wall_seconds = 0;  ///< how long simulating this point took
   std::uint64_t fingerprint = 0;
   /// What the simulation did (where the wall time went): engine events,

@@ -231,7 +231,10 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
       }
       r["sharding"] = {{"load_imbalance", p.load_imbalance},
                        {"host_memory_tables", p.host_memory_tables},
-                       {"max_hbm_gbyte", p.max_hbm_gbyte}};
+                       {"max_hbm_gbyte", p.max_hbm_gbyte},
+                       {"max_iteration_hbm_gbyte", p.max_iteration_hbm_gbyte},
+                       {"hbm_reserve_fraction", p.hbm_reserve_fraction},
+                       {"cache_hit_rate", p.cache_hit_rate}};
       if (p.search_simulations > 0) {
         r["sharding"]["search"] = {{"simulations", p.search_simulations},
                                    {"start_iteration_time_ms", p.search_start_iteration_time_ms},
