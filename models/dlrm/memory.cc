@@ -31,8 +31,8 @@ void add_mlp(const Mlp& mlp, double& saved, double& widest) {
 
 }  // namespace
 
-IterationMemory iteration_memory(const DlrmModel& model, const ShardingPlan& plan, int rank,
-                                 std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer) {
+std::vector<IterationMemory> iteration_memory(const DlrmModel& model, const ShardingPlan& plan,
+                                              std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer) {
   IterationMemory m;
   const double dense = element_bytes(model.dense_type);
   const double emb = element_bytes(model.embedding_type);
@@ -63,21 +63,25 @@ IterationMemory iteration_memory(const DlrmModel& model, const ShardingPlan& pla
 
   double dims = 0;  // every table's pooled width, as the interaction receives it
   for (const TableGroup& g : model.tables) dims += static_cast<double>(g.count * g.dim);
-  double produced = 0;          // pooled values this GPU's shards produce
-  double indices_received = 0;  // lookups its shards serve
+  // Per GPU: the pooled values its shards produce, the lookups they serve.
+  std::vector<double> produced(static_cast<std::size_t>(num_gpus), 0.0);
+  std::vector<double> indices_received(static_cast<std::size_t>(num_gpus), 0.0);
   for (const TablePlacement& t : plan.tables) {
     const TableGroup& group = model.tables[static_cast<std::size_t>(t.group)];
+    const bool replica = t.kind == ShardingKind::kDataParallel;
     for (const Shard& s : t.shards) {
-      if (s.rank != rank) continue;
-      const bool replica = t.kind == ShardingKind::kDataParallel;
-      produced += (replica ? batch : global) * static_cast<double>(s.dim);
-      if (!replica) indices_received += global * group.pooling * s.lookup_share;
+      const auto r = static_cast<std::size_t>(s.rank);
+      produced[r] += (replica ? batch : global) * static_cast<double>(s.dim);
+      if (!replica) indices_received[r] += global * group.pooling * s.lookup_share;
     }
   }
-  m.exchange_bytes = 2 * batch * dims * emb + 2 * produced * emb +
-                     kPipelinedBatches * batch * model.lookups_per_sample() * kIndexBytes +
-                     indices_received * kIndexBytes;
-  return m;
+  std::vector<IterationMemory> out(static_cast<std::size_t>(num_gpus), m);
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    out[r].exchange_bytes = 2 * batch * dims * emb + 2 * produced[r] * emb +
+                            kPipelinedBatches * batch * model.lookups_per_sample() * kIndexBytes +
+                            indices_received[r] * kIndexBytes;
+  }
+  return out;
 }
 
 }  // namespace zx::models

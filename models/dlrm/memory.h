@@ -33,6 +33,7 @@
 #define ZIONSIM_MODELS_DLRM_MEMORY_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "models/compute/cost_models.h"
 #include "models/dlrm/model.h"
@@ -51,10 +52,11 @@ struct IterationMemory {
   double total_bytes() const { return dense_state_bytes + activation_bytes + exchange_bytes; }
 };
 
-/// The estimate for GPU `rank` of `plan` (its shards), with `batch_per_gpu`
-/// samples per GPU and `num_gpus` GPUs.
-IterationMemory iteration_memory(const DlrmModel& model, const ShardingPlan& plan, int rank,
-                                 std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer);
+/// The estimate for every GPU of `plan` (by rank: its shards), with
+/// `batch_per_gpu` samples per GPU on `num_gpus` GPUs; one pass over the
+/// plan's shards.
+std::vector<IterationMemory> iteration_memory(const DlrmModel& model, const ShardingPlan& plan,
+                                              std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer);
 
 }  // namespace zx::models
 

@@ -40,16 +40,18 @@ TEST(IterationMemoryTest, SmallModelByHand) {
   ShardingPlan plan;
   plan.tables = {TablePlacement{.table = 0, .group = 0, .kind = ShardingKind::kTableWise, .shards = {{0, 1000, 4, 1.0}}},
                  TablePlacement{.table = 1, .group = 0, .kind = ShardingKind::kTableWise, .shards = {{1, 1000, 4, 1.0}}}};
-  const IterationMemory mem = iteration_memory(m, plan, 0, 10, 2, DenseOptimizer::kAdagrad);
+  const IterationMemory mem = iteration_memory(m, plan, 10, 2, DenseOptimizer::kAdagrad)[0];
   EXPECT_EQ(mem.dense_state_bytes, 324);
   EXPECT_EQ(mem.activation_bytes, 1080);
   EXPECT_EQ(mem.exchange_bytes, 1920);
   EXPECT_EQ(mem.total_bytes(), 3324);
   // SGD keeps no state; a replica produces only its GPU's samples and
   // receives no indices: 2x10x8x2 + 2x(10x4)x2 + 960 = 1,440.
-  EXPECT_EQ(iteration_memory(m, plan, 0, 10, 2, DenseOptimizer::kSgd).dense_state_bytes, 216);
+  EXPECT_EQ(iteration_memory(m, plan, 10, 2, DenseOptimizer::kSgd)[0].dense_state_bytes, 216);
   plan.tables[0].kind = ShardingKind::kDataParallel;
-  EXPECT_EQ(iteration_memory(m, plan, 0, 10, 2, DenseOptimizer::kAdagrad).exchange_bytes, 1440);
+  EXPECT_EQ(iteration_memory(m, plan, 10, 2, DenseOptimizer::kAdagrad)[0].exchange_bytes, 1440);
+  // GPU 1 keeps table 1: it produces 20 x 4 values and receives 40 indices.
+  EXPECT_EQ(iteration_memory(m, plan, 10, 2, DenseOptimizer::kAdagrad)[1].exchange_bytes, 1920);
 }
 
 // Model A on 8 nodes: at 512 samples per GPU the iteration (6.8 GB) fits the

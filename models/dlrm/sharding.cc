@@ -530,9 +530,11 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     double needed = 0;  // the largest iteration memory of a GPU
     int worst = 0;
     bool over = false;
+    const std::vector<IterationMemory> memory =
+        iteration_memory(model, plan, o.batch_per_gpu, num_gpus, o.dense_optimizer);
     for (int r = 0; r < num_gpus; ++r) {
       GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
-      g.iteration_bytes = iteration_memory(model, plan, r, o.batch_per_gpu, num_gpus, o.dense_optimizer).total_bytes();
+      g.iteration_bytes = memory[static_cast<std::size_t>(r)].total_bytes();
       over |= g.hbm_bytes + g.iteration_bytes > capacity * (1 - kHbmHeadroomFraction);
       if (g.iteration_bytes > needed) {
         needed = g.iteration_bytes;
@@ -542,7 +544,7 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     if (!over) return plan;
     const double reserve = std::max(needed / capacity + kHbmHeadroomFraction, o.hbm_reserve_fraction + 0.01);
     if (reserve >= 1 || pass == 4) {
-      const IterationMemory m = iteration_memory(model, plan, worst, o.batch_per_gpu, num_gpus, o.dense_optimizer);
+      const IterationMemory& m = memory[static_cast<std::size_t>(worst)];
       plan.fits = false;
       plan.reason = fmt::format(
           "GPU {} needs {} of HBM for the iteration besides its embeddings ({} dense weights, gradients and "
