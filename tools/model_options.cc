@@ -58,6 +58,13 @@ std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
                  "Host-memory tables: HBM given to each one's cache, as a share of its size")
       ->check(CLI::Range(0.0001, 1.0))
       ->capture_default_str();
+  cmd.add_option("--hbm-reserve", options.hbm_reserve,
+                 "Share of HBM the planner keeps from embeddings, at least (more when the iteration needs it)")
+      ->check(CLI::Range(0.0, 0.95))
+      ->capture_default_str();
+  cmd.add_option("--dense-optimizer", batch->dense_optimizer, "The dense MLPs' optimizer: its step and its state in HBM")
+      ->check(CLI::IsMember({"sgd", "adagrad", "adam"}))
+      ->capture_default_str();
   cmd.add_option("--gpu", options.gpu, "GPU profile (zionsim list gpus); default: the cluster's");
   cmd.add_option("--profile", options.profile, "A GPU profile file (a calibration result)")->option_text("FILE");
   return batch;
@@ -67,6 +74,7 @@ void apply_model_flags(const ModelFlags& flags, WhatIfOptions& o) {
   if (flags.batch_per_gpu > 0) o.batch_per_gpu = flags.batch_per_gpu;
   if (flags.global_batch > 0) o.global_batch = flags.global_batch;
   if (flags.index_zipf_alpha >= 0) o.index_zipf_alpha = flags.index_zipf_alpha;
+  o.dense_optimizer = parse_dense_optimizer(flags.dense_optimizer);
 }
 
 }  // namespace zx::tools

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "tools/whatif.h"
 
@@ -25,6 +26,7 @@ struct ModelFlags {
   std::int64_t batch_per_gpu = 0;
   std::int64_t global_batch = 0;
   double index_zipf_alpha = -1;
+  std::string dense_optimizer = "adagrad";
 };
 
 /// Adds the model flags to `cmd`; --model, --sharding, --gpu, --profile,

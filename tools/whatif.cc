@@ -100,6 +100,8 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   sharding.host_cache_hit_rate = o.cache_hit_rate;
   sharding.index_zipf_alpha = o.index_zipf_alpha;
   sharding.host_cache_fraction = o.cache_fraction;
+  sharding.hbm_reserve_fraction = o.hbm_reserve;
+  sharding.dense_optimizer = o.dense_optimizer;
   models::ShardingPlan plan = models::plan_sharding(model, gpus, gpn, device, sharding);
   return PlannedSize{.cluster = std::move(cluster),
                      .nodes = nodes,
@@ -111,6 +113,12 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
                      .plan = std::move(plan)};
 }
 
+models::DenseOptimizer parse_dense_optimizer(const std::string& name) {
+  if (name == "sgd") return models::DenseOptimizer::kSgd;
+  if (name == "adam") return models::DenseOptimizer::kAdam;
+  return models::DenseOptimizer::kAdagrad;
+}
+
 workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64_t batch_per_gpu) {
   workloads::IterationOptions io;
   io.batch_per_gpu = batch_per_gpu;
@@ -120,6 +128,7 @@ workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64
   io.fused_embeddings = o.fused_embeddings;
   io.pipeline_input = o.pipeline_input;
   io.prefetch_cache = o.prefetch_cache;
+  io.dense_optimizer = o.dense_optimizer;
   return io;
 }
 
@@ -453,6 +462,8 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"cache-hit-rate", "0 to 1 (as --cache-hit-rate)"},
           {"index-zipf-alpha", "0 to 10 (as --index-zipf-alpha)"},
           {"cache-fraction", "0.0001 to 1 (as --cache-fraction)"},
+          {"hbm-reserve", "0 to 0.95 (as --hbm-reserve)"},
+          {"dense-optimizer", "sgd, adagrad, adam (as --dense-optimizer)"},
           {"algo.KIND", "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)"},
           {"degrade", "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
                       "(as --degrade, added to it)"},
@@ -498,6 +509,10 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
     o.index_zipf_alpha = variation_number(key, value, 0, 10);
   } else if (key == "cache-fraction") {
     o.cache_fraction = variation_number(key, value, 0.0001, 1);
+  } else if (key == "hbm-reserve") {
+    o.hbm_reserve = variation_number(key, value, 0, 0.95);
+  } else if (key == "dense-optimizer") {
+    o.dense_optimizer = parse_dense_optimizer(variation_one_of(key, value, {"sgd", "adagrad", "adam"}));
   } else if (key.starts_with("algo.")) {
     const std::string kind = key.substr(5);
     const auto parsed = models::collectives::parse_collective_kind(kind);

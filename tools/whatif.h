@@ -73,6 +73,11 @@ struct WhatIfOptions {
   double cache_hit_rate = models::ShardingOptions{}.host_cache_hit_rate;
   std::optional<double> index_zipf_alpha;
   double cache_fraction = models::ShardingOptions{}.host_cache_fraction;
+  /// Share of HBM the planner keeps from embeddings, at least (it keeps more
+  /// when a GPU's iteration needs it: models/dlrm/memory.h).
+  double hbm_reserve = models::ShardingOptions{}.hbm_reserve_fraction;
+  /// The dense MLPs' optimizer: its step's time and its state's HBM.
+  models::DenseOptimizer dense_optimizer = models::DenseOptimizer::kAdagrad;
   int threads = 0;  ///< 0: all cores
 };
 
@@ -169,6 +174,9 @@ struct PlannedSize {
 PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes);
 
 /// The iteration options `whatif` builds each size's iteration with.
+/// "sgd", "adagrad" or "adam" (checked by the caller).
+models::DenseOptimizer parse_dense_optimizer(const std::string& name);
+
 workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64_t batch_per_gpu);
 
 struct WhatIfVariant;

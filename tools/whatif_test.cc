@@ -482,6 +482,33 @@ TEST(WhatIfTest, ZipfLookupsSetTheCacheHitRate) {
   EXPECT_LT(one(fixed, 16).iteration_time_ms, one(skewed, 16).iteration_time_ms);
 }
 
+// The dense optimizer's state takes HBM (Adam: two fp32 values per weight,
+// SGD none) and its step time; a larger HBM reserve leaves less to the
+// embeddings, which move to host memory and wait for their cache misses.
+TEST(WhatIfTest, OptimizerAndReserveAreKnobs) {
+  WhatIfOptions sgd = small_model();
+  apply_whatif_variation(sgd, "dense-optimizer", "sgd");
+  WhatIfOptions adam = small_model();
+  apply_whatif_variation(adam, "dense-optimizer", "adam");
+  EXPECT_EQ(adam.dense_optimizer, models::DenseOptimizer::kAdam);
+  const WhatIfPoint a = one(adam, 1);
+  const WhatIfPoint s = one(sgd, 1);
+  EXPECT_GT(a.iteration_time_ms, s.iteration_time_ms);
+  const double params = static_cast<double>(models::load_model("dlrm-a-small").dense_parameters());
+  EXPECT_NEAR(a.max_iteration_hbm_gbyte - s.max_iteration_hbm_gbyte, 8 * params / 1e9, 1e-9);
+
+  WhatIfOptions reserved = small_model();
+  apply_whatif_variation(reserved, "hbm-reserve", "0.9");
+  const WhatIfPoint r = one(reserved, 1);
+  EXPECT_GE(r.hbm_reserve_fraction, 0.9);
+  EXPECT_GT(r.host_memory_tables, 0);
+  const WhatIfPoint base = one(small_model(), 1);
+  EXPECT_EQ(base.host_memory_tables, 0);
+  EXPECT_GT(r.iteration_time_ms, base.iteration_time_ms);
+  EXPECT_THROW(apply_whatif_variation(reserved, "hbm-reserve", "1"), InputError);
+  EXPECT_THROW(apply_whatif_variation(reserved, "dense-optimizer", "adamw"), InputError);
+}
+
 // Bad knobs and values are refused before anything runs, and an error found
 // while checking a variant names it.
 TEST(WhatIfVaryTest, BadVariationsAreRefused) {
