@@ -261,13 +261,15 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
                static_cast<double>(g.sent_bytes) / 1e6, static_cast<double>(g.received_bytes) / 1e6);
   }
   if (f.per_table) {
-    fmt::print(out, "\n{:>6} {:<16} {:<15} {:<7} {:>10} {:>6} {:>10}  {}\n", "table", "group", "kind", "memory", "rows",
+    // A host-memory table's memory shows its cache's hit rate.
+    fmt::print(out, "\n{:>6} {:<16} {:<15} {:<10} {:>10} {:>6} {:>10}  {}\n", "table", "group", "kind", "memory", "rows",
                "dim", "size (GB)", "GPUs");
     for (const models::TablePlacement& t : s.plan.tables) {
       const models::TableGroup& group = s.model.tables[static_cast<std::size_t>(t.group)];
-      fmt::print(out, "{:>6} {:<16} {:<15} {:<7} {:>10} {:>6} {:>10.3f}  {}\n", t.table, group_name(s, t),
-                 models::to_string(t.kind), t.host_memory ? "host" : "hbm", group.rows, group.dim,
-                 table_bytes(s, t) / 1e9, rank_ranges(t));
+      fmt::print(out, "{:>6} {:<16} {:<15} {:<10} {:>10} {:>6} {:>10.3f}  {}\n", t.table, group_name(s, t),
+                 models::to_string(t.kind),
+                 t.host_memory ? fmt::format("host {:.0f}%", t.cache_hit_rate * 100) : std::string("hbm"), group.rows,
+                 group.dim, table_bytes(s, t) / 1e9, rank_ranges(t));
     }
   }
 }
