@@ -65,6 +65,10 @@ std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
   cmd.add_option("--dense-optimizer", batch->dense_optimizer, "The dense MLPs' optimizer: its step and its state in HBM")
       ->check(CLI::IsMember({"sgd", "adagrad", "adam"}))
       ->capture_default_str();
+  cmd.add_option("--index-dtype", batch->index_dtype,
+                 "Embedding indices' type (the input copy, the indices all-to-all, the kernels' reads)")
+      ->check(CLI::IsMember({"int64", "int32"}))
+      ->capture_default_str();
   cmd.add_option("--gpu", options.gpu, "GPU profile (zionsim list gpus); default: the cluster's");
   cmd.add_option("--profile", options.profile, "A GPU profile file (a calibration result)")->option_text("FILE");
   return batch;
@@ -75,6 +79,7 @@ void apply_model_flags(const ModelFlags& flags, WhatIfOptions& o) {
   if (flags.global_batch > 0) o.global_batch = flags.global_batch;
   if (flags.index_zipf_alpha >= 0) o.index_zipf_alpha = flags.index_zipf_alpha;
   o.dense_optimizer = parse_dense_optimizer(flags.dense_optimizer);
+  o.index_bytes = flags.index_dtype == "int32" ? 4 : 8;
 }
 
 }  // namespace zx::tools

@@ -27,6 +27,7 @@ struct ModelFlags {
   std::int64_t global_batch = 0;
   double index_zipf_alpha = -1;
   std::string dense_optimizer = "adagrad";
+  std::string index_dtype = "int64";
 };
 
 /// Adds the model flags to `cmd`; --model, --sharding, --gpu, --profile,

@@ -102,6 +102,7 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   sharding.host_cache_fraction = o.cache_fraction;
   sharding.hbm_reserve_fraction = o.hbm_reserve;
   sharding.dense_optimizer = o.dense_optimizer;
+  sharding.index_bytes = o.index_bytes;
   models::ShardingPlan plan = models::plan_sharding(model, gpus, gpn, device, sharding);
   return PlannedSize{.cluster = std::move(cluster),
                      .nodes = nodes,
@@ -129,6 +130,7 @@ workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64
   io.pipeline_input = o.pipeline_input;
   io.prefetch_cache = o.prefetch_cache;
   io.dense_optimizer = o.dense_optimizer;
+  io.index_bytes = o.index_bytes;
   return io;
 }
 
@@ -464,6 +466,7 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"cache-fraction", "0.0001 to 1 (as --cache-fraction)"},
           {"hbm-reserve", "0 to 0.95 (as --hbm-reserve)"},
           {"dense-optimizer", "sgd, adagrad, adam (as --dense-optimizer)"},
+          {"index-dtype", "int64, int32 (as --index-dtype)"},
           {"algo.KIND", "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)"},
           {"degrade", "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
                       "(as --degrade, added to it)"},
@@ -511,6 +514,8 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
     o.cache_fraction = variation_number(key, value, 0.0001, 1);
   } else if (key == "hbm-reserve") {
     o.hbm_reserve = variation_number(key, value, 0, 0.95);
+  } else if (key == "index-dtype") {
+    o.index_bytes = variation_one_of(key, value, {"int64", "int32"}) == "int32" ? 4 : 8;
   } else if (key == "dense-optimizer") {
     o.dense_optimizer = parse_dense_optimizer(variation_one_of(key, value, {"sgd", "adagrad", "adam"}));
   } else if (key.starts_with("algo.")) {

@@ -78,6 +78,8 @@ struct WhatIfOptions {
   double hbm_reserve = models::ShardingOptions{}.hbm_reserve_fraction;
   /// The dense MLPs' optimizer: its step's time and its state's HBM.
   models::DenseOptimizer dense_optimizer = models::DenseOptimizer::kAdagrad;
+  /// Bytes per embedding index: 8 (int64) or 4 (int32; --index-dtype).
+  int index_bytes = 8;
   int threads = 0;  ///< 0: all cores
 };
 

@@ -482,7 +482,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). KEY: "
                   "nic-gbit, oversubscription, gpu, profile, model, sharding, batch-per-gpu, global-batch, "
                   "a2a-precision, a2a-backward-precision, all-reduce-precision, fidelity, completion-quantum-ns, "
-                  "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), cache-hit-rate, index-zipf-alpha, cache-fraction, hbm-reserve, dense-optimizer, algo.KIND, degrade (none, or SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it")
+                  "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), cache-hit-rate, index-zipf-alpha, cache-fraction, hbm-reserve, dense-optimizer, index-dtype, algo.KIND, degrade (none, or SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it")
       ->option_text("KEY=V1,V2,...")
       ->take_all();
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action] {

@@ -20,7 +20,6 @@ using models::OpGraph;
 using models::OpKind;
 using sim::Duration;
 
-constexpr std::int64_t kIndexBytes = 8;  // int64 indices (TorchRec KeyedJaggedTensor)
 constexpr std::int64_t kDenseInputBytes = 4;  // fp32 dense features
 
 DataType parse_type(const std::string& name, const char* flag) {
@@ -141,7 +140,8 @@ Duration Builder::embedding_time(int rank, bool backward) const {
                                        .pooling = key.pooling,
                                        .dim = key.dim,
                                        .weight_type = model_.embedding_type,
-                                       .output_type = model_.embedding_type};
+                                       .output_type = model_.embedding_type,
+                                       .index_bytes = o_.index_bytes};
     KernelCost c;
     if (o_.fused_embeddings) {
       c = backward ? models::embedding_backward_fused(device_, shape) : models::embedding_forward_fused(device_, shape);
@@ -211,7 +211,7 @@ OpGraph Builder::build() {
       continue;
     }
     for (const models::Shard& s : t.shards) {
-      const auto idx = static_cast<std::int64_t>(static_cast<double>(B) * group.pooling * s.lookup_share) * kIndexBytes;
+      const auto idx = static_cast<std::int64_t>(static_cast<double>(B) * group.pooling * s.lookup_share) * o_.index_bytes;
       for (int r = 0; r < n_; ++r) indices[static_cast<std::size_t>(r)][static_cast<std::size_t>(s.rank)] += idx;
       if (t.kind == models::ShardingKind::kTableWise || t.kind == models::ShardingKind::kColumnWise) {
         for (int r = 0; r < n_; ++r) {
@@ -262,7 +262,7 @@ OpGraph Builder::build() {
   // below (the next iteration cannot start before its batch is on the GPU).
   const std::int64_t input_bytes =
       B * (model_.dense_features * kDenseInputBytes +
-           static_cast<std::int64_t>(model_.lookups_per_sample()) * kIndexBytes);
+           static_cast<std::int64_t>(model_.lookups_per_sample()) * o_.index_bytes);
   std::vector<std::uint32_t> h2d(static_cast<std::size_t>(n_));
   for (int r = 0; r < n_; ++r) {
     Op copy;

@@ -67,6 +67,9 @@ struct IterationOptions {
   /// this iteration (TorchRec's PrefetchTrainPipelineSparseDist) instead of
   /// before this batch's embedding forward (its TrainPipelineSparseDist).
   bool prefetch_cache = false;
+  /// Bytes per embedding index: 8 (int64, as TorchRec's KeyedJaggedTensor
+  /// carries them by default) or 4 (int32).
+  int index_bytes = 8;
   /// DDP gradient bucket size (PyTorch's bucket_cap_mb default: 25 MB).
   std::int64_t all_reduce_bucket_bytes = 25 * 1024 * 1024;
   models::DenseOptimizer dense_optimizer = models::DenseOptimizer::kAdagrad;

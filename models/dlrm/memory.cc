@@ -5,7 +5,6 @@
 namespace zx::models {
 namespace {
 
-constexpr double kIndexBytes = 8;         // int64 indices (TorchRec KeyedJaggedTensor)
 constexpr double kPipelinedBatches = 3;   // batches i, i+1, i+2 (TrainPipelineSparseDist)
 constexpr double kOptimizerStateBytes = 4;  // fp32 per value
 
@@ -32,7 +31,8 @@ void add_mlp(const Mlp& mlp, double& saved, double& widest) {
 }  // namespace
 
 std::vector<IterationMemory> iteration_memory(const DlrmModel& model, const ShardingPlan& plan,
-                                              std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer) {
+                                              std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer,
+                                              int index_bytes) {
   IterationMemory m;
   const double dense = element_bytes(model.dense_type);
   const double emb = element_bytes(model.embedding_type);
@@ -78,8 +78,8 @@ std::vector<IterationMemory> iteration_memory(const DlrmModel& model, const Shar
   std::vector<IterationMemory> out(static_cast<std::size_t>(num_gpus), m);
   for (std::size_t r = 0; r < out.size(); ++r) {
     out[r].exchange_bytes = 2 * batch * dims * emb + 2 * produced[r] * emb +
-                            kPipelinedBatches * batch * model.lookups_per_sample() * kIndexBytes +
-                            indices_received[r] * kIndexBytes;
+                            (kPipelinedBatches * batch * model.lookups_per_sample() + indices_received[r]) *
+                                index_bytes;
   }
   return out;
 }

@@ -23,7 +23,7 @@
 //                 replicas: its own samples) and their gradients, in the
 //                 embedding type; its samples' indices for three batches
 //                 (TorchRec's pipeline holds batches i, i+1 and i+2) and the
-//                 indices its shards receive, int64.
+//                 indices its shards receive (int64 by default).
 //
 // Left out: quantized communication's extra wire-type copies, the
 // collectives' own buffers, the CUDA context and workspaces, and the
@@ -56,7 +56,8 @@ struct IterationMemory {
 /// `batch_per_gpu` samples per GPU on `num_gpus` GPUs; one pass over the
 /// plan's shards.
 std::vector<IterationMemory> iteration_memory(const DlrmModel& model, const ShardingPlan& plan,
-                                              std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer);
+                                              std::int64_t batch_per_gpu, int num_gpus, DenseOptimizer optimizer,
+                                              int index_bytes = 8);
 
 }  // namespace zx::models
 

@@ -19,7 +19,6 @@ namespace zx::models {
 namespace {
 
 constexpr double kRowStateBytes = 4;  // row-wise AdaGrad: one fp32 per row
-constexpr double kIndexBytes = 8;     // int64 indices (TorchRec KeyedJaggedTensor)
 // How many GPUs' shares of the exchange one table may take before auto
 // spreads it. Tuned, not derived: in DLRM-DCNv2 on 2 to 32 ZionEX nodes, A100
 // and H100, 3 never trained slower than keeping tables whole, while 1 to 2
@@ -138,7 +137,8 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
       !(options.hbm_reserve_fraction >= 0 && options.hbm_reserve_fraction < 1) ||
       !(options.host_cache_hit_rate >= 0 && options.host_cache_hit_rate <= 1) ||
       !(options.host_cache_fraction > 0 && options.host_cache_fraction <= 1) ||
-      (options.index_zipf_alpha && !(*options.index_zipf_alpha >= 0 && *options.index_zipf_alpha <= 10))) {
+      (options.index_zipf_alpha && !(*options.index_zipf_alpha >= 0 && *options.index_zipf_alpha <= 10)) ||
+      (options.index_bytes != 4 && options.index_bytes != 8)) {
     throw InputError(Diagnostic{"sharding", "",
                                 fmt::format("invalid sharding request: {} GPUs in servers of {}, batch "
                                             "{}, reserve {}, hit rate {}, cache fraction {}, Zipf alpha {}",
@@ -164,7 +164,8 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
                                .pooling = pooling,
                                .dim = dim,
                                .weight_type = model.embedding_type,
-                               .output_type = model.embedding_type};
+                               .output_type = model.embedding_type,
+                               .index_bytes = options.index_bytes};
     const sim::Duration t = embedding_forward_fused(device, shape).time +
                             embedding_backward_fused(device, shape).time - device.kernel_launch * 2;
     return t.to_seconds();
@@ -236,7 +237,9 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
   // iteration's bottleneck (DLRM-DCNv2's 26 tables on 16 H100 nodes: 8.5 ms
   // table-wise, 2.5 ms spread); many small tables (models A and I) stay whole.
   if (options.scheme == "auto" && num_nodes > 1) {
-    const auto exchange = [&](const Candidate& c) { return c.pooling * kIndexBytes + 2.0 * static_cast<double>(c.dim * elem); };
+    const auto exchange = [&](const Candidate& c) {
+      return c.pooling * options.index_bytes + 2.0 * static_cast<double>(c.dim * elem);
+    };
     double total = 0;
     for (const Candidate& c : candidates) {
       if (c.kind != ShardingKind::kDataParallel) total += exchange(c);
@@ -531,7 +534,7 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     int worst = 0;
     bool over = false;
     const std::vector<IterationMemory> memory =
-        iteration_memory(model, plan, o.batch_per_gpu, num_gpus, o.dense_optimizer);
+        iteration_memory(model, plan, o.batch_per_gpu, num_gpus, o.dense_optimizer, o.index_bytes);
     for (int r = 0; r < num_gpus; ++r) {
       GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
       g.iteration_bytes = memory[static_cast<std::size_t>(r)].total_bytes();

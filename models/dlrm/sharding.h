@@ -94,6 +94,8 @@ struct ShardingOptions {
   double hbm_reserve_fraction = 0.25;
   /// The dense optimizer, whose state the reserve must hold.
   DenseOptimizer dense_optimizer = DenseOptimizer::kAdagrad;
+  /// Bytes per embedding index: 8 (int64) or 4 (int32).
+  int index_bytes = 8;
   /// Column-wise shards are at most this many columns wide.
   std::int64_t column_shard_dim = 64;
   /// Tables smaller than this are replicated (data-parallel) by "auto".
