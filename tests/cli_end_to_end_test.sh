@@ -56,6 +56,9 @@ expect 0 out '"embeddings": "unfused"' -- whatif --model dlrm-a-small --nodes 1 
 # next batch takes them off the critical path (48.487 -> 43.480 ms).
 expect 0 out "^ *on |    16   128    65536     43\.480" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
 expect 0 out "^ *off |    16   128    65536     48\.487" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
+# NCCL's own cost model prices the dense all-reduce (README's what-if flag).
+expect 0 out "^ *nccl |     1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --vary algo.all_reduce=hierarchical,nccl
+expect 0 out "^    1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --algo all_reduce=nccl-2.13
 # Zipf lookups: each host-memory table's hit rate is an LRU cache's.
 expect 0 out "hit rate 82.2% over their lookups (LRU, Zipf alpha 1.05)" -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05
 expect 0 out '"cache_hit_rate": 0.8218' -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05 --per-table --format json
