@@ -230,7 +230,11 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
              o.cache_fraction * 100,
              o.index_zipf_alpha ? fmt::format("hit rate {:.1f}% over their lookups (LRU, Zipf alpha {:g})",
                                               s.plan.host_cache_hit_rate * 100, *o.index_zipf_alpha)
-                                : fmt::format("hit rate {:g}%", s.plan.host_cache_hit_rate * 100));
+             : std::any_of(s.model.tables.begin(), s.model.tables.end(),
+                           [](const models::TableGroup& g) { return g.zipf_alpha.has_value(); })
+                 ? fmt::format("hit rate {:.1f}% over their lookups (LRU under each group's zipf_alpha, else {:g}%)",
+                               s.plan.host_cache_hit_rate * 100, o.cache_hit_rate * 100)
+                 : fmt::format("hit rate {:g}%", s.plan.host_cache_hit_rate * 100));
   fmt::print(out, "per GPU                          min       mean        max   max/mean\n");
   const auto line = [&](const char* what, const Stats& st) {
     fmt::print(out, "{:<26} {:>10.3f} {:>10.3f} {:>10.3f} {:>10.3f}\n", what, st.min, st.mean, st.max,

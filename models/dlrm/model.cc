@@ -177,6 +177,8 @@ DlrmModel parse_model(std::string_view text, const std::string& source) {
       t.read_int("dim", g.dim, json::IntRange{1, 65536});
       t.require("pooling");
       t.read_number("pooling", g.pooling, json::NumberRange{0.0, 1e6, /*exclusive=*/true});
+      double alpha = 0;
+      if (t.read_number("zipf_alpha", alpha, json::NumberRange{0.0, 10.0})) g.zipf_alpha = alpha;
       t.finish();
       m.tables.push_back(std::move(g));
     }

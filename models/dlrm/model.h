@@ -12,6 +12,7 @@
 #define ZIONSIM_MODELS_DLRM_MODEL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,9 @@ struct TableGroup {
   std::int64_t rows = 0;
   std::int64_t dim = 0;
   double pooling = 1;  ///< average lookups per sample (multi-hot size)
+  /// When known: the group's lookups are Zipf(alpha) over its rows, which
+  /// sets a host-memory table's cache hit rate (models/dlrm/cache_model.h).
+  std::optional<double> zipf_alpha;
 };
 
 /// Fully connected layers: input features, then each layer's output width.

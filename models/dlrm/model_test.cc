@@ -109,7 +109,7 @@ TEST(ModelFileTest, DotInteractionAndErrors) {
     "top_mlp": {"width": 3}, "embedding_dtype": "int8"})"),
             "m.json: /embedding_dtype: unknown value 'int8'; valid: bf16, fp16, fp32, fp8\n"
             "m.json: /tables/0/rows: expected an integer in [1, 1099511627776], got 0\n"
-            "m.json: /tables/0: unknown key 'hot'; valid: count, dim, name, pooling, rows\n"
+            "m.json: /tables/0: unknown key 'hot'; valid: count, dim, name, pooling, rows, zipf_alpha\n"
             "m.json: /bottom_mlp: give either 'widths' or 'width' and 'layers', not both\n"
             "m.json: /interaction: missing required key 'cross_layers'\n"
             "m.json: /interaction: missing required key 'rank'\n"
@@ -119,6 +119,17 @@ TEST(ModelFileTest, DotInteractionAndErrors) {
     "bottom_mlp": {"widths": [16]}, "interaction": {"kind": "dot"}, "top_mlp": {"widths": [1]}})"),
             "m.json: /tables/0/dim: a dot interaction needs every table's dim to equal the bottom MLP "
             "output 16, got 32");
+  // A group's skew: optional, in [0, 10].
+  EXPECT_FALSE(m.tables[0].zipf_alpha.has_value());
+  const DlrmModel skewed = parse_model(R"({"schema_version": 1, "name": "x", "dense_features": 13,
+    "tables": [{"rows": 10, "dim": 16, "pooling": 2, "zipf_alpha": 1.1}],
+    "bottom_mlp": {"widths": [16]}, "interaction": {"kind": "dot"}, "top_mlp": {"widths": [1]}})",
+                                       "x.json");
+  EXPECT_EQ(skewed.tables[0].zipf_alpha, 1.1);
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "name": "x", "dense_features": 13,
+    "tables": [{"rows": 10, "dim": 16, "pooling": 2, "zipf_alpha": 11}],
+    "bottom_mlp": {"widths": [16]}, "interaction": {"kind": "dot"}, "top_mlp": {"widths": [1]}})"),
+            "m.json: /tables/0/zipf_alpha: expected a number in [0, 10], got 11");
 }
 
 }  // namespace

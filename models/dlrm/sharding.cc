@@ -183,18 +183,20 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
   // row-wise table sees the table's skew over its share of the rows).
   std::map<std::pair<std::int64_t, double>, double> lru_hits;
   const auto hit_rate = [&](const Candidate& c) {
-    if (!options.index_zipf_alpha) return options.host_cache_hit_rate;
+    // --index-zipf-alpha, else the table group's own skew, else the fixed rate.
+    const std::optional<double> alpha =
+        options.index_zipf_alpha ? options.index_zipf_alpha : model.tables[static_cast<std::size_t>(c.group)].zipf_alpha;
+    if (!alpha) return options.host_cache_hit_rate;
     const int parts = c.kind == ShardingKind::kRowWise        ? num_gpus
                       : c.kind == ShardingKind::kTableRowWise ? gpus_per_node
                                                               : 1;
     const std::int64_t rows = std::max<std::int64_t>(1, c.rows / parts);
-    const auto key = std::pair{rows, options.host_cache_fraction};
+    const auto key = std::pair{rows, *alpha};
     auto it = lru_hits.find(key);
     if (it == lru_hits.end()) {
       it = lru_hits
                .emplace(key, lru_hit_rate_zipf(static_cast<double>(rows),
-                                               options.host_cache_fraction * static_cast<double>(rows),
-                                               *options.index_zipf_alpha))
+                                               options.host_cache_fraction * static_cast<double>(rows), *alpha))
                .first;
     }
     return it->second;
@@ -500,8 +502,10 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     }
     place(piece.placement, best, piece.rows, piece.dim, piece.share, piece.bytes, piece.seconds);
   }
-  if (options.index_zipf_alpha) {
-    // The hit rate over all host-memory lookups.
+  if (std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+        return c.host && (options.index_zipf_alpha || model.tables[static_cast<std::size_t>(c.group)].zipf_alpha);
+      })) {
+    // Rates differ by table: the hit rate over all host-memory lookups.
     double lookups = 0;
     double hits = 0;
     for (const Candidate& c : candidates) {

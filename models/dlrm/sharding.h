@@ -113,7 +113,8 @@ struct ShardingOptions {
   /// When set, lookups are Zipf(alpha) over each table's rows and each
   /// host-memory table's hit rate is that of an LRU cache of
   /// host_cache_fraction of the rows of each of its shards
-  /// (models/dlrm/cache_model.h), instead of host_cache_hit_rate.
+  /// (models/dlrm/cache_model.h), instead of host_cache_hit_rate. Unset, a
+  /// table group's own TableGroup::zipf_alpha does the same for its tables.
   std::optional<double> index_zipf_alpha;
 };
 

@@ -197,6 +197,32 @@ TEST(ShardingTest, HostMemoryTablesHitTheirCache) {
   ASSERT_GT(base.host_memory_tables(), 0);
   EXPECT_GT(more.host_cache_hit_rate, base.host_cache_hit_rate);
 
+  // A table group's own zipf_alpha sets its tables' rate; the others keep
+  // the fixed one; the option overrides the model.
+  DlrmModel skew_model = f;
+  skew_model.tables = {f.tables[0], f.tables[0]};
+  skew_model.tables[0].count = 32;
+  skew_model.tables[0].zipf_alpha = 1.2;
+  skew_model.tables[1].count = 32;
+  skew_model.tables[1].name = "flat";
+  ShardingOptions fixed_rate;
+  fixed_rate.host_cache_hit_rate = 0.75;
+  const ShardingPlan mixed = plan_sharding(skew_model, 128, 8, a100(), fixed_rate);
+  ASSERT_TRUE(mixed.fits) << mixed.reason;
+  const double hot = lru_hit_rate_zipf(rows, 0.05 * rows, 1.2);
+  for (const TablePlacement& t : mixed.tables) {
+    if (!t.host_memory) continue;
+    EXPECT_EQ(t.cache_hit_rate, t.group == 0 ? hot : 0.75) << t.table;
+  }
+  EXPECT_GT(mixed.host_cache_hit_rate, 0.75);
+  EXPECT_LT(mixed.host_cache_hit_rate, hot);
+  const ShardingPlan overridden = plan_sharding(skew_model, 128, 8, a100(), o);
+  for (const TablePlacement& t : overridden.tables) {
+    if (t.host_memory) {
+      EXPECT_EQ(t.cache_hit_rate, expected) << t.table;
+    }
+  }
+
   for (const auto& bad : {std::pair{0.0, std::optional<double>{}}, std::pair{1.5, std::optional<double>{}},
                           std::pair{0.05, std::optional<double>{-1.0}}, std::pair{0.05, std::optional<double>{11.0}}}) {
     ShardingOptions b;
