@@ -34,6 +34,11 @@ void CollectiveRegistry::merge(CollectiveRegistry&& other, std::string_view desc
   other.entries_.clear();
 }
 
+void CollectiveRegistry::wrap_factories(
+    const std::function<Factory(const std::string& name, Factory inner)>& wrap) {
+  for (auto& [name, entry] : entries_) entry.factory = wrap(name, std::move(entry.factory));
+}
+
 std::vector<std::string> CollectiveRegistry::names() const {
   std::vector<std::string> out;
   for (const auto& [name, entry] : entries_) out.push_back(name);

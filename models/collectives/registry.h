@@ -41,6 +41,9 @@ class CollectiveRegistry {
   /// and report an InputError. The plug-in loader stages a plug-in's
   /// registrations in a fresh registry and merges them only once all checks pass.
   void merge(CollectiveRegistry&& other, std::string_view description_suffix = {});
+  /// Replaces every factory f by wrap(name, f): how the plug-in loader puts
+  /// its checks around the algorithms a plug-in registered.
+  void wrap_factories(const std::function<Factory(const std::string& name, Factory inner)>& wrap);
 
   /// The algorithm `name` with options from `options_json` (a JSON object;
   /// empty text means {}). Throws zx::InputError for an unknown name, e.g.

@@ -177,5 +177,61 @@ TEST(PluginLoaderTest, LoadingTwiceIsANameClash) {
                 "registered (by zionsim or an earlier plug-in)");
 }
 
+// A plug-in's plans are checked as schedule files are: each wrong plan is an
+// input error naming the plug-in, the algorithm and the request, with the
+// plan checker's findings.
+std::string lower_error(const CollectiveRegistry& registry, const std::string& name, int n) {
+  const auto algorithm = registry.create(name);
+  try {
+    algorithm->lower(all_reduce(n, 1024), TopologyView::packed(n, 8));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PluginLoaderTest, WrongPlansOfAPluginAreInputErrors) {
+  CollectiveRegistry registry = builtins();
+  load_collective_plugin(runfile("libfaulty_plugin.so"), registry);
+  const std::string what =
+      "collective algorithm '{}' of plug-in libfaulty_plugin.so (all_reduce of 1024 bytes per "
+      "rank on 4 ranks) ";
+  const auto prefix = [&](const std::string& name) {
+    std::string s = what;
+    s.replace(s.find("{}"), 2, name);
+    return s;
+  };
+  EXPECT_EQ(lower_error(registry, "throws", 4), prefix("throws") + "failed: the plug-in ran out of ideas");
+  EXPECT_EQ(lower_error(registry, "waits_on_later_step", 4),
+            prefix("waits_on_later_step") +
+                "returned a wrong plan:\n  step 0: follows step 1, which is not earlier");
+  EXPECT_EQ(lower_error(registry, "rank_out_of_range", 4),
+            prefix("rank_out_of_range") + "returned a wrong plan:\n  step 0 transfer 0: bad endpoints 0 -> 9");
+  EXPECT_EQ(lower_error(registry, "short_transfer", 4),
+            prefix("short_transfer") +
+                "returned a wrong plan:\n  step 0 transfer 0: size 1 but its chunks hold 1024 bytes");
+  EXPECT_EQ(lower_error(registry, "empty", 4),
+            prefix("empty") + "returned a wrong plan:\n  chunks hold 0 bytes, the buffer is 1024");
+  // Well formed, but it reduces nothing: the replay finds the wrong result.
+  EXPECT_THAT(lower_error(registry, "no_reduction", 4),
+              ::testing::StartsWith(prefix("no_reduction") +
+                                    "returned a wrong plan:\n  rank 0 ends with chunk 0 = {0}, "
+                                    "expected {0,1,2,3}"));
+}
+
+TEST(PluginLoaderTest, CheckedPluginAlgorithmKeepsItsNameAndPlans) {
+  // The checks change nothing of a right plan: the wrapped example lowers the
+  // same plan, step for step, as the checker sees it.
+  CollectiveRegistry registry = builtins();
+  load_collective_plugin(runfile("libbidirectional_ring.so"), registry);
+  const auto algorithm = registry.create("bidirectional_ring");
+  EXPECT_EQ(algorithm->name(), "bidirectional_ring");
+  const CollectiveRequest req = all_reduce(8, 8 * 1024);
+  const CollectivePlan first = algorithm->lower(req, TopologyView::packed(8, 8));
+  const CollectivePlan again = algorithm->lower(req, TopologyView::packed(8, 8));  // replay cached
+  EXPECT_EQ(first.steps.size(), again.steps.size());
+  EXPECT_EQ(testing::check_plan(first, req).total_bytes, testing::check_plan(again, req).total_bytes);
+}
+
 }  // namespace
 }  // namespace zx::models::collectives

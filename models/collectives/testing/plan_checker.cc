@@ -49,8 +49,8 @@ class BitSet {
 
 class Checker {
  public:
-  Checker(const CollectivePlan& plan, const CollectiveRequest& request)
-      : plan_(plan), request_(request), n_(static_cast<int>(request.ranks.size())) {}
+  Checker(const CollectivePlan& plan, const CollectiveRequest& request, bool replay)
+      : plan_(plan), request_(request), n_(static_cast<int>(request.ranks.size())), replay_(replay) {}
 
   PlanReport run() {
     report_.bytes_sent.assign(static_cast<std::size_t>(std::max(n_, 0)), sim::Bytes(0));
@@ -64,7 +64,10 @@ class Checker {
       error(fmt::format("plan is for {} ranks, request has {}", plan_.group_size, n_));
     }
     if (!report_.ok()) return report_;
-    if (check_structure() && check_chunk_table()) replay();
+    if (check_structure() && check_chunk_table() && replay_) {
+      replay();
+      report_.replayed = true;
+    }
     return std::move(report_);
   }
 
@@ -335,6 +338,7 @@ class Checker {
   const CollectivePlan& plan_;
   const CollectiveRequest& request_;
   int n_;
+  bool replay_;
   PlanReport report_;
 };
 
@@ -346,7 +350,20 @@ std::string PlanReport::summary() const {
 }
 
 PlanReport check_plan(const CollectivePlan& plan, const CollectiveRequest& request) {
-  return Checker(plan, request).run();
+  return Checker(plan, request, /*replay=*/true).run();
+}
+
+PlanReport check_plan(const CollectivePlan& plan, const CollectiveRequest& request,
+                      std::size_t max_replay_bytes) {
+  return Checker(plan, request, replay_bytes(plan) <= max_replay_bytes).run();
+}
+
+std::size_t replay_bytes(const CollectivePlan& plan) {
+  // A BitSet of n bits is ceil(n / 64) words plus its vector's header.
+  const auto set_bytes = [](std::size_t bits) { return (bits + 63) / 64 * 8 + 24; };
+  const auto ranks = static_cast<std::size_t>(std::max(plan.group_size, 0));
+  const std::size_t steps = plan.steps.size();
+  return ranks * plan.chunks.size() * set_bytes(ranks) + steps * set_bytes(steps);
 }
 
 }  // namespace zx::models::collectives::testing

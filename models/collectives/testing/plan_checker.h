@@ -55,9 +55,23 @@ struct PlanReport {
   std::size_t num_transfers = 0;
   /// Steps on the longest dependency chain (0 for an empty plan).
   std::size_t critical_path_steps = 0;
+  /// Whether check 3 and 4 (the replay) ran: false when checks 1-2 failed
+  /// or the replay would need more memory than allowed.
+  bool replayed = false;
 };
 
+/// Every check. The replay keeps a set of ranks per (rank, chunk) and a set
+/// of steps per step: replay_bytes() of memory.
 PlanReport check_plan(const CollectivePlan& plan, const CollectiveRequest& request);
+
+/// As check_plan, but the replay runs only when replay_bytes() is at most
+/// `max_replay_bytes`; otherwise checks 1 and 2 alone (linear in the plan's
+/// size), and the report says replayed = false.
+PlanReport check_plan(const CollectivePlan& plan, const CollectiveRequest& request,
+                      std::size_t max_replay_bytes);
+
+/// The memory the replay of `plan` needs, bytes.
+std::size_t replay_bytes(const CollectivePlan& plan);
 
 }  // namespace zx::models::collectives::testing
 

@@ -53,6 +53,23 @@ TEST(PlanCheckerTest, RightPlanPasses) {
   EXPECT_EQ(report.critical_path_steps, 2u);
 }
 
+TEST(PlanCheckerTest, ReplayRunsOnlyWithinItsMemoryLimit) {
+  // 2 ranks x 2 chunks of one-word sets and 2 steps of one-word sets.
+  EXPECT_EQ(replay_bytes(two_rank_all_reduce()), 2u * 2 * (8 + 24) + 2 * (8 + 24));
+  CollectivePlan plan = two_rank_all_reduce();
+  plan.steps[1].transfers.pop_back();  // wrong only in its result
+  EXPECT_TRUE(check_plan(plan, request(2, 16)).replayed);
+  const PlanReport limited = check_plan(plan, request(2, 16), replay_bytes(plan) - 1);
+  EXPECT_FALSE(limited.replayed);
+  EXPECT_TRUE(limited.ok()) << "without the replay, a wrong result goes unseen";
+  const PlanReport enough = check_plan(plan, request(2, 16), replay_bytes(plan));
+  EXPECT_TRUE(enough.replayed);
+  EXPECT_FALSE(enough.ok());
+  // The linear checks run either way.
+  plan.steps[0].transfers[0].size = sim::Bytes(7);
+  EXPECT_TRUE(mentions(check_plan(plan, request(2, 16), 0), "size 7 but its chunks hold 8 bytes"));
+}
+
 TEST(PlanCheckerTest, MissingTransferLeavesAPartialResult) {
   CollectivePlan plan = two_rank_all_reduce();
   plan.steps[1].transfers.pop_back();
