@@ -1,5 +1,6 @@
 #include "tools/backend_options.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -64,8 +65,20 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
 
 models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
                                  const std::string& profile, const std::vector<std::string>& overrides) {
-  const std::string builtin =
-      !gpu.empty() ? gpu : (cluster.spec && cluster.spec->preset == "hgx" ? "h100-sxm" : "a100-40gb");
+  // --gpu, else the cluster's own (its file's "gpu" key or its preset's).
+  if (gpu.empty() && !cluster.gpu.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [name, description] : models::device_profile_descriptions()) names.push_back(name);
+    if (std::find(names.begin(), names.end(), cluster.gpu) == names.end()) {
+      std::string message = fmt::format("unknown GPU profile '{}'", cluster.gpu);
+      if (const auto guess = json::closest_match(cluster.gpu, names)) {
+        message += fmt::format(" (did you mean '{}'?)", *guess);
+      }
+      message += fmt::format("; valid: {}", fmt::join(names, ", "));
+      throw InputError(Diagnostic{cluster.source, "/gpu", message});
+    }
+  }
+  const std::string builtin = !gpu.empty() ? gpu : (!cluster.gpu.empty() ? cluster.gpu : "a100-40gb");
   // The profile alone first, so that its own errors name it.
   models::DeviceProfile device =
       !profile.empty() ? models::load_device_profile(profile) : models::builtin_device_profile(builtin);

@@ -69,7 +69,7 @@ void add_topology_command(CLI::App& app, CommandContext& context) {
     *action = [request, format](std::ostream& out) {
       const topology::LoadedCluster cluster = topology::load_cluster(*request);
       if (*format == "json") {
-        topology::write_cluster_json(out, cluster.topology, cluster.source, cluster.degradations);
+        topology::write_cluster_json(out, cluster.topology, cluster.source, cluster.degradations, cluster.gpu);
       } else if (*format == "dot") {
         topology::write_graphviz(out, cluster.topology);
       } else {

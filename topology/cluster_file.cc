@@ -98,6 +98,7 @@ ClusterSpec read_spec(ObjectReader& root) {
   ClusterSpec s = preset_spec(preset, 1);
   root.read_int("nodes", s.nodes, kNodesRange);
   root.read_int("gpus_per_node", s.gpus_per_node, kGpusPerNodeRange);
+  root.read_string("gpu", s.gpu);
   root.allow("description");
   if (auto o = root.object("nvlink")) {
     read_gbyte(*o, "bandwidth_gbyte_per_s", s.nvlink_bandwidth);
@@ -308,16 +309,22 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
                                   "--nodes applies to presets; this file lists its nodes explicitly"});
     }
     std::optional<ArrayReader> array = root.array("nodes");
+    std::string gpu;
+    root.read_string("gpu", gpu);
     Topology topology = read_graph(root, *array, diagnostics);
     doc.throw_if_errors();
-    return LoadedCluster{std::move(topology), std::nullopt, diagnostics.source()};
+    LoadedCluster loaded{std::move(topology), std::nullopt, diagnostics.source()};
+    loaded.gpu = gpu;
+    return loaded;
   }
   ClusterSpec spec = read_spec(root);
   root.finish();
   doc.throw_if_errors();
   if (nodes_override) spec.nodes = *nodes_override;
   validate(spec);
-  return LoadedCluster{build_cluster(spec), spec, diagnostics.source()};
+  LoadedCluster loaded{build_cluster(spec), spec, diagnostics.source()};
+  loaded.gpu = spec.gpu;
+  return loaded;
 }
 
 // Applies the file's degradations, then the request's (--degrade).
@@ -408,7 +415,7 @@ std::string preset_cluster_text(const ClusterRequest& request) {
 }
 
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
-                        const std::vector<std::string>& degradations) {
+                        const std::vector<std::string>& degradations, std::string_view gpu) {
   using ordered = nlohmann::ordered_json;
   out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n";
   out << "  \"description\": " << ordered(fmt::format("zionsim topology of {}", source)).dump()
@@ -420,6 +427,7 @@ void write_cluster_json(std::ostream& out, const Topology& topology, std::string
     if (degrades_gpus({parse_degradation(text)})) gpus.push_back(text);
   }
   if (!gpus.empty()) out << "  \"degrade\": " << ordered(gpus).dump() << ",\n";
+  if (!gpu.empty()) out << "  \"gpu\": " << ordered(std::string(gpu)).dump() << ",\n";
   out << "  \"nodes\": [\n";
   for (std::size_t i = 0; i < topology.num_nodes(); ++i) {
     const NodeInfo& n = topology.node(NodeId{static_cast<std::uint32_t>(i)});

@@ -55,6 +55,9 @@ struct LoadedCluster {
   std::vector<double> gpu_speed;
   /// The request's degradations as given ("gpu:3=0.5"), for printing.
   std::vector<std::string> degradations;
+  /// The GPU profile the file names (its "gpu" key), or the preset's; empty
+  /// for an explicit graph without one. Not validated here.
+  std::string gpu;
 };
 
 /// Resolves a request: a preset or a file, with overrides; validates
@@ -85,8 +88,10 @@ std::string preset_cluster_text(const ClusterRequest& request);
 /// (schema_version 1), ids included, 2-space indented, one line per record.
 /// `degradations` (LoadedCluster::degradations): the GPU ones are written as
 /// the file's "degrade" list; link ones are already in the bandwidths.
+/// `gpu` (LoadedCluster::gpu), when not empty, is written as the file's
+/// "gpu", so that the dump simulates the same GPUs.
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
-                        const std::vector<std::string>& degradations = {});
+                        const std::vector<std::string>& degradations = {}, std::string_view gpu = {});
 
 }  // namespace zx::topology
 

@@ -137,6 +137,22 @@ TEST(ClusterFileTest, ExplicitFormRoundTrips) {
   }
 }
 
+// The GPUs a cluster carries: the preset's (hgx: H100), a file's "gpu" key,
+// and the explicit form's dump keeps it, so a dumped cluster simulates the
+// same GPUs.
+TEST(ClusterFileTest, GpuProfileNameIsTheClustersAndSurvivesTheDump) {
+  EXPECT_EQ(load_cluster({.cluster = "zionex"}).gpu, "a100-40gb");
+  EXPECT_EQ(load_cluster({.cluster = "hgx"}).gpu, "h100-sxm");
+  EXPECT_EQ(load_cluster({.cluster = "zionex", .overrides = {"gpu=\"h200\""}}).gpu, "h200");
+  const LoadedCluster hgx = load_cluster({.cluster = "hgx", .nodes = 2});
+  std::ostringstream out;
+  write_cluster_json(out, hgx.topology, hgx.source, hgx.degradations, hgx.gpu);
+  EXPECT_NE(out.str().find("\n  \"gpu\": \"h100-sxm\",\n"), std::string::npos) << out.str().substr(0, 200);
+  const LoadedCluster again = parse_cluster(out.str(), "dump.json");
+  EXPECT_EQ(again.gpu, "h100-sxm");
+  EXPECT_EQ(parse_cluster(dump(hgx.topology, "hgx"), "dump.json").gpu, "") << "no key, no GPU named";
+}
+
 // Every example in topology/examples loads.
 TEST(ClusterFileTest, ExamplesLoad) {
   for (const char* name : {"zionex_16nodes.json", "zionex_128nodes_oversubscribed.json",
@@ -164,7 +180,10 @@ TEST(ClusterFileTest, BadFileCorpus) {
 
 // The explicit dump of a 2-node ZionEX is pinned.
 TEST(ClusterFileTest, GoldenZionex2Nodes) {
-  const std::string actual = dump(build_cluster(preset_spec("zionex", 2)), "preset zionex");
+  // As `zionsim topology --nodes 2 --format json` writes it, the GPU named.
+  std::ostringstream out;
+  write_cluster_json(out, build_cluster(preset_spec("zionex", 2)), "preset zionex", {}, "a100-40gb");
+  const std::string actual = out.str();
   const std::string golden = "topology/testdata/zionex_2nodes.golden.json";
   if (maybe_update_golden(golden, actual)) return;
   EXPECT_EQ(actual, read_file(runfile(golden)));

@@ -102,6 +102,7 @@ ClusterSpec zion() {
 ClusterSpec hgx() {
   ClusterSpec s;
   s.preset = "hgx";
+  s.gpu = "h100-sxm";  // HGX H100 (NVIDIA DGX H100 datasheet)
   // H100 SXM NVLink4: 900 GB/s bidirectional = 450 GB/s per direction (NVIDIA H100 datasheet).
   s.nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(450);
   // 400 Gb/s ConnectX-7 per GPU, PCIe Gen5 (NVIDIA DGX H100 datasheet).

@@ -61,6 +61,10 @@ sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes);
 struct ClusterSpec {
   /// Informational: which preset this spec came from ("zionex", "zion", "hgx", or custom).
   std::string preset = "zionex";
+  /// The GPU profile (models/compute/device_profile.h) its servers carry, by
+  /// built-in name: 8 x A100 40 GB per ZionEX node (ARCHITECTURE.md "GPUs per
+  /// node"); hgx: H100 SXM. Validated where profiles are known (tools/).
+  std::string gpu = "a100-40gb";
   /// 16 nodes is the paper's evaluation (ARCHITECTURE.md, first row); 1 is the default.
   int nodes = 1;
   /// 8 x A100 per ZionEX node (ARCHITECTURE.md, "GPUs per node").
