@@ -233,6 +233,24 @@ then
   failures=$((failures + 1))
 fi
 rm -rf "$jsons"
+# A run that fails leaves the files it would have written as they were, and
+# no temporary file beside them; one that succeeds replaces them.
+keepdir=$(mktemp -d)
+for flag in --timeline --plot --emit-trace; do
+  echo precious > "$keepdir/keep"
+  expect 2 err "do not split evenly over 96 GPUs" -- whatif --model dlrm-a --nodes 8,12 --global-batch 65536 "$flag" "$keepdir/keep"
+  if [[ "$(cat "$keepdir/keep")" != precious || $(ls "$keepdir" | wc -l) -ne 1 ]]; then
+    echo "FAIL: a failed whatif changed $flag's file or left files: $(ls "$keepdir")"
+    failures=$((failures + 1))
+  fi
+done
+expect 0 out "iter" -- whatif --model dlrm-a-small --nodes 1 --plot "$keepdir/keep"
+if ! grep -q "<svg" "$keepdir/keep" || [[ $(ls "$keepdir" | wc -l) -ne 1 ]]; then
+  echo "FAIL: whatif --plot did not replace the file: $(head -c 100 "$keepdir/keep"), $(ls "$keepdir")"
+  failures=$((failures + 1))
+fi
+rm -rf "$keepdir"
+
 rm -f "$trace" "$timeline"
 
 # Plug-ins and schedule files join the registry from the command line: they

@@ -294,7 +294,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   for (std::size_t i = 0; i < measured.size(); ++i) other_rows[i] = !all_to_all_row[i];
 
   // Output files first: an unwritable path costs no fit.
-  std::ofstream out_file, report_file;
+  OutputFile out_file, report_file;
   if (!f.out.empty()) out_file = open_output_file("--out", f.out);
   if (!f.report.empty()) report_file = open_output_file("--report", f.report);
 

@@ -5,12 +5,16 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <fmt/ostream.h>
 
 #include "base/check.h"
@@ -20,21 +24,62 @@
 
 namespace zx::tools {
 
-std::ofstream open_output_file(const std::string& option, const std::string& path) {
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : std::ofstream(std::move(other)), temp_path_(std::exchange(other.temp_path_, {})) {}
+
+OutputFile& OutputFile::operator=(OutputFile&& other) noexcept {
+  discard();
+  std::ofstream::operator=(std::move(other));
+  temp_path_ = std::exchange(other.temp_path_, {});
+  return *this;
+}
+
+OutputFile::~OutputFile() { discard(); }
+
+void OutputFile::discard() {
+  if (temp_path_.empty()) return;
+  close();
+  std::error_code ec;
+  std::filesystem::remove(temp_path_, ec);
+  temp_path_.clear();
+}
+
+OutputFile open_output_file(const std::string& option, const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status)) {
+    throw InputError(Diagnostic{path, "", fmt::format("{}: cannot open the file for writing: it is a directory", option)});
+  }
+  const bool in_place = std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+  OutputFile file;
+  const std::string target = in_place ? path : fmt::format("{}.zionsim-{}.tmp", path, ::getpid());
   errno = 0;
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.open(target, std::ios::binary | std::ios::trunc);
   if (!file) {
     const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
     throw InputError(Diagnostic{path, "", fmt::format("{}: cannot open the file for writing{}", option, why)});
   }
+  if (!in_place) file.temp_path_ = target;
   return file;
 }
 
-void close_output_file(const std::string& option, const std::string& path, std::ofstream& file) {
+void close_output_file(const std::string& option, const std::string& path, OutputFile& file) {
   file.flush();
   file.close();
-  if (!file) throw InputError(Diagnostic{path, "", fmt::format("{}: writing the file failed", option)});
+  if (!file) {
+    file.discard();
+    throw InputError(Diagnostic{path, "", fmt::format("{}: writing the file failed", option)});
+  }
+  if (file.temp_path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::rename(file.temp_path_, path, ec);
+  if (ec) {
+    file.discard();
+    throw InputError(Diagnostic{path, "", fmt::format("{}: cannot put the file in place: {}", option, ec.message())});
+  }
+  file.temp_path_.clear();
 }
+
 namespace {
 
 constexpr const char* kDescription =

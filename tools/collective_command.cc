@@ -271,7 +271,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   }
 
   // An unwritable --plot path must not cost the simulation.
-  std::ofstream plot_file;
+  OutputFile plot_file;
   if (!f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
 
   // Rows: sizes outermost, then variants, then algorithms (a table row's

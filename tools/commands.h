@@ -23,15 +23,36 @@ namespace zx::tools {
 /// of busy GPUs); transfers touching them and their NICs are shown too.
 inline constexpr int kTimelineRanks = 64;
 
-/// Opens `path` (the value of `option`) for writing, truncating it, or
-/// throws zx::InputError naming the option, the file and why. Commands open
-/// their output files before they simulate, so that a path that cannot be
-/// written costs no simulation and loses no result.
-std::ofstream open_output_file(const std::string& option, const std::string& path);
+/// An output file that appears only once complete: written to a temporary
+/// file beside `path` and renamed over it by close_output_file. A command
+/// that fails (bad input found late, a size that does not fit) leaves any
+/// existing file at `path` as it was; the destructor removes the temporary
+/// file. A path that exists and is not a regular file (/dev/stdout, a pipe)
+/// is written directly.
+class OutputFile : public std::ofstream {
+ public:
+  OutputFile() = default;
+  OutputFile(OutputFile&& other) noexcept;
+  OutputFile& operator=(OutputFile&& other) noexcept;
+  ~OutputFile() override;
 
-/// Flushes and closes a file from open_output_file; throws zx::InputError
-/// when anything written to it failed (a full disk).
-void close_output_file(const std::string& option, const std::string& path, std::ofstream& file);
+ private:
+  friend OutputFile open_output_file(const std::string& option, const std::string& path);
+  friend void close_output_file(const std::string& option, const std::string& path, OutputFile& file);
+  void discard();
+  std::string temp_path_;  // empty: written in place, or nothing to rename
+};
+
+/// Opens `path` (the value of `option`) for writing, or throws
+/// zx::InputError naming the option, the file and why. Commands open their
+/// output files before they simulate, so that a path that cannot be written
+/// costs no simulation and loses no result.
+OutputFile open_output_file(const std::string& option, const std::string& path);
+
+/// Flushes and closes a file from open_output_file and puts it at its path;
+/// throws zx::InputError when anything written to it failed (a full disk)
+/// or it cannot be renamed into place.
+void close_output_file(const std::string& option, const std::string& path, OutputFile& file);
 
 struct CommandContext {
   /// Set by the chosen subcommand's parse callback; returns the exit status.

@@ -419,7 +419,7 @@ int run(const WhatIfOptions& given, const Flags& f, std::ostream& out) {
   }
   if (!f.emit_sharding.empty()) {
     const PlannedSize& s = report.size;
-    std::ofstream file = open_output_file("--emit-sharding", f.emit_sharding);
+    OutputFile file = open_output_file("--emit-sharding", f.emit_sharding);
     file << models::sharding_file_text(
         s.plan, s.gpus_per_node,
         fmt::format("zionsim plan: {} on {} node{} of {} ({} GPUs of {} per node, {}), {} samples per GPU, "

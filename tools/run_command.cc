@@ -360,7 +360,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   const models::DeviceProfile& device = system.device;
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
   const models::OpGraph graph = load_run_graph(f, trace_name, cluster, device);
-  std::ofstream timeline_file;
+  OutputFile timeline_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   sim::Simulator sim;
   const topology::Router router(cluster.topology);

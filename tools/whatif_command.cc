@@ -327,7 +327,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   const std::vector<WhatIfVariant> variants = variants_of(o, f);
 
   // Output files first: an unwritable path must not cost the simulation.
-  std::ofstream timeline_file, trace_file, plot_file;
+  OutputFile timeline_file, trace_file, plot_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   if (!f.emit_trace.empty()) trace_file = open_output_file("--emit-trace", f.emit_trace);
   if (!f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
