@@ -65,6 +65,12 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
 
 models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
                                  const std::string& profile, const std::vector<std::string>& overrides) {
+  if (!gpu.empty() && !profile.empty()) {
+    throw InputError(Diagnostic{"--profile", "",
+                                fmt::format("give --gpu or --profile, not both (the profile {} is a GPU of its own; "
+                                            "--gpu {} would be ignored)",
+                                            profile, gpu)});
+  }
   // --gpu, else the cluster's own (its file's "gpu" key or its preset's).
   if (gpu.empty() && !cluster.gpu.empty()) {
     std::vector<std::string> names;

@@ -245,7 +245,10 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     }
     request.nodes = static_cast<int>(hosts);
   }
-  const topology::LoadedCluster cluster = topology::load_cluster(request);
+  // The cluster alone: `--set gpu.KEY` overrides are the GPU profile's.
+  topology::ClusterRequest cluster_request = request;
+  take_gpu_overrides(cluster_request);
+  const topology::LoadedCluster cluster = topology::load_cluster(cluster_request);
   if (!cluster.spec) {
     throw InputError(Diagnostic{request.cluster, "", "calibrate-network needs a preset-based cluster (an explicit graph "
                                                      "has per-link values and no preset fields to fit)"});
@@ -364,6 +367,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     std::vector<std::string> sources_of_fit;
     for (const Case& c : cases) sources_of_fit.push_back(c.run->source);
     topology::ClusterRequest described = fitted_request;
+    take_gpu_overrides(described);  // the GPU profile's, not the cluster file's
     described.overrides.push_back(fmt::format("description=zionsim calibrate-network ({}) fitted to {}", fit,
                                               fmt::join(sources_of_fit, ", ")));
     out_file << topology::preset_cluster_text(described);

@@ -58,6 +58,7 @@ struct Flags {
   double completion_quantum_ns = 0;  // exact: collective times are microseconds
   std::string format = "table";
   std::string gpu;
+  std::string profile;
   std::vector<std::string> vary;
   int threads = 0;  // rows simulated in parallel; 0: one per core
   std::string plot;
@@ -242,7 +243,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   std::vector<Setup> setups;
   for (const Variant& v : variants) {
     try {
-      ClusterAndGpu system = load_cluster_and_gpu(v.request, v.gpu, "");
+      ClusterAndGpu system = load_cluster_and_gpu(v.request, v.gpu, f.profile);
       topology::LoadedCluster& cluster = system.cluster;
       const models::DeviceProfile& device = system.device;
       const int n = f.ranks > 0 ? f.ranks : cluster.topology.num_gpus();
@@ -440,6 +441,8 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--ranks", f->ranks, "Use the first N GPUs (default: all)")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
+  cmd->add_option("--profile", f->profile, "A GPU profile file (a calibration result) for reductions and quantization")
+      ->option_text("FILE");
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--threads", f->threads, "Rows simulated in parallel (0: all cores)")->check(CLI::Range(0, 1024));
