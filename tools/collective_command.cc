@@ -310,7 +310,14 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     }
     const double us = time.to_seconds() * 1e6;
     const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
-    rows[i] = Row{v, setup.ranks, bytes, bytes / elem, a, us, algbw, algbw * bus_factor(*kind, setup.ranks)};
+    // nccl-tests' count is the element count each rank passes to NCCL: the
+    // buffer's for all-reduce, broadcast and reduce, one rank's block for
+    // all-gather and reduce-scatter, one peer's for all-to-all (its
+    // *GetCollByteCount paramcount).
+    const bool per_block = *kind == coll::CollectiveKind::kAllGather || *kind == coll::CollectiveKind::kReduceScatter ||
+                           *kind == coll::CollectiveKind::kAllToAll;
+    const std::int64_t count = bytes / elem / (per_block ? setup.ranks : 1);
+    rows[i] = Row{v, setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks)};
   });
 
   if (!f.plot.empty()) {

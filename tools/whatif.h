@@ -98,6 +98,7 @@ struct WhatIfPoint {
   int variant = 0;  ///< index into run_whatif_variants' list (0 for run_whatif)
   int nodes = 0;
   int gpus = 0;
+  std::string gpu;  ///< the GPU profile simulated (its name; a profile file's own)
   std::int64_t global_batch = 0;
   bool fits = true;
   std::string reason;  ///< why it does not fit

@@ -78,7 +78,8 @@ std::vector<int> parse_nodes(const std::string& text) {
 }
 
 // Throughput of each point against the first variant's at the same size;
-// 0 where either does not fit.
+// 0 where either does not fit (the outputs leave it out where the first
+// does not).
 double vs_first(const std::vector<std::vector<WhatIfPoint>>& points, std::size_t v, std::size_t i) {
   const WhatIfPoint& p = points[v][i];
   const WhatIfPoint& first = points.front()[i];
@@ -87,7 +88,17 @@ double vs_first(const std::vector<std::vector<WhatIfPoint>>& points, std::size_t
 
 void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<std::string>& degraded,
                  const std::vector<WhatIfVariant>& variants, const std::vector<std::vector<WhatIfPoint>>& points) {
-  fmt::print(out, "zionsim whatif: model {} on {}, fidelity {}{}\n\n", o.model, o.cluster.cluster, o.fidelity,
+  // What was simulated; a knob --vary changes is named in each row instead.
+  std::set<std::string> varied_keys;
+  for (const auto& [key, value] : variants.front().settings) varied_keys.insert(key);
+  std::set<std::string> gpus;
+  for (const auto& variant_points : points) {
+    for (const WhatIfPoint& p : variant_points) gpus.insert(p.gpu);
+  }
+  const std::string gpu = gpus.size() == 1 ? *gpus.begin() : "the GPUs of each variant";
+  fmt::print(out, "zionsim whatif: model {} on {} with {}, fidelity {}{}\n\n",
+             varied_keys.contains("model") ? "of each variant" : o.model, o.cluster.cluster, gpu,
+             varied_keys.contains("fidelity") ? "of each variant" : o.fidelity,
              degraded.empty() ? "" : fmt::format(", degraded: {}", fmt::join(degraded, ", ")));
   // With --vary, one column per varied knob first, and throughput against
   // the first variant at the same size.
@@ -118,7 +129,8 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<st
         fmt::print(out, "{}{:>5} {:>5} {:>8}   does not fit: {}\n", prefix, p.nodes, p.gpus, p.global_batch, p.reason);
         continue;
       }
-      const std::string relative = varied ? fmt::format(" {:>8.3f}", vs_first(points, v, i)) : "";
+      const std::string relative =
+          !varied ? "" : (points.front()[i].fits ? fmt::format(" {:>8.3f}", vs_first(points, v, i)) : fmt::format(" {:>8}", "-"));
       fmt::print(out,
                  "{}{:>5} {:>5} {:>8} {:>10.3f} {:>12.0f} {:>6.0f}%{} | {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} | "
                  "{}\n",
@@ -164,7 +176,16 @@ void print_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
     for (std::size_t i = 0; i < points[v].size(); ++i) {
       const WhatIfPoint& p = points[v][i];
       for (const auto& [key, value] : variants[v].settings) fmt::print(out, "{},", csv_quoted(value));
-      const std::string relative = varied ? fmt::format("{:.4f},", vs_first(points, v, i)) : "";
+      if (!p.fits) {
+        // A size that does not fit has no times: empty fields, not zeros
+        // that a script would average.
+        fmt::print(out, "{},{},{},{},,,,{},,,,,,,{}\n", p.nodes, p.gpus, p.global_batch, p.fits, varied ? "," : "",
+                   csv_quoted(p.reason));
+        continue;
+      }
+      // Empty where the first variant does not fit: nothing to compare with.
+      const std::string relative =
+          !varied ? "" : (points.front()[i].fits ? fmt::format("{:.4f},", vs_first(points, v, i)) : ",");
       fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.4f},{}{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{}\n", p.nodes,
                  p.gpus, p.global_batch, p.fits, p.iteration_time_ms, p.samples_per_s, p.scaling_efficiency, relative,
                  p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms, p.breakdown.exposed_all_reduce_ms,
@@ -172,6 +193,40 @@ void print_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
                  p.breakdown.compute_slowed_by_communication_ms, csv_quoted(p.fits ? p.bottleneck : p.reason));
     }
   }
+}
+
+// Every setting of the run that changes its results, so that the JSON says
+// what was simulated (and can be repeated); knobs that --vary changes are in
+// each result's "variant" instead.
+nlohmann::ordered_json settings_of(const WhatIfOptions& o) {
+  nlohmann::ordered_json s;
+  s["gpu"] = o.gpu.empty() ? "the cluster's" : o.gpu;
+  if (!o.profile.empty()) s["profile"] = o.profile;
+  s["set"] = o.cluster.overrides;
+  if (o.batch_per_gpu) s["batch_per_gpu"] = *o.batch_per_gpu;
+  if (o.global_batch) s["global_batch"] = *o.global_batch;
+  s["sharding"] = o.sharding;
+  s["a2a_forward_dtype"] = o.a2a_forward_dtype.empty() ? "the embeddings'" : o.a2a_forward_dtype;
+  s["a2a_backward_dtype"] = o.a2a_backward_dtype.empty() ? "as forward" : o.a2a_backward_dtype;
+  s["all_reduce_dtype"] = o.all_reduce_dtype;
+  s["algorithms"] = o.algorithms;
+  s["plugins"] = o.plugins;
+  s["schedules"] = o.schedules;
+  s["fused_embeddings"] = o.fused_embeddings;
+  s["pipeline_input"] = o.pipeline_input;
+  s["prefetch_cache"] = o.prefetch_cache;
+  if (o.index_zipf_alpha) {
+    s["index_zipf_alpha"] = *o.index_zipf_alpha;
+  } else {
+    s["cache_hit_rate"] = o.cache_hit_rate;
+  }
+  s["cache_fraction"] = o.cache_fraction;
+  s["hbm_reserve"] = o.hbm_reserve;
+  s["dense_optimizer"] = o.dense_optimizer == models::DenseOptimizer::kSgd       ? "sgd"
+                         : o.dense_optimizer == models::DenseOptimizer::kAdagrad ? "adagrad"
+                                                                                   : "adam";
+  s["index_dtype"] = o.index_bytes == 4 ? "int32" : "int64";
+  return s;
 }
 
 void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std::string>& degraded,
@@ -185,6 +240,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
   j["fidelity"] = o.fidelity;
   j["completion_quantum_ns"] = o.completion_quantum_ns;
   if (!degraded.empty()) j["degrade"] = degraded;
+  j["settings"] = settings_of(o);
   if (varied) {
     nlohmann::ordered_json vary = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < variants.front().settings.size(); ++k) {
@@ -206,6 +262,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
       if (varied) r["variant"] = settings_json(variants[v].settings);
       r["nodes"] = p.nodes;
       r["gpus"] = p.gpus;
+      r["gpu"] = p.gpu;
       r["global_batch"] = p.global_batch;
       r["fits"] = p.fits;
       if (!p.fits) {
@@ -214,7 +271,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
         r["iteration_time_ms"] = p.iteration_time_ms;
         r["samples_per_s"] = p.samples_per_s;
         r["scaling_efficiency"] = p.scaling_efficiency;
-        if (varied) r["throughput_vs_first_variant"] = vs_first(points, v, i);
+        if (varied && points.front()[i].fits) r["throughput_vs_first_variant"] = vs_first(points, v, i);
         r["breakdown_ms"] = {{"compute", p.breakdown.compute_ms},
                              {"exposed_all_to_all", p.breakdown.exposed_all_to_all_ms},
                              {"exposed_all_reduce", p.breakdown.exposed_all_reduce_ms},
@@ -228,17 +285,17 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
                            {"flows", p.flows},
                            {"resolves", p.resolves},
                            {"resolved_flows", p.resolved_flows}};
-      }
-      r["sharding"] = {{"load_imbalance", p.load_imbalance},
-                       {"host_memory_tables", p.host_memory_tables},
-                       {"max_hbm_gbyte", p.max_hbm_gbyte},
-                       {"max_iteration_hbm_gbyte", p.max_iteration_hbm_gbyte},
-                       {"hbm_reserve_fraction", p.hbm_reserve_fraction},
-                       {"cache_hit_rate", p.cache_hit_rate}};
-      if (p.search_simulations > 0) {
-        r["sharding"]["search"] = {{"simulations", p.search_simulations},
-                                   {"start_iteration_time_ms", p.search_start_iteration_time_ms},
-                                   {"moves", p.search_moves}};
+        r["sharding"] = {{"load_imbalance", p.load_imbalance},
+                         {"host_memory_tables", p.host_memory_tables},
+                         {"max_hbm_gbyte", p.max_hbm_gbyte},
+                         {"max_iteration_hbm_gbyte", p.max_iteration_hbm_gbyte},
+                         {"hbm_reserve_fraction", p.hbm_reserve_fraction},
+                         {"cache_hit_rate", p.cache_hit_rate}};
+        if (p.search_simulations > 0) {
+          r["sharding"]["search"] = {{"simulations", p.search_simulations},
+                                     {"start_iteration_time_ms", p.search_start_iteration_time_ms},
+                                     {"moves", p.search_moves}};
+        }
       }
       r["wall_seconds"] = p.wall_seconds;
       results.push_back(std::move(r));

@@ -107,7 +107,8 @@ double ShardingPlan::load_imbalance() const {
     max = std::max(max, g.embedding_seconds);
     sum += g.embedding_seconds;
   }
-  return sum > 0 ? max / (sum / static_cast<double>(gpus.size())) : 1.0;
+  // The max is at least the mean; rounding in the mean must not say otherwise.
+  return sum > 0 ? std::max(1.0, max / (sum / static_cast<double>(gpus.size()))) : 1.0;
 }
 
 double ShardingPlan::max_hbm_bytes() const {
