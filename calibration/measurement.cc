@@ -83,12 +83,38 @@ void read_provenance(json::ObjectReader& root, const nlohmann::json& value,
   set.provenances.push_back(std::move(p));
 }
 
-void read_check(json::ObjectReader& root, const nlohmann::json& value, MeasurementSet& set) {
+void read_check(json::ObjectReader& root, const nlohmann::json& value, const std::string& source,
+                MeasurementSet& set) {
   root.require("kernel");
   root.require("passed");
   bool passed = false;
-  if (root.read_bool("passed", passed)) ++(passed ? set.checks_passed : set.checks_failed);
+  std::string kernel;
+  root.read_string("kernel", kernel);
+  if (root.read_bool("passed", passed)) {
+    ++(passed ? set.checks_passed : set.checks_failed);
+    if (!passed) set.failed_checks.emplace_back(kernel, source);
+  }
   allow_all(root, value);
+}
+
+// A kernel that failed its check against the CPU reference computes
+// something else: its times say nothing of the kernel the cost model prices.
+// (kernels_ref never times such a kernel; a file that does is refused.)
+void refuse_failed_kernels(const MeasurementSet& set, std::vector<Diagnostic>& errors) {
+  for (const auto& [kernel, where] : set.failed_checks) {
+    std::size_t count = 0;
+    std::string first;
+    for (const Measurement& m : set.measurements) {
+      if (m.kernel != kernel) continue;
+      if (count++ == 0) first = m.source;
+    }
+    if (count == 0) continue;
+    errors.push_back({where, "",
+                      fmt::format("kernel '{}' failed its check against the CPU reference, yet {} measurement(s) of "
+                                  "it follow (first at {}); a wrong kernel's times cannot be fitted: fix it and "
+                                  "rerun kernels_ref, or leave its measurements out",
+                                  kernel, count, first)});
+  }
 }
 
 void read_measurement(json::ObjectReader& root, const nlohmann::json& value,
@@ -172,7 +198,7 @@ void parse_line(std::string_view line, const std::string& source, MeasurementSet
       if (record == "provenance") {
         read_provenance(root, doc.value(), source, set);
       } else if (record == "check") {
-        read_check(root, doc.value(), set);
+        read_check(root, doc.value(), source, set);
       } else {
         read_measurement(root, doc.value(), source, set);
       }
@@ -227,6 +253,7 @@ MeasurementSet parse_measurements(std::string_view text, const std::string& sour
     errors.push_back(
         {source, "", "expected at least one {\"record\": \"measurement\"} line, found none"});
   }
+  if (errors.empty()) refuse_failed_kernels(set, errors);
   if (!errors.empty()) throw InputError(std::move(errors));
   return set;
 }
@@ -279,10 +306,13 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths) {
                               std::make_move_iterator(one.measurements.end()));
       all.checks_passed += one.checks_passed;
       all.checks_failed += one.checks_failed;
+      all.failed_checks.insert(all.failed_checks.end(), one.failed_checks.begin(), one.failed_checks.end());
     } catch (const InputError& e) {
       errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
     }
   }
+  // A check in one file, its measurements in another.
+  if (errors.empty()) refuse_failed_kernels(all, errors);
   if (!errors.empty()) throw InputError(std::move(errors));
   return all;
 }

@@ -58,6 +58,8 @@ struct MeasurementSet {
   std::vector<Measurement> measurements;
   int checks_passed = 0;
   int checks_failed = 0;
+  /// (kernel, "file:line") of every failed check.
+  std::vector<std::pair<std::string, std::string>> failed_checks;
 };
 
 /// The kernels the reader knows, with their required parameters.

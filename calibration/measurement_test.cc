@@ -36,6 +36,20 @@ std::string error_of(const std::string& text) {
   return "no error";
 }
 
+// A kernel that failed its check cannot be fitted; a failed check of a
+// kernel that was not timed (what kernels_ref writes) only counts.
+TEST(Measurements, MeasurementsOfAKernelThatFailedItsCheckAreRefused) {
+  const std::string failed = R"({"record":"check","kernel":"gemm","case":"x","passed":false})";
+  EXPECT_EQ(error_of(std::string(kProvenance) + "\n" + failed + "\n" + kGemm + "\n" + kGemm + "\n"),
+            "h200.jsonl:2: kernel 'gemm' failed its check against the CPU reference, yet 2 measurement(s) of it "
+            "follow (first at h200.jsonl:3); a wrong kernel's times cannot be fitted: fix it and rerun "
+            "kernels_ref, or leave its measurements out");
+  const std::string other = R"({"record":"check","kernel":"tbe_forward","case":"x","passed":false})";
+  const MeasurementSet set = parse_measurements(std::string(kProvenance) + "\n" + other + "\n" + kGemm + "\n", "h200.jsonl");
+  EXPECT_EQ(set.checks_failed, 1);
+  EXPECT_EQ(set.measurements.size(), 1u);
+}
+
 TEST(Measurements, ReadsRecords) {
   const std::string text = std::string(kProvenance) + "\n\n" +
                            R"({"record":"check","kernel":"gemm","case":"x","passed":true})" + "\n" +
