@@ -14,6 +14,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -199,6 +200,10 @@ double mape_percent(const std::vector<double>& simulated, const std::vector<doub
   return end > begin ? 100.0 * sum / static_cast<double>(end - begin) : 0.0;
 }
 
+// Golden-section steps per parameter and round: the bracket shrinks by
+// 0.618^24 (about 1e-5 of the range).
+constexpr int kGoldenSteps = 24;
+
 // Golden-section search for the minimum of f on [lo, hi].
 template <typename F>
 double golden_minimum(F f, double lo, double hi, int iterations) {
@@ -263,6 +268,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
 
   std::vector<Case> cases;
   std::vector<double> measured;
+  std::vector<std::int64_t> row_sizes;
   std::vector<bool> all_to_all_row;
   bool across_servers = false;
   for (const calibration::NcclTestsRun& r : runs) {
@@ -275,6 +281,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
                                                 row.type, r.rows.front().type)});
       }
       measured.push_back(row.time_us);
+      row_sizes.push_back(row.size_bytes);
       all_to_all_row.push_back(c.kind == coll::CollectiveKind::kAllToAll);
     }
     if (models::is_nccl_algorithm(c.algorithm) && f.fit != "none") {
@@ -295,6 +302,28 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   std::vector<bool> all_rows(measured.size(), true);
   std::vector<bool> other_rows(measured.size());
   for (std::size_t i = 0; i < measured.size(); ++i) other_rows[i] = !all_to_all_row[i];
+  // Each parameter needs rows of its own to pin it: k parameters fitted to
+  // one row set need at least k distinct sizes there (a bandwidth and a
+  // latency fitted to one size trade against each other freely).
+  {
+    std::map<int, std::vector<std::string>> by_set;  // 0 all rows, 1 the others, 2 the all-to-alls
+    for (const Parameter& p : params) by_set[!separate ? 0 : p.all_to_all_rows ? 2 : 1].push_back(p.key);
+    for (const auto& [set, keys] : by_set) {
+      std::set<std::int64_t> sizes;
+      for (std::size_t i = 0; i < row_sizes.size(); ++i) {
+        if (set == 0 || (set == 2) == all_to_all_row[i]) sizes.insert(row_sizes[i]);
+      }
+      if (sizes.size() < keys.size()) {
+        throw InputError(Diagnostic{
+            "--nccl-tests", "",
+            fmt::format("fitting {} ({} parameter{}) needs rows of at least {} distinct sizes{}; the files give {}: "
+                        "measure a sweep (nccl-tests -b 8 -e 1G -f 2), or fit fewer (--fit)",
+                        fmt::join(keys, " and "), keys.size(), keys.size() == 1 ? "" : "s", keys.size(),
+                        set == 0 ? "" : set == 1 ? " among the rows of other collectives" : " among the all-to-all rows",
+                        sizes.size())});
+      }
+    }
+  }
 
   // Output files first: an unwritable path costs no fit.
   OutputFile out_file, report_file;
@@ -326,7 +355,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
       };
       const double lo = p.log_scale ? std::log(p.lo) : p.lo;
       const double hi = p.log_scale ? std::log(p.hi) : p.hi;
-      const double best = golden_minimum(objective, lo, hi, 24);
+      const double best = golden_minimum(objective, lo, hi, kGoldenSteps);
       values[i] = p.log_scale ? std::exp(best) : best;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (seconds > 2.0) {
@@ -376,9 +405,15 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
 
   // At the end of its range, the fit wanted to go further. An efficiency of
   // 1 (no loss) is a real answer, not a bound hit.
+  // "At the end" is within the golden-section search's final bracket,
+  // measured where it searched (in log for a log-scale parameter), with a
+  // margin.
   const auto at_bound = [&](std::size_t i) {
     const Parameter& p = params[i];
-    return values[i] <= p.lo * (1 + 1e-3) + 1e-9 || (!p.log_scale && values[i] >= p.hi * (1 - 1e-3));
+    const auto coordinate = [&](double v) { return p.log_scale ? std::log(v) : v; };
+    const double tolerance = 4 * std::pow((std::sqrt(5.0) - 1) / 2, kGoldenSteps) * (coordinate(p.hi) - coordinate(p.lo));
+    return coordinate(values[i]) - coordinate(p.lo) <= tolerance ||
+           (!p.log_scale && coordinate(p.hi) - coordinate(values[i]) <= tolerance);
   };
   if (f.format == "json") {
     nlohmann::ordered_json j;

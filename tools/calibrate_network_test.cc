@@ -165,5 +165,33 @@ TEST(CalibrateNetworkTest, ComparisonOnlyAndBadCombinations) {
   EXPECT_NE(dense.err.find("host node0 runs more than 4 ranks"), std::string::npos) << dense.err;
 }
 
+// A truth at the end of a parameter's range is found there and flagged:
+// switches of no latency fit to within the search's resolution of 0.
+TEST(CalibrateNetworkTest, ValueAtTheEndOfItsRangeIsFlagged) {
+  const std::string file =
+      measured_file("ar_no_latency.txt",
+                    {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical", "--set", "fabric.switch_latency_ns=0"},
+                    "all_reduce_perf", 2, 8);
+  const Result r = run({"calibrate-network", "--nccl-tests", file, "--format", "json"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_LT(j["fitted"]["fabric.switch_latency_ns"]["value"].get<double>(), 1.0);
+  EXPECT_TRUE(j["fitted"]["fabric.switch_latency_ns"]["at_bound"].get<bool>());
+  EXPECT_FALSE(j["fitted"]["nic.efficiency"]["at_bound"].get<bool>());
+}
+
+// Two parameters cannot be fitted to rows of one size.
+TEST(CalibrateNetworkTest, TooFewSizesForTheParametersAreRefused) {
+  const std::string path = temp_path("one_size.txt");
+  std::ofstream(path) << "# Collective test starting: alltoall_perf\n"
+                         "        8   2   float   none   -1   10.0   0.00   0.00   0   9.0   0.00   0.00   0\n";
+  const Result r = run({"calibrate-network", "--nccl-tests", path, "--nodes", "1"});
+  EXPECT_EQ(r.status, kExitBadInput);
+  EXPECT_NE(r.err.find("fitting nvlink.efficiency and nvlink.latency_ns (2 parameters) needs rows of at least 2 "
+                       "distinct sizes; the files give 1"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace zx::tools
