@@ -504,7 +504,21 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
         "calibration", "options",
         fmt::format("expected holdout_every 0 (none) or >= 2, got {}", options.holdout_every)});
   }
-  Fitter f{set, options, models::builtin_device_profile(options.base_profile), {}};
+  const models::DeviceProfile base = [&] {
+    try {
+      return models::builtin_device_profile(options.base_profile);
+    } catch (const InputError& e) {
+      // The built-in's message names --gpu; here the name came from --base.
+      // It takes a built-in only, not a file.
+      Diagnostic d = e.diagnostics().front();
+      d.source = "--base";
+      if (const auto at = d.message.find(", or the path of a .json profile"); at != std::string::npos) {
+        d.message.erase(at);
+      }
+      throw InputError(std::move(d));
+    }
+  }();
+  Fitter f{set, options, base, {}};
   f.profile.name =
       options.profile_name.empty() ? options.base_profile + "-calibrated" : options.profile_name;
   // The measured GPU's SM count drives wave quantisation.

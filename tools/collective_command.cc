@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "models/collectives/plan.h"
 #include "models/collectives/registry.h"
 #include "models/compute/cost_models.h"
@@ -257,7 +258,13 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
         if (eq == std::string::npos) {
           throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", o)});
         }
-        options.algorithm_options[o.substr(0, eq)] = o.substr(eq + 1);
+        const std::string name = o.substr(0, eq);
+        if (std::find(algorithms.begin(), algorithms.end(), name) == algorithms.end()) {
+          std::string message = fmt::format("'{}': no --algo column runs '{}'", o, name);
+          if (const auto guess = json::closest_match(name, algorithms)) message += fmt::format(" (did you mean '{}'?)", *guess);
+          throw InputError(Diagnostic{"--options", "", message + fmt::format("; the columns: {}", fmt::join(algorithms, ", "))});
+        }
+        options.algorithm_options[name] = o.substr(eq + 1);
       }
       for (const std::string& a : algorithms) {
         if (!models::is_nccl_algorithm(a)) (void)registry.create(a, options.algorithm_options[a]);  // fail early
