@@ -34,7 +34,7 @@ namespace zx::tools {
 namespace {
 
 struct Flags {
-  std::string nodes = "1,2,4,8,16";
+  std::string nodes;  // empty: kDefaultNodes, or an explicit graph's own size
   std::shared_ptr<ModelFlags> batch;
   std::string a2a_precision;
   std::string a2a_backward_precision;
@@ -71,6 +71,10 @@ std::vector<int> parse_nodes(const std::string& text) {
     } catch (const std::exception&) {
       throw InputError(Diagnostic{"--nodes", "", fmt::format("expected a comma-separated list of positive node "
                                                              "counts, got '{}'", text)});
+    }
+    // As --vary refuses a value twice: a size given twice is a typo.
+    if (std::find(nodes.begin(), nodes.end() - 1, nodes.back()) != nodes.end() - 1) {
+      throw InputError(Diagnostic{"--nodes", "", fmt::format("{} is given twice in '{}'", nodes.back(), text)});
     }
   }
   if (nodes.empty()) throw InputError(Diagnostic{"--nodes", "", "expected at least one node count"});
@@ -365,17 +369,37 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
   return variants;
 }
 
+constexpr const char* kDefaultNodes = "1,2,4,8,16";
+
+// Without --nodes: a preset sweeps kDefaultNodes; a file that lists its
+// graph explicitly has one size, its own.
+std::string default_nodes(const topology::ClusterRequest& cluster) {
+  if (!topology::is_explicit_graph(cluster)) return kDefaultNodes;
+  const topology::Topology t = topology::load_cluster(cluster).topology;
+  std::set<int> servers;
+  for (int r = 0; r < t.num_gpus(); ++r) servers.insert(t.node(t.gpu(r)).server);
+  return std::to_string(servers.size());
+}
+
 int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   WhatIfOptions o = base;
-  o.nodes = parse_nodes(f.nodes);
+  o.nodes = parse_nodes(f.nodes.empty() ? default_nodes(o.cluster) : f.nodes);
   apply_model_flags(*f.batch, o);
   o.a2a_forward_dtype = f.a2a_precision;
   o.a2a_backward_dtype = f.a2a_backward_precision;
   o.all_reduce_dtype = f.all_reduce_precision;
-  if (f.nic_gbit > 0) o.cluster.overrides.push_back(fmt::format("nic.bandwidth_gbit_per_s={}", f.nic_gbit));
-  if (f.oversubscription > 0) {
-    o.cluster.overrides.push_back(fmt::format("fabric.oversubscription={}", f.oversubscription));
-  }
+  // The shorthands are --set keys; the same key set twice is a conflict.
+  const auto shorthand = [&](const char* flag, const std::string& set) {
+    const std::string key = set.substr(0, set.find('='));
+    for (const std::string& other : o.cluster.overrides) {
+      if (other.substr(0, other.find('=')) == key) {
+        throw InputError(Diagnostic{flag, "", fmt::format("sets '{}', as '--set {}' does; give it once", key, other)});
+      }
+    }
+    o.cluster.overrides.push_back(set);
+  };
+  if (f.nic_gbit > 0) shorthand("--nic-gbit", fmt::format("nic.bandwidth_gbit_per_s={}", f.nic_gbit));
+  if (f.oversubscription > 0) shorthand("--oversubscription", fmt::format("fabric.oversubscription={}", f.oversubscription));
   for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) o.algorithms[kind] = name;
   o.fused_embeddings = !f.unfused;
   o.pipeline_input = !f.no_pipeline;
@@ -496,7 +520,11 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<WhatIfOptions>();
   auto sources = add_algorithm_options(*cmd);
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--nodes", f->nodes, "Cluster sizes in servers, comma-separated")->capture_default_str()->option_text("N,N,...");
+  cmd->add_option("--nodes", f->nodes,
+                  fmt::format("Cluster sizes in servers, comma-separated (default: {}; a cluster file that lists its "
+                              "graph explicitly: its own size)",
+                              kDefaultNodes))
+      ->option_text("N,N,...");
   f->batch = add_model_options(*cmd, *options, /*with_search=*/true);
   cmd->add_option("--a2a-precision", f->a2a_precision,
                   "Element type of the pooled-embedding all-to-all (quantized communication)")
