@@ -26,7 +26,7 @@ expect 0 out "^zionsim [0-9]" -- --version
 expect 0 out "^zionsim [0-9]" -- version
 expect 0 out "clusters:" -- list
 expect 2 err "zionsim: error: expected a command" --
-expect 2 err "not expected: frobnicate" -- frobnicate
+expect 2 err "unknown command 'frobnicate'" -- frobnicate
 expect 2 err "zionsim: error:" -- list --no-such-flag
 
 # The JSON dump of a 2-node ZionEX is the pinned golden file, byte for byte.

@@ -19,6 +19,7 @@
 
 #include "base/check.h"
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "tools/commands.h"
 #include "tools/version.h"
 
@@ -137,8 +138,19 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << version_line() << '\n';
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    fmt::print(err, "zionsim: error: {}\n", e.what());
-    fmt::print(err, "Run 'zionsim --help' for usage.\n");
+    const std::vector<CLI::App*> chosen = app.get_subcommands();
+    if (chosen.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !args.empty() &&
+        !args.front().starts_with("-")) {
+      // The first word is not a command.
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+      std::string message = fmt::format("unknown command '{}'", args.front());
+      if (const auto guess = json::closest_match(args.front(), names)) message += fmt::format(" (did you mean '{}'?)", *guess);
+      fmt::print(err, "zionsim: error: {}; one of: {}\n", message, fmt::join(names, ", "));
+    } else {
+      fmt::print(err, "zionsim: error: {}\n", e.what());
+    }
+    fmt::print(err, "Run 'zionsim{} --help' for usage.\n", chosen.empty() ? "" : " " + chosen.front()->get_name());
     return kExitBadInput;
   }
 

@@ -439,7 +439,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   auto request = add_cluster_options(*cmd, /*with_nodes=*/false, DegradeFlag::kLinksAndGpus);
   auto options = std::make_shared<WhatIfOptions>();
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(CLI::Range(1, 65536));
+  cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(CLI::Range(1, 8192));
   auto batch = add_model_options(*cmd, *options, /*with_search=*/false);
   cmd->add_option("--a2a-precision", options->a2a_forward_dtype,
                   "Element type of the pooled-embedding all-to-all (for the exchange volume)")

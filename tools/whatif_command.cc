@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -535,7 +536,14 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--all-reduce-precision", f->all_reduce_precision, "Element type of the dense gradient all-reduce")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
-  cmd->add_option("--nic-gbit", f->nic_gbit, "What if the NICs were this fast (Gb/s)")->check(CLI::PositiveNumber);
+  cmd->add_option("--nic-gbit", f->nic_gbit, "What if the NICs were this fast (Gb/s)")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            double x = 0;
+            const bool ok = CLI::detail::lexical_cast(text, x) && std::isfinite(x) && x > 0;
+            return ok ? std::string() : fmt::format("expected a number of Gb/s > 0, got '{}'", text);
+          },
+          "GBIT>0"));
   cmd->add_option("--oversubscription", f->oversubscription, "What if the racks were oversubscribed N:1")
       ->check(CLI::Range(1.0, 1024.0));
   add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
