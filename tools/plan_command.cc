@@ -425,7 +425,8 @@ int run(const WhatIfOptions& given, const Flags& f, std::ostream& out) {
         fmt::format("zionsim plan: {} on {} node{} of {} ({} GPUs of {} per node, {}), {} samples per GPU, "
                     "sharding {}. Ranks and nodes hold for this size only.",
                     s.model.name, s.nodes, s.nodes == 1 ? "" : "s", o.cluster.cluster, s.gpus, s.gpus_per_node,
-                    s.device.name, s.batch_per_gpu, o.sharding));
+                    s.device.name, s.batch_per_gpu, o.sharding),
+        s.model.name);
     close_output_file("--emit-sharding", f.emit_sharding, file);
   }
   return kExitOk;

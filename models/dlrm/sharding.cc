@@ -574,6 +574,11 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
   json::ObjectReader root = doc.root();
   doc.check_schema_version(root, {1});
   root.allow("description");
+  std::string for_model;
+  if (root.read_string("model", for_model) && for_model != model.name) {
+    root.error("model", fmt::format("this file places the tables of model '{}'; the run's model is '{}'", for_model,
+                                    model.name));
+  }
   ShardingOptions options;
   root.read_enum("default", options.scheme, sharding_scheme_names());
   std::vector<std::string> kinds;
@@ -587,6 +592,12 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
     first += g.count;
   }
   const std::int64_t tables = first;
+  // Each table and group is named once; a table's own entry wins over a
+  // group's that includes it, wherever it stands (group entries go first).
+  std::map<std::int64_t, std::size_t> table_entry;
+  std::map<std::string, std::size_t> group_entry;
+  std::vector<TableOverride> from_groups;
+  std::vector<TableOverride> from_tables;
   if (auto list = root.array("tables")) {
     for (std::size_t i = 0; i < list->size(); ++i) {
       json::ObjectReader t = list->object(i);
@@ -594,6 +605,14 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
       std::string group;
       const bool by_table = t.read_int("table", table, json::IntRange{0, std::max<std::int64_t>(0, tables - 1)});
       const bool by_group = t.read_enum("group", group, group_names);
+      if (by_table && !table_entry.emplace(table, i).second) {
+        t.error("table", fmt::format("table {} is placed by /tables/{} already; name each table once", table,
+                                     table_entry[table]));
+      }
+      if (by_group && !group_entry.emplace(group, i).second) {
+        t.error("group", fmt::format("group '{}' is placed by /tables/{} already; name each group once", group,
+                                     group_entry[group]));
+      }
       if (by_table == by_group && !t.has("table") && !t.has("group")) t.error("", "give 'table' or 'group'");
       if (t.has("table") && t.has("group")) t.error("", "give 'table' or 'group', not both");
       std::string kind;
@@ -656,25 +675,30 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
       if (!kind_ok) continue;
       if (by_table) {
         o.table = table;
-        options.overrides.push_back(o);
+        from_tables.push_back(o);
       } else if (by_group) {
         const auto [begin, end] = groups[group];
         for (std::int64_t k = begin; k < end; ++k) {
           o.table = k;
-          options.overrides.push_back(o);
+          from_groups.push_back(o);
         }
       }
     }
   }
+  // Later overrides win: tables' own entries after the groups'.
+  options.overrides = std::move(from_groups);
+  options.overrides.insert(options.overrides.end(), from_tables.begin(), from_tables.end());
   root.finish();
   doc.throw_if_errors();
   return options;
 }
 
-std::string sharding_file_text(const ShardingPlan& plan, int gpus_per_node, const std::string& description) {
-  std::string text = fmt::format("{{\n  \"schema_version\": 1,\n  \"description\": {},\n  \"default\": \"auto\",\n"
+std::string sharding_file_text(const ShardingPlan& plan, int gpus_per_node, const std::string& description,
+                               const std::string& model) {
+  std::string text = fmt::format("{{\n  \"schema_version\": 1,\n  \"description\": {},\n{}  \"default\": \"auto\",\n"
                                  "  \"tables\": [",
-                                 nlohmann::json(description).dump());
+                                 nlohmann::json(description).dump(),
+                                 model.empty() ? "" : fmt::format("  \"model\": {},\n", nlohmann::json(model).dump()));
   for (std::size_t i = 0; i < plan.tables.size(); ++i) {
     const TablePlacement& t = plan.tables[i];
     text += fmt::format("{}\n    {{\"table\": {}, \"kind\": \"{}\"", i == 0 ? "" : ",", t.table, to_string(t.kind));

@@ -172,8 +172,10 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
 /// where it is: its kind, its GPU (table-wise), the GPU of each column shard
 /// (column-wise), its node (table-row-wise) and its memory. Planning with it
 /// on the same GPUs gives the same plan again, shard for shard. The plan must
-/// fit. `description` goes into the file's "description".
-std::string sharding_file_text(const ShardingPlan& plan, int gpus_per_node, const std::string& description);
+/// fit. `description` goes into the file's "description", `model` (when
+/// given) into its "model", which a reader checks against its model.
+std::string sharding_file_text(const ShardingPlan& plan, int gpus_per_node, const std::string& description,
+                               const std::string& model = {});
 
 }  // namespace zx::models
 

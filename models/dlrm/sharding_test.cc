@@ -328,6 +328,33 @@ TEST(ShardingTest, ShardingFiles) {
   }
 }
 
+// Each table and group is named once; a table's own entry wins over its
+// group's wherever the two stand; a file for another model is refused.
+TEST(ShardingTest, ShardingFilesNameEachTableOnceAndTheirModel) {
+  const DlrmModel m = load_model("dlrm-dcnv2");
+  for (const char* text : {R"({"schema_version": 1, "tables": [{"table": 20, "kind": "table_wise"},
+                              {"group": "cat_20", "kind": "row_wise"}]})",
+                           R"({"schema_version": 1, "tables": [{"group": "cat_20", "kind": "row_wise"},
+                              {"table": 20, "kind": "table_wise"}]})"}) {
+    const ShardingPlan plan = plan_sharding(m, 16, 8, a100(), parse_sharding_file(text, "s.json", m, 16, 8));
+    EXPECT_EQ(plan.tables[20].kind, ShardingKind::kTableWise) << text;
+  }
+  try {
+    parse_sharding_file(R"({"schema_version": 1, "model": "dlrm-a", "tables": [
+        {"table": 0, "kind": "table_wise", "rank": 5},
+        {"group": "cat_3", "kind": "row_wise"},
+        {"table": 0, "kind": "row_wise"},
+        {"group": "cat_3", "kind": "data_parallel"}]})",
+                        "s.json", m, 16, 8);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.json: /model: this file places the tables of model 'dlrm-a'; the run's model is 'dlrm-dcnv2'\n"
+              "s.json: /tables/2/table: table 0 is placed by /tables/0 already; name each table once\n"
+              "s.json: /tables/3/group: group 'cat_3' is placed by /tables/1 already; name each group once");
+  }
+}
+
 // Two plans are the same shard for shard, and their loads are equal to the bit.
 void expect_same_plan(const ShardingPlan& a, const ShardingPlan& b) {
   ASSERT_EQ(a.fits, b.fits) << a.reason << " | " << b.reason;
