@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "base/check.h"
 #include "base/error.h"
 #include "base/json_reader.h"
 #include "models/collectives/plan.h"
@@ -61,6 +63,27 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
     out[std::string(models::collectives::to_string(*kind))] = a.substr(eq + 1);
   }
   return out;
+}
+
+void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
+                         const std::string& kind, const std::string& name) {
+  if (models::is_nccl_algorithm(name)) return;  // NCCL's cost model prices every kind
+  const std::optional<models::collectives::CollectiveKind> k = models::collectives::parse_collective_kind(kind);
+  ZX_CHECK(k.has_value(), "check_algorithm_for: kind " + kind);
+  std::vector<std::string> runs_kind;
+  for (const std::string& n : registry.names()) {
+    if (registry.create(n)->supports(*k)) runs_kind.push_back(n);
+  }
+  for (const char* n : {"nccl", "nccl-2.13", "nccl-2.20"}) runs_kind.emplace_back(n);
+  if (!registry.contains(name)) {
+    std::string message = fmt::format("unknown collective algorithm '{}' for {}", name, kind);
+    if (const auto guess = json::closest_match(name, runs_kind)) message += fmt::format(" (did you mean '{}'?)", *guess);
+    throw InputError(Diagnostic{flag, "", message + fmt::format("; valid: {}", fmt::join(runs_kind, ", "))});
+  }
+  if (!registry.create(name)->supports(*k)) {
+    throw InputError(Diagnostic{flag, "", fmt::format("collective algorithm '{}' does not run {}; those that do: {}",
+                                                      name, kind, fmt::join(runs_kind, ", "))});
+  }
 }
 
 models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,

@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "models/collectives/registry.h"
 #include "models/compute/device_profile.h"
 #include "models/execution/executor.h"
 #include "models/execution/network_backend.h"
@@ -37,6 +38,13 @@ models::SmContention sm_contention(const models::DeviceProfile& device);
 
 /// Parses --algo KIND=NAME flags. Throws zx::InputError for a malformed one.
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);
+
+/// Checks that `name` (from `flag`) is an algorithm of `registry`, or NCCL's
+/// cost model, that runs collectives of `kind` ("all_reduce"): else an
+/// InputError naming the flag, with a suggestion and the algorithms that
+/// do run `kind`.
+void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
+                         const std::string& kind, const std::string& name);
 
 /// The GPU profile a command uses: --profile FILE, else --gpu NAME, else the
 /// cluster's own (H100 for hgx, A100 40GB otherwise); then `overrides`

@@ -410,7 +410,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"whatif", "--model", "dlrm-b"}, "unknown model 'dlrm-b'"},
       {{"whatif", "--algo", "all_reduce"}, "expected KIND=ALGORITHM"},
       {{"whatif", "--a2a-precision", "fp64"}, "fp64"},
-      {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' (did you mean 'ring'?)"},
+      {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' for all_reduce (did you mean 'ring'?)"},
       {{"collective", "-b", "1X"}, "--min-bytes: expected a size such as 8, 64K, 1M or 1G, got '1X'"},
       {{"collective", "--ranks", "99"}, "--ranks: expected 1 to 8 ranks, got 99"},
       {{"collective", "--vary", "nics=1,2"}, "--vary: nics: unknown knob 'nics'; valid: nodes, gpu, nic-gbit"},

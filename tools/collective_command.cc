@@ -267,6 +267,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
         options.algorithm_options[name] = o.substr(eq + 1);
       }
       for (const std::string& a : algorithms) {
+        check_algorithm_for(registry, "--algo", f.op, a);
         if (!models::is_nccl_algorithm(a)) (void)registry.create(a, options.algorithm_options[a]);  // fail early
       }
       setups.push_back(Setup{std::move(cluster), n, device, std::move(options)});

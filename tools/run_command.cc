@@ -243,9 +243,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
       models::collectives::CollectiveRegistry registry;
       fill_registry(sources, registry);
       for (const auto& [kind, name] : parse_algorithm_flags(v.flags.algorithms)) {
-        if (!models::is_nccl_algorithm(name) && !registry.contains(name)) {
-          throw InputError(Diagnostic{"--algo", "", fmt::format("unknown collective algorithm '{}' for {}", name, kind)});
-        }
+        check_algorithm_for(registry, "--algo", kind, name);
       }
       setups.push_back(Setup{std::move(cluster), std::move(device), std::move(graph)});
     } catch (const InputError& e) {

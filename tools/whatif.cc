@@ -431,12 +431,7 @@ void check_whatif_options(const WhatIfOptions& o) {
   models::collectives::CollectiveRegistry registry;
   fill_registry({o.plugins, o.schedules}, registry);
   for (const auto& [kind, name] : o.algorithms) {
-    // NCCL's own cost model prices a collective without running flows.
-    if (!registry.contains(name) && !models::is_nccl_algorithm(name)) {
-      throw InputError(Diagnostic{"--algo", "", fmt::format("unknown collective algorithm '{}' for {}; valid: {}, nccl, "
-                                                            "nccl-2.13, nccl-2.20",
-                                                            name, kind, fmt::join(registry.names(), ", "))});
-    }
+    check_algorithm_for(registry, "--algo", kind, name);
   }
 }
 
