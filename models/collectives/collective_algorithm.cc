@@ -45,10 +45,12 @@ std::vector<std::vector<int>> TopologyView::members_by_server() const {
   return out;
 }
 
-std::vector<int> TopologyView::ring_order() const {
+std::vector<int> TopologyView::ring_order(int rotation) const {
   std::vector<int> order;
   for (const std::vector<int>& server : members_by_server()) {
-    order.insert(order.end(), server.begin(), server.end());
+    const std::size_t first = static_cast<std::size_t>(rotation) % server.size();
+    order.insert(order.end(), server.begin() + static_cast<std::ptrdiff_t>(first), server.end());
+    order.insert(order.end(), server.begin(), server.begin() + static_cast<std::ptrdiff_t>(first));
   }
   return order;
 }

@@ -43,8 +43,10 @@ class TopologyView {
 
   /// Group indices ordered so that members of one server are adjacent
   /// (servers ascending, local index ascending): NCCL's ring order, which
-  /// crosses the fabric once per server.
-  std::vector<int> ring_order() const;
+  /// crosses the fabric once per server. With `rotation` r, each server's
+  /// members start at its (r mod size)-th: the ring then leaves each server
+  /// from another GPU, and so through another NIC, as NCCL's channels do.
+  std::vector<int> ring_order(int rotation = 0) const;
 
  private:
   std::vector<MemberLocation> members_;

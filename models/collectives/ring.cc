@@ -34,8 +34,13 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
   const int elem = size_bytes(request.dtype);
   const int chunks = options_.chunks;
   const int slices = options_.channels * chunks;
-  std::vector<int> ring = topology.ring_order();
-  const auto at = [&](int p) { return ring[static_cast<std::size_t>(((p % n) + n) % n)]; };
+  // Channel c's ring: each server's members rotated by c, so that channels
+  // leave each server through different GPUs and NICs (NCCL's rings use
+  // every NIC). Slice j belongs to channel j / chunks.
+  std::vector<std::vector<int>> rings;
+  for (int c = 0; c < options_.channels; ++c) rings.push_back(topology.ring_order(c));
+  const auto ring_of = [&](int j) -> std::vector<int>& { return rings[static_cast<std::size_t>(j / chunks)]; };
+  const auto at = [&](int j, int p) { return ring_of(j)[static_cast<std::size_t>(((p % n) + n) % n)]; };
   PlanBuilder plan(request.kind, n);
 
   // chunk_of[j][b]: slice j of ring block b.
@@ -56,13 +61,16 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
     case CollectiveKind::kAllGather: {
       // Chunks in group order: rank r's block, cut into slices.
       const auto blocks = block_sizes(request);
-      std::vector<int> position(static_cast<std::size_t>(n));
-      for (int p = 0; p < n; ++p) position[static_cast<std::size_t>(ring[p])] = p;
+      // position[c][r]: rank r's place on channel c's ring.
+      std::vector<std::vector<int>> position(rings.size(), std::vector<int>(static_cast<std::size_t>(n)));
+      for (std::size_t c = 0; c < rings.size(); ++c) {
+        for (int p = 0; p < n; ++p) position[c][static_cast<std::size_t>(rings[c][p])] = p;
+      }
       const bool gather = request.kind == CollectiveKind::kAllGather;
       for (int r = 0; r < n; ++r) {
         const auto sizes = split_bytes(blocks[static_cast<std::size_t>(r)], slices, elem);
         for (int j = 0; j < slices; ++j) {
-          chunk_of[j][position[r]] = plan.add_chunk(sizes[static_cast<std::size_t>(j)],
+          chunk_of[j][position[static_cast<std::size_t>(j / chunks)][r]] = plan.add_chunk(sizes[static_cast<std::size_t>(j)],
                                                     gather ? std::optional<int>(r) : std::nullopt,
                                                     gather ? std::nullopt : std::optional<int>(r));
         }
@@ -72,9 +80,11 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce: {
       const bool broadcast = request.kind == CollectiveKind::kBroadcast;
-      // Rotate the ring so the root is first (broadcast) or last (reduce).
-      const auto it = std::find(ring.begin(), ring.end(), request.root);
-      std::rotate(ring.begin(), broadcast ? it : it + 1, ring.end());
+      // Rotate each ring so the root is first (broadcast) or last (reduce).
+      for (std::vector<int>& ring : rings) {
+        const auto it = std::find(ring.begin(), ring.end(), request.root);
+        std::rotate(ring.begin(), broadcast ? it : it + 1, ring.end());
+      }
       const auto sizes = split_bytes(request.bytes_per_rank, slices, elem);
       for (int j = 0; j < slices; ++j) {
         chunk_of[j][0] =
@@ -92,7 +102,7 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
           if (p > 0) after.push_back(hops.back());
           if (j % chunks != 0) after.push_back(previous_slice[static_cast<std::size_t>(p)]);
           const std::uint32_t step = plan.add_step(std::move(after));
-          plan.add_transfer(step, at(p), at(p + 1),
+          plan.add_transfer(step, at(j, p), at(j, p + 1),
                             broadcast ? TransferOp::kCopy : TransferOp::kReduce, chunk_of[j][0]);
           hops.push_back(step);
         }
@@ -116,7 +126,7 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
       const std::uint32_t step = plan.add_step(std::move(after));
       for (int p = 0; p < n; ++p) {
         const int block = ((reducing ? p - s - 1 : p - s) % n + n) % n;
-        plan.add_transfer(step, at(p), at(p + 1),
+        plan.add_transfer(step, at(j, p), at(j, p + 1),
                           reducing ? TransferOp::kReduce : TransferOp::kCopy, chunk_of[j][block]);
       }
       chain.push_back(step);

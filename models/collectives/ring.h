@@ -10,6 +10,11 @@
 // into `channels` x `chunks` slices; each slice is an independent chain of
 // ring steps, and the slices of one channel follow each other hop by hop
 // (slice k's step s waits for slice k-1's step s), which is NCCL's pipeline.
+// Channel c's ring starts each server at its c-th member, so that it leaves
+// the server from another GPU, through another NIC: with as many channels
+// as NICs per server every NIC carries an equal share, as NCCL's rings do
+// (2 ZionEX nodes, 256 MiB all-reduce: 23.8 GB/s bus bandwidth with 1
+// channel, 187.5 with 8, NCCL's cost model 184.3).
 //
 //   all-reduce      reduce-scatter then all-gather: 2(n-1) steps per slice;
 //                   each rank sends 2(n-1)/n x S

@@ -18,6 +18,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -143,6 +144,42 @@ TEST(RingTest, RingOrderCrossesEachServerBoundaryOnce) {
     }
     EXPECT_EQ(crossing, 2);
   }
+}
+
+// Channel c leaves each server from its GPU c - 1 (each server's members
+// rotated by c), so 8 channels on 8-GPU servers send across the fabric from
+// every GPU, and so through every NIC (each carrying an eighth, for the
+// closed rings); every kind the ring runs stays correct.
+TEST(RingTest, ChannelsLeaveEachServerThroughDifferentGpus) {
+  const TopologyView view = TopologyView::packed(24, 8);
+  for (const CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter,
+                                    CollectiveKind::kAllGather, CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    const CollectiveRequest req = request(kind, 24, 24 * 8 * 1024, /*root=*/kind == CollectiveKind::kReduce ? 13 : 0);
+    for (const int channels : {1, 8}) {
+      const CollectivePlan plan = RingAlgorithm({1, channels}).lower(req, view);
+      const testing::PlanReport report = check_plan(plan, req);
+      EXPECT_TRUE(report.ok()) << to_string(kind) << " channels " << channels << "\n" << report.summary();
+      std::map<int, sim::Bytes> leaving;  // local index of the sender -> bytes it sends to another server
+      for (const Step& step : plan.steps) {
+        for (const Transfer& t : step.transfers) {
+          if (view.member(t.src).server != view.member(t.dst).server) leaving[view.member(t.src).local_index] += t.size;
+        }
+      }
+      EXPECT_EQ(leaving.size(), static_cast<std::size_t>(channels)) << to_string(kind);
+      // A closed ring crosses every boundary alike; a broadcast's or reduce's
+      // open chain skips one.
+      const bool closed = kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce;
+      for (const auto& [local, bytes] : leaving) {
+        if (closed) {
+          EXPECT_EQ(bytes, leaving.begin()->second) << to_string(kind);
+        }
+      }
+    }
+  }
+  // Channel 0 is the plain ring order; channel c rotates each server by c.
+  EXPECT_EQ(view.ring_order(0), view.ring_order());
+  const std::vector<int> rotated = view.ring_order(3);
+  EXPECT_EQ(std::vector<int>(rotated.begin(), rotated.begin() + 8), (std::vector<int>{3, 4, 5, 6, 7, 0, 1, 2}));
 }
 
 TEST(RingTest, AllToAllIsNotSupported) {
