@@ -59,14 +59,34 @@ struct Flags {
   int threads = 0;  // rows simulated in parallel; 0: one per core
 };
 
+// The rows a parameter is fitted to: NVLink's to the runs inside one
+// server, the fabric's to the runs across servers (with all-to-alls next to
+// other collectives, the links' to the others and the all-to-all share to
+// the all-to-alls).
+enum class RowSet { kInside, kAcross, kAcrossOthers, kAcrossAllToAll };
+
+std::string_view describe(RowSet rows) {
+  switch (rows) {
+    case RowSet::kInside:
+      return "the runs inside one server";
+    case RowSet::kAcross:
+      return "the runs across servers";
+    case RowSet::kAcrossOthers:
+      return "the runs across servers other than all-to-alls";
+    case RowSet::kAcrossAllToAll:
+      return "the all-to-all runs across servers";
+  }
+  return "";
+}
+
 // One parameter of the cluster file that the fit may move: its key, its
-// range, and whether it is searched on a log scale.
+// range, whether it is searched on a log scale, and its rows.
 struct Parameter {
   std::string key;
   double lo;
   double hi;
   bool log_scale;
-  bool all_to_all_rows = false;  // fitted to the all-to-all rows alone (the others: to the rest)
+  RowSet rows;  // the rows it is fitted to
 };
 
 // What a row set determines: bandwidth (an efficiency) and latency, of the
@@ -74,16 +94,19 @@ struct Parameter {
 // all-to-all rows next to rows of other collectives, the all-to-alls'
 // own share of the bandwidth too (nic.all_to_all_efficiency): the others
 // set the links, the all-to-alls what many-to-many traffic gets of them.
-std::vector<Parameter> parameters_for(const std::string& fit, bool separate_all_to_all) {
-  if (fit == "nic") {
-    std::vector<Parameter> p = {{"nic.efficiency", 0.02, 1.0, true}, {"fabric.switch_latency_ns", 0.0, 20'000.0, false}};
-    if (separate_all_to_all) p.push_back({"nic.all_to_all_efficiency", 0.02, 1.0, true, true});
-    return p;
+std::vector<Parameter> parameters_for(bool nvlink, bool nic, bool separate_all_to_all) {
+  std::vector<Parameter> p;
+  if (nvlink) {
+    p.push_back({"nvlink.efficiency", 0.02, 1.0, true, RowSet::kInside});
+    p.push_back({"nvlink.latency_ns", 0.0, 20'000.0, false, RowSet::kInside});
   }
-  if (fit == "nvlink") {
-    return {{"nvlink.efficiency", 0.02, 1.0, true}, {"nvlink.latency_ns", 0.0, 20'000.0, false}};
+  if (nic) {
+    const RowSet links = separate_all_to_all ? RowSet::kAcrossOthers : RowSet::kAcross;
+    p.push_back({"nic.efficiency", 0.02, 1.0, true, links});
+    p.push_back({"fabric.switch_latency_ns", 0.0, 20'000.0, false, links});
+    if (separate_all_to_all) p.push_back({"nic.all_to_all_efficiency", 0.02, 1.0, true, RowSet::kAcrossAllToAll});
   }
-  return {};
+  return p;
 }
 
 // The current value of a parameter in a cluster spec.
@@ -123,8 +146,8 @@ std::vector<int> ranks_of(const calibration::NcclTestsRun& run, int nodes, int g
     return ranks;
   }
   if (static_cast<int>(run.hosts.size()) > nodes) {
-    throw InputError(Diagnostic{run.source, "", fmt::format("the run spans {} hosts but the cluster has {} servers "
-                                                            "(use --nodes)", run.hosts.size(), nodes)});
+    throw InputError(Diagnostic{run.source, "", fmt::format("the run spans {} hosts but the cluster has {} server{} "
+                                                            "(use --nodes)", run.hosts.size(), nodes, nodes == 1 ? "" : "s")});
   }
   std::vector<int> used(run.hosts.size(), 0);
   for (const int h : run.rank_host) {
@@ -270,7 +293,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   std::vector<double> measured;
   std::vector<std::int64_t> row_sizes;
   std::vector<bool> all_to_all_row;
-  bool across_servers = false;
+  std::vector<bool> across_row;  // the row's run spans servers
   for (const calibration::NcclTestsRun& r : runs) {
     Case c{.run = &r, .kind = *coll::parse_collective_kind(r.collective), .dtype = dtype_of(r.rows.front(), r.source),
            .ranks = ranks_of(r, nodes, gpn), .algorithm = algorithms.at(r.collective)};
@@ -284,43 +307,81 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
       row_sizes.push_back(row.size_bytes);
       all_to_all_row.push_back(c.kind == coll::CollectiveKind::kAllToAll);
     }
+    bool across = false;
+    for (int g : c.ranks) across |= g / gpn != c.ranks.front() / gpn;
+    across_row.resize(measured.size(), across);
     if (models::is_nccl_algorithm(c.algorithm) && f.fit != "none") {
       throw InputError(Diagnostic{"--algo", "", fmt::format("{} is NCCL's closed-form cost model, which does not run on "
                                                             "the links a fit moves; use a flow algorithm or --fit none",
                                                             c.algorithm)});
     }
-    for (int g : c.ranks) across_servers |= g / gpn != c.ranks.front() / gpn;
     cases.push_back(std::move(c));
   }
-  const std::string fit = f.fit == "auto" ? (across_servers ? "nic" : "nvlink") : f.fit;
+  const std::size_t rows = measured.size();
+  const auto row_mask = [&](RowSet set) {
+    std::vector<bool> use(rows);
+    for (std::size_t i = 0; i < rows; ++i) {
+      switch (set) {
+        case RowSet::kInside:
+          use[i] = !across_row[i];
+          break;
+        case RowSet::kAcross:
+          use[i] = across_row[i];
+          break;
+        case RowSet::kAcrossOthers:
+          use[i] = across_row[i] && !all_to_all_row[i];
+          break;
+        case RowSet::kAcrossAllToAll:
+          use[i] = across_row[i] && all_to_all_row[i];
+          break;
+      }
+    }
+    return use;
+  };
+  const auto any = [](const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); };
+  const bool some_inside = any(row_mask(RowSet::kInside));
+  const bool some_across = any(row_mask(RowSet::kAcross));
+  // auto: NVLink from the runs inside a server, the fabric from those
+  // across, whichever the files have (both when they have both).
+  const bool fit_nvlink = f.fit == "nvlink" || (f.fit == "auto" && some_inside);
+  const bool fit_nic = f.fit == "nic" || (f.fit == "auto" && some_across);
+  if (f.fit == "nvlink" && !some_inside) {
+    throw InputError(Diagnostic{"--fit", "", "nvlink is fitted to runs inside one server, and every run spans servers"});
+  }
+  if (f.fit == "nic" && !some_across) {
+    throw InputError(Diagnostic{"--fit", "", "nic is fitted to runs across servers, and every run is inside one"});
+  }
+  const std::string fit = f.fit != "auto" ? f.fit : fit_nvlink && fit_nic ? "nvlink and nic" : fit_nic ? "nic" : "nvlink";
   // Across servers, all-to-all rows next to others get their own share of
   // the fabric (nic.all_to_all_efficiency); inside a server it plays no part.
-  const bool some_all_to_all = std::find(all_to_all_row.begin(), all_to_all_row.end(), true) != all_to_all_row.end();
-  const bool some_other = std::find(all_to_all_row.begin(), all_to_all_row.end(), false) != all_to_all_row.end();
-  const bool separate = fit == "nic" && some_all_to_all && some_other;
-  const std::vector<Parameter> params = parameters_for(fit, separate);
-  std::vector<bool> all_rows(measured.size(), true);
-  std::vector<bool> other_rows(measured.size());
-  for (std::size_t i = 0; i < measured.size(); ++i) other_rows[i] = !all_to_all_row[i];
+  const bool separate =
+      fit_nic && any(row_mask(RowSet::kAcrossAllToAll)) && any(row_mask(RowSet::kAcrossOthers));
+  const std::vector<Parameter> params = parameters_for(fit_nvlink, fit_nic, separate);
+  std::vector<std::vector<bool>> masks;  // per parameter
+  for (const Parameter& p : params) masks.push_back(row_mask(p.rows));
+  std::vector<bool> fitted_rows(rows, false);
+  for (const std::vector<bool>& m : masks) {
+    for (std::size_t i = 0; i < rows; ++i) fitted_rows[i] = fitted_rows[i] || m[i];
+  }
   // Each parameter needs rows of its own to pin it: k parameters fitted to
   // one row set need at least k distinct sizes there (a bandwidth and a
   // latency fitted to one size trade against each other freely).
   {
-    std::map<int, std::vector<std::string>> by_set;  // 0 all rows, 1 the others, 2 the all-to-alls
-    for (const Parameter& p : params) by_set[!separate ? 0 : p.all_to_all_rows ? 2 : 1].push_back(p.key);
+    std::map<RowSet, std::vector<std::string>> by_set;
+    for (const Parameter& p : params) by_set[p.rows].push_back(p.key);
     for (const auto& [set, keys] : by_set) {
+      const std::vector<bool> use = row_mask(set);
       std::set<std::int64_t> sizes;
-      for (std::size_t i = 0; i < row_sizes.size(); ++i) {
-        if (set == 0 || (set == 2) == all_to_all_row[i]) sizes.insert(row_sizes[i]);
+      for (std::size_t i = 0; i < rows; ++i) {
+        if (use[i]) sizes.insert(row_sizes[i]);
       }
       if (sizes.size() < keys.size()) {
         throw InputError(Diagnostic{
             "--nccl-tests", "",
-            fmt::format("fitting {} ({} parameter{}) needs rows of at least {} distinct sizes{}; the files give {}: "
-                        "measure a sweep (nccl-tests -b 8 -e 1G -f 2), or fit fewer (--fit)",
+            fmt::format("fitting {} ({} parameter{}) needs rows of at least {} distinct sizes in {}; the files give "
+                        "{}: measure a sweep (nccl-tests -b 8 -e 1G -f 2), or fit fewer (--fit)",
                         fmt::join(keys, " and "), keys.size(), keys.size() == 1 ? "" : "s", keys.size(),
-                        set == 0 ? "" : set == 1 ? " among the rows of other collectives" : " among the all-to-all rows",
-                        sizes.size())});
+                        describe(set), sizes.size())});
       }
     }
   }
@@ -350,7 +411,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
         std::vector<double> v = values;
         v[i] = p.log_scale ? std::exp(x) : x;
         ++evaluations;
-        const std::vector<bool>& use = !separate ? all_rows : p.all_to_all_rows ? all_to_all_row : other_rows;
+        const std::vector<bool>& use = masks[i];
         return misfit(simulate(request, assignments_of(v), cases, sources, f.gpu, f.threads, &use), measured, use);
       };
       const double lo = p.log_scale ? std::log(p.lo) : p.lo;
@@ -502,8 +563,9 @@ void add_calibrate_network_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--op", f->op, "The collective, for files of nccl-tests before 2.17 (e.g. all_reduce_perf)");
   cmd->add_option("--algo", f->algorithms, "Algorithm that models a kind (default: whatif's): KIND=NAME")->take_all();
   cmd->add_option("--fit", f->fit,
-                  "What to fit: nic (RoCE efficiency, switch latency, all-to-all efficiency), nvlink (efficiency, "
-                  "latency), none; auto: nic when a run spans servers")
+                  "What to fit: nic (RoCE efficiency, switch latency, all-to-all efficiency; to the runs across "
+                  "servers), nvlink (efficiency, latency; to the runs inside one), none; auto: each that the runs "
+                  "allow")
       ->check(CLI::IsMember({"auto", "nic", "nvlink", "none"}))
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Write the cluster file with the fitted values")->option_text("CLUSTER.json");

@@ -146,6 +146,34 @@ TEST(CalibrateNetworkTest, RecoversNvlinkInsideOneServer) {
   EXPECT_LT(j["files"][0]["mape_after_percent"].get<double>(), 0.5);
 }
 
+// Runs inside one server and across two, measured on one cluster whose
+// NVLink and fabric both differ from the preset: auto fits NVLink to the
+// first and the fabric to the second, and finds both.
+TEST(CalibrateNetworkTest, FitsNvlinkAndTheFabricTogether) {
+  const std::vector<std::string> truth = {"--set", "nvlink.efficiency=0.6",     "--set", "nvlink.latency_ns=300",
+                                          "--set", "nic.efficiency=0.45",       "--set", "fabric.switch_latency_ns=1200"};
+  std::vector<std::string> inside = {"--nodes", "1", "--op", "all_gather", "--algo", "hierarchical"};
+  std::vector<std::string> across = {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical"};
+  inside.insert(inside.end(), truth.begin(), truth.end());
+  across.insert(across.end(), truth.begin(), truth.end());
+  const std::string ag = measured_file("ag_inside.txt", inside, "all_gather_perf", 1, 8);
+  const std::string ar = measured_file("ar_across.txt", across, "all_reduce_perf", 2, 8);
+  const Result r = run({"calibrate-network", "--nccl-tests", ag, ar, "--nodes", "2", "--format", "json"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fit"], "nvlink and nic");
+  EXPECT_NEAR(j["fitted"]["nvlink.efficiency"]["value"].get<double>(), 0.6, 0.6 * 0.005);
+  EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.45, 0.45 * 0.01);
+  EXPECT_NEAR(j["fitted"]["fabric.switch_latency_ns"]["value"].get<double>(), 1200, 1200 * 0.1);
+  for (const nlohmann::json& file : j["files"]) EXPECT_LT(file["mape_after_percent"].get<double>(), 1.0) << file;
+  // --fit nvlink takes only the runs inside a server; with none, it says so.
+  const Result nvlink_only = run({"calibrate-network", "--nccl-tests", ar, "--fit", "nvlink"});
+  EXPECT_EQ(nvlink_only.status, kExitBadInput);
+  EXPECT_NE(nvlink_only.err.find("--fit: nvlink is fitted to runs inside one server, and every run spans servers"),
+            std::string::npos)
+      << nvlink_only.err;
+}
+
 // Comparison only, and the combinations that cannot work.
 TEST(CalibrateNetworkTest, ComparisonOnlyAndBadCombinations) {
   const std::string file = measured_file("ar2.txt", {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical"},
@@ -158,7 +186,7 @@ TEST(CalibrateNetworkTest, ComparisonOnlyAndBadCombinations) {
   EXPECT_NE(nccl.err.find("closed-form cost model"), std::string::npos) << nccl.err;
   const Result small = run({"calibrate-network", "--nccl-tests", file, "--nodes", "1"});
   EXPECT_EQ(small.status, kExitBadInput);
-  EXPECT_NE(small.err.find("the run spans 2 hosts but the cluster has 1 servers (use --nodes)"), std::string::npos)
+  EXPECT_NE(small.err.find("the run spans 2 hosts but the cluster has 1 server (use --nodes)"), std::string::npos)
       << small.err;
   const Result dense = run({"calibrate-network", "--nccl-tests", file, "--set", "gpus_per_node=4"});
   EXPECT_EQ(dense.status, kExitBadInput);
@@ -188,7 +216,7 @@ TEST(CalibrateNetworkTest, TooFewSizesForTheParametersAreRefused) {
   const Result r = run({"calibrate-network", "--nccl-tests", path, "--nodes", "1"});
   EXPECT_EQ(r.status, kExitBadInput);
   EXPECT_NE(r.err.find("fitting nvlink.efficiency and nvlink.latency_ns (2 parameters) needs rows of at least 2 "
-                       "distinct sizes; the files give 1"),
+                       "distinct sizes in the runs inside one server; the files give 1"),
             std::string::npos)
       << r.err;
 }
