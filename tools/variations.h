@@ -69,10 +69,16 @@ std::int64_t variation_integer(const std::string& key, const std::string& value,
 const std::string& variation_one_of(const std::string& key, const std::string& value,
                                     std::initializer_list<const char*> valid);
 
-/// --vary's arguments as a JSON object, {"KEY": ["V1", "V2"], ...} in order.
+/// A knob's value in JSON: a number when the text is one ("200", "0.5"),
+/// else the text ("h200", "gpu:0=0.8").
+nlohmann::ordered_json knob_value_json(const std::string& value);
+
+/// --vary's arguments as a JSON object, {"KEY": [V1, V2], ...} in order,
+/// each value as knob_value_json gives it.
 nlohmann::ordered_json variations_json(const std::vector<std::string>& texts);
 
-/// One combination as a JSON object, {"KEY": "V", ...} in order.
+/// One combination as a JSON object, {"KEY": V, ...} in order (values as
+/// knob_value_json gives them).
 nlohmann::ordered_json settings_json(const Settings& settings);
 
 /// A CSV field in quotes, quotes inside doubled (RFC 4180).

@@ -251,9 +251,8 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
     for (std::size_t k = 0; k < variants.front().settings.size(); ++k) {
       nlohmann::ordered_json values = nlohmann::ordered_json::array();
       for (const WhatIfVariant& v : variants) {
-        if (std::find(values.begin(), values.end(), v.settings[k].second) == values.end()) {
-          values.push_back(v.settings[k].second);
-        }
+        const nlohmann::ordered_json value = knob_value_json(v.settings[k].second);
+        if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
       }
       vary[variants.front().settings[k].first] = std::move(values);
     }
