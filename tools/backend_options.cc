@@ -74,7 +74,7 @@ void check_algorithm_for(const models::collectives::CollectiveRegistry& registry
   for (const std::string& n : registry.names()) {
     if (registry.create(n)->supports(*k)) runs_kind.push_back(n);
   }
-  for (const char* n : {"nccl", "nccl-2.13", "nccl-2.20"}) runs_kind.emplace_back(n);
+  for (const std::string& n : models::nccl_algorithm_names()) runs_kind.push_back(n);
   if (!registry.contains(name)) {
     std::string message = fmt::format("unknown collective algorithm '{}' for {}", name, kind);
     if (const auto guess = json::closest_match(name, runs_kind)) message += fmt::format(" (did you mean '{}'?)", *guess);

@@ -158,7 +158,7 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
 }
 
 models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std::string& format,
-                               const models::DeviceProfile& device) {
+                               const models::DeviceProfile& device, const std::vector<std::string>& algorithms) {
   const std::vector<std::string> files = expand(paths);
   if (files.empty()) throw InputError(Diagnostic{"--trace", "", "no trace files found"});
   std::string kind = format;
@@ -183,7 +183,7 @@ models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std:
     if (files.size() != 1) {
       throw InputError(Diagnostic{"--trace", "", fmt::format("a zionsim trace is one file, got {}", files.size())});
     }
-    return workloads::load_trace(files.front(), &device);
+    return workloads::load_trace(files.front(), &device, &algorithms);
   }
   throw InputError(Diagnostic{"--trace-format", "",
                               fmt::format("importing {} traces is not implemented yet", kind)});
@@ -204,9 +204,15 @@ struct Summary {
 
 // The trace on this cluster: its ranks must be GPUs of the cluster; GPUs
 // the cluster degrades (--degrade gpu:R=SPEED) compute slower.
-models::OpGraph load_run_graph(const Flags& f, const std::string& trace_name, const topology::LoadedCluster& cluster,
-                               const models::DeviceProfile& device) {
-  models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device);
+models::OpGraph load_run_graph(const Flags& f, const AlgorithmSources& sources, const std::string& trace_name,
+                               const topology::LoadedCluster& cluster, const models::DeviceProfile& device) {
+  // The algorithms a trace's collectives may name: the registry's (built-in,
+  // plug-ins, schedules) and NCCL's cost model.
+  models::collectives::CollectiveRegistry registry;
+  fill_registry(sources, registry);
+  std::vector<std::string> algorithms = registry.names();
+  for (const std::string& n : models::nccl_algorithm_names()) algorithms.push_back(n);
+  models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device, algorithms);
   if (graph.num_ranks > cluster.topology.num_gpus()) {
     throw InputError(Diagnostic{trace_name, "/ranks",
                                 fmt::format("the trace has {} ranks but the cluster has {} GPUs (use --nodes)",
@@ -239,7 +245,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
       ClusterAndGpu system = load_cluster_and_gpu(v.request, v.flags.gpu, v.flags.profile);
       topology::LoadedCluster& cluster = system.cluster;
       models::DeviceProfile& device = system.device;
-      models::OpGraph graph = load_run_graph(f, trace_name, cluster, device);
+      models::OpGraph graph = load_run_graph(f, sources, trace_name, cluster, device);
       models::collectives::CollectiveRegistry registry;
       fill_registry(sources, registry);
       for (const auto& [kind, name] : parse_algorithm_flags(v.flags.algorithms)) {
@@ -357,7 +363,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   const topology::LoadedCluster& cluster = system.cluster;
   const models::DeviceProfile& device = system.device;
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
-  const models::OpGraph graph = load_run_graph(f, trace_name, cluster, device);
+  const models::OpGraph graph = load_run_graph(f, sources, trace_name, cluster, device);
   OutputFile timeline_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   sim::Simulator sim;

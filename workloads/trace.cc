@@ -65,7 +65,8 @@ sim::Duration kernel_time(json::ObjectReader& k, const models::DeviceProfile* de
 
 namespace {
 
-models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* device) {
+models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* device,
+                           const std::vector<std::string>* algorithms) {
   json::ObjectReader root = doc.root();
   json::Diagnostics& diagnostics = doc.diagnostics();
   doc.check_schema_version(root, {kSchemaVersion});
@@ -88,6 +89,10 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
       }
     }
   }
+  // Problems of the graph as a whole name things by the file's ids.
+  models::OpGraphNames names;
+  std::vector<std::string> collective_pointer;
+  std::vector<std::string> transfer_pointer;
   std::map<std::int64_t, std::size_t> collective_index;
   if (auto list = root.array("collectives")) {
     for (std::size_t i = 0; i < list->size(); ++i) {
@@ -95,6 +100,8 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
       models::CollectiveCall call;
       std::int64_t id = static_cast<std::int64_t>(i);
       c.read_int("id", id, json::IntRange{0, std::int64_t{1} << 53});
+      names.collective_ids.push_back(id);
+      collective_pointer.push_back(list->element_pointer(i));
       if (!collective_index.emplace(id, i).second) c.error("id", fmt::format("duplicate collective id {}", id));
       c.require("kind");
       c.read_enum("kind", call.kind, kCollectiveKinds);
@@ -128,7 +135,11 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
         }
       }
       c.read_enum("dtype", call.dtype, kTypes);
-      c.read_string("algorithm", call.algorithm);
+      if (algorithms != nullptr) {
+        c.read_enum("algorithm", call.algorithm, *algorithms);
+      } else {
+        c.read_string("algorithm", call.algorithm);
+      }
       c.read_int("root", call.root, json::IntRange{0, 1 << 24});
       c.finish();
       g.collectives.push_back(std::move(call));
@@ -141,6 +152,8 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
       models::TransferCall call;
       std::int64_t id = static_cast<std::int64_t>(i);
       t.read_int("id", id, json::IntRange{0, std::int64_t{1} << 53});
+      names.transfer_ids.push_back(id);
+      transfer_pointer.push_back(list->element_pointer(i));
       if (!transfer_index.emplace(id, i).second) t.error("id", fmt::format("duplicate transfer id {}", id));
       for (const char* key : {"src", "dst", "size_bytes"}) t.require(key);
       t.read_int("src", call.src, json::IntRange{0, g.num_ranks - 1});
@@ -162,6 +175,7 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
       models::Op op;
       std::int64_t id = static_cast<std::int64_t>(i);
       o.read_int("id", id, json::IntRange{0, std::int64_t{1} << 53});
+      names.op_ids.push_back(id);
       if (!op_index.emplace(id, static_cast<std::uint32_t>(i)).second) {
         o.error("id", fmt::format("duplicate op id {}", id));
       }
@@ -251,10 +265,13 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
   }
   doc.throw_if_errors();
   // The graph as a whole: cycles, collective membership, send/recv pairs.
-  for (const models::OpGraphProblem& p : models::validate(g)) {
-    std::string message = p.message;
-    // Name ops by their ids in the file, not by array positions.
-    diagnostics.error(p.op >= 0 ? op_pointer[static_cast<std::size_t>(p.op)] : "", message);
+  for (const models::OpGraphProblem& p : models::validate(g, &names)) {
+    // At the op, collective or transfer the problem is about.
+    const std::string where = p.op >= 0           ? op_pointer[static_cast<std::size_t>(p.op)]
+                              : p.collective >= 0 ? collective_pointer[static_cast<std::size_t>(p.collective)]
+                              : p.transfer >= 0   ? transfer_pointer[static_cast<std::size_t>(p.transfer)]
+                                                  : "";
+    diagnostics.error(where, p.message);
   }
   doc.throw_if_errors();
   return g;
@@ -262,15 +279,17 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
 
 }  // namespace
 
-models::OpGraph parse_trace(std::string_view text, const std::string& source, const models::DeviceProfile* device) {
+models::OpGraph parse_trace(std::string_view text, const std::string& source, const models::DeviceProfile* device,
+                            const std::vector<std::string>* algorithms) {
   json::Document doc = json::Document::parse(text, source);
-  return read_trace(doc, device);
+  return read_trace(doc, device, algorithms);
 }
 
-models::OpGraph load_trace(const std::string& path, const models::DeviceProfile* device) {
+models::OpGraph load_trace(const std::string& path, const models::DeviceProfile* device,
+                           const std::vector<std::string>* algorithms) {
   // Parsed once: a million-op trace is about 100 MB of JSON.
   json::Document doc = json::Document::load_file(path);
-  return read_trace(doc, device);
+  return read_trace(doc, device, algorithms);
 }
 
 void write_trace(std::ostream& out, const models::OpGraph& g) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "models/compute/device_profile.h"
 #include "models/execution/op_graph.h"
@@ -26,11 +27,16 @@
 namespace zx::workloads {
 
 /// Reads a trace. Compute ops may give a fixed `duration_ps` / `duration_ns`
-/// or a `kernel` the cost models price with `device` (required then).
-/// Throws zx::InputError listing every problem.
+/// or a `kernel` the cost models price with `device` (required then). With
+/// `algorithms`, a collective's "algorithm" must be one of them (checked at
+/// its pointer, with the rest of the file). Problems of the graph as a whole
+/// (membership, pairs, cycles) name ops, collectives and transfers by their
+/// ids in the file. Throws zx::InputError listing every problem.
 models::OpGraph parse_trace(std::string_view text, const std::string& source,
-                            const models::DeviceProfile* device = nullptr);
-models::OpGraph load_trace(const std::string& path, const models::DeviceProfile* device = nullptr);
+                            const models::DeviceProfile* device = nullptr,
+                            const std::vector<std::string>* algorithms = nullptr);
+models::OpGraph load_trace(const std::string& path, const models::DeviceProfile* device = nullptr,
+                           const std::vector<std::string>* algorithms = nullptr);
 
 /// Writes a graph as a trace (durations in integer picoseconds).
 void write_trace(std::ostream& out, const models::OpGraph& graph);

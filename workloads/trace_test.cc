@@ -120,7 +120,7 @@ TEST(TraceTest, BadTracesGiveExactErrors) {
   EXPECT_EQ(errors_of(head + R"("ops": [
       {"id": 5, "rank": 0, "stream": "s", "kind": "compute", "duration_ns": 1, "deps": [6]},
       {"id": 6, "rank": 0, "stream": "c", "kind": "compute", "duration_ns": 1, "deps": [5]}]})"),
-            "t.json: /ops/0: dependency cycle through ops 0 -> 1");
+            "t.json: /ops/0: dependency cycle through ops 5 -> 6");
   // A missing dependency and a wrong type.
   EXPECT_EQ(errors_of(head + R"("ops": [
       {"id": 5, "rank": 0, "stream": "s", "kind": "compute", "duration_ns": "ten", "deps": [9]}]})"),
@@ -131,11 +131,25 @@ TEST(TraceTest, BadTracesGiveExactErrors) {
   // An unmatched send.
   EXPECT_EQ(errors_of(head + R"("transfers": [{"id": 0, "src": 0, "dst": 1, "size_bytes": 8}], "ops": [
       {"id": 1, "rank": 0, "stream": "c", "kind": "send", "transfer": 0}]})"),
-            "t.json: transfer 0 (0 -> 1): 1 sends and 0 receives, expected one of each");
+            "t.json: /transfers/0: transfer 0 (0 -> 1): 1 sends and 0 receives, expected one of each");
   // A collective whose group is not what its members issue.
   EXPECT_EQ(errors_of(head + R"("collectives": [{"id": 3, "kind": "all_reduce", "ranks": [0, 1], "size_bytes": 8}], "ops": [
       {"id": 1, "rank": 0, "stream": "c", "kind": "collective", "collective": 3}]})"),
-            "t.json: collective 0 (all_reduce): member rank 1 issues it 0 times, expected once");
+            "t.json: /collectives/0: collective 3 (all_reduce): member rank 1 issues it 0 times, expected once");
+  // With the known algorithms, a misspelt one is found with the rest of the file.
+  const std::vector<std::string> algorithms = {"direct", "hierarchical", "ring"};
+  try {
+    parse_trace(head + R"("collectives": [{"id": 3, "kind": "all_reduce", "ranks": [0, 1], "size_bytes": 8,
+        "algorithm": "rign"}], "ops": [{"id": 1, "rank": 0, "stream": "c", "kind": "collective", "collective": 3,
+        "duraton_ns": 1}]})",
+                "t.json", nullptr, &algorithms);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "t.json: /collectives/0/algorithm: unknown value 'rign' (did you mean 'ring'?); valid: direct, "
+              "hierarchical, ring\n"
+              "t.json: /ops/0: unknown key 'duraton_ns' (did you mean 'duration_ns'?)");
+  }
   // Unknown keys, streams and kinds.
   EXPECT_EQ(errors_of(head + R"("ops": [
       {"id": 1, "rank": 2, "stream": "x", "kind": "kernel", "duraton_ns": 1}]})"),

@@ -88,8 +88,11 @@ const collectives::CollectiveAlgorithm& NetworkBackend::algorithm(const std::str
   return *it->second;
 }
 
+std::vector<std::string> nccl_algorithm_names() { return {"nccl", "nccl-2.13", "nccl-2.20"}; }
+
 bool is_nccl_algorithm(const std::string& name) {
-  return name == "nccl" || name == "nccl-2.13" || name == "nccl-2.20";
+  const std::vector<std::string> names = nccl_algorithm_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, const std::string& name,

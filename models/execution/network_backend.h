@@ -62,6 +62,8 @@ struct NetworkBackendOptions {
 
 /// Names the backend runs with NCCL's cost model instead of a plan.
 bool is_nccl_algorithm(const std::string& name);
+/// The names is_nccl_algorithm accepts: "nccl", "nccl-2.13", "nccl-2.20".
+std::vector<std::string> nccl_algorithm_names();
 
 class NetworkBackend : public CommunicationBackend {
  public:

@@ -37,11 +37,20 @@ int OpGraph::stream(const std::string& name) {
   return static_cast<int>(stream_names.size() - 1);
 }
 
-std::vector<OpGraphProblem> validate(const OpGraph& g) {
+std::vector<OpGraphProblem> validate(const OpGraph& g, const OpGraphNames* names) {
   std::vector<OpGraphProblem> problems;
   const auto problem = [&](std::int64_t op, std::string message) {
     problems.push_back({op, std::move(message)});
   };
+  const auto about = [&](std::int64_t collective, std::int64_t transfer, std::string message) {
+    problems.push_back({-1, std::move(message), collective, transfer});
+  };
+  const auto name_in = [](const std::vector<std::int64_t>* ids, std::size_t i) {
+    return ids != nullptr && i < ids->size() ? (*ids)[i] : static_cast<std::int64_t>(i);
+  };
+  const auto op_name = [&](std::size_t i) { return name_in(names ? &names->op_ids : nullptr, i); };
+  const auto collective_name = [&](std::size_t i) { return name_in(names ? &names->collective_ids : nullptr, i); };
+  const auto transfer_name = [&](std::size_t i) { return name_in(names ? &names->transfer_ids : nullptr, i); };
   const std::size_t n = g.ops.size();
   if (g.num_ranks < 1) problem(-1, fmt::format("expected at least one rank, got {}", g.num_ranks));
 
@@ -61,7 +70,7 @@ std::vector<OpGraphProblem> validate(const OpGraph& g) {
       problem(id, fmt::format("negative duration {}", op.duration.to_string()));
     }
     for (std::uint32_t d : op.deps) {
-      if (d >= n) problem(id, fmt::format("depends on op {}, which does not exist", d));
+      if (d >= n) problem(id, fmt::format("depends on op {}, which does not exist", op_name(d)));
       if (d == i) problem(id, "depends on itself");
     }
     switch (op.kind) {
@@ -90,18 +99,19 @@ std::vector<OpGraphProblem> validate(const OpGraph& g) {
   }
   for (std::size_t c = 0; c < g.collectives.size(); ++c) {
     const CollectiveCall& call = g.collectives[c];
-    if (call.bytes_per_rank.count() < 0) problem(-1, fmt::format("collective {}: negative size", c));
+    if (call.bytes_per_rank.count() < 0) about(c, -1, fmt::format("collective {}: negative size", collective_name(c)));
     std::map<int, int> issued;
     for (std::uint32_t i : collective_ops[c]) ++issued[g.ops[i].rank];
     for (int r : call.ranks) {
       if (issued[r] != 1) {
-        problem(-1, fmt::format("collective {} ({}): member rank {} issues it {} times, expected once", c,
-                                call.kind, r, issued[r]));
+        about(c, -1, fmt::format("collective {} ({}): member rank {} issues it {} times, expected once",
+                                 collective_name(c), call.kind, r, issued[r]));
       }
     }
     for (const auto& [rank, count] : issued) {
       if (std::find(call.ranks.begin(), call.ranks.end(), rank) == call.ranks.end()) {
-        problem(-1, fmt::format("collective {} ({}): rank {} issues it but is not a member", c, call.kind, rank));
+        about(c, -1, fmt::format("collective {} ({}): rank {} issues it but is not a member", collective_name(c),
+                                 call.kind, rank));
       }
     }
   }
@@ -113,17 +123,23 @@ std::vector<OpGraphProblem> validate(const OpGraph& g) {
       const Op& op = g.ops[i];
       if (op.kind == OpKind::kSend) {
         ++sends;
-        if (op.rank != call.src) problem(i, fmt::format("sends transfer {} from rank {}, but its source is {}", t, op.rank, call.src));
+        if (op.rank != call.src) {
+          problem(i, fmt::format("sends transfer {} from rank {}, but its source is {}", transfer_name(t), op.rank,
+                                 call.src));
+        }
       } else {
         ++recvs;
-        if (op.rank != call.dst) problem(i, fmt::format("receives transfer {} on rank {}, but its destination is {}", t, op.rank, call.dst));
+        if (op.rank != call.dst) {
+          problem(i, fmt::format("receives transfer {} on rank {}, but its destination is {}", transfer_name(t),
+                                 op.rank, call.dst));
+        }
       }
     }
     if (sends != 1 || recvs != 1) {
-      problem(-1, fmt::format("transfer {} ({} -> {}): {} sends and {} receives, expected one of each", t,
-                              call.src, call.dst, sends, recvs));
+      about(-1, t, fmt::format("transfer {} ({} -> {}): {} sends and {} receives, expected one of each",
+                               transfer_name(t), call.src, call.dst, sends, recvs));
     }
-    if (call.size.count() < 0) problem(-1, fmt::format("transfer {}: negative size", t));
+    if (call.size.count() < 0) about(-1, t, fmt::format("transfer {}: negative size", transfer_name(t)));
   }
   if (!problems.empty()) return problems;
 
@@ -185,7 +201,9 @@ std::vector<OpGraphProblem> validate(const OpGraph& g) {
         for (std::size_t j = k; j < stack.size(); ++j) cycle.push_back(via[j]);
         cycle.push_back(op);
         std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-        problem(op, fmt::format("dependency cycle through ops {}", fmt::join(cycle, " -> ")));
+        std::vector<std::int64_t> named;
+        for (std::uint32_t i : cycle) named.push_back(op_name(i));
+        problem(cycle.front(), fmt::format("dependency cycle through ops {}", fmt::join(named, " -> ")));
         return problems;
       }
       if (colour[v] == 0) {

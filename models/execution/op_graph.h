@@ -106,6 +106,16 @@ void slow_compute(OpGraph& graph, std::span<const double> speed_by_rank);
 struct OpGraphProblem {
   std::int64_t op = -1;
   std::string message;
+  std::int64_t collective = -1;  ///< the collective (index) a problem of no op is about, or -1
+  std::int64_t transfer = -1;    ///< the transfer (index) a problem of no op is about, or -1
+};
+
+/// How validate() names ops, collectives and transfers in its messages: by
+/// their positions (the default), or by the ids of the file they came from.
+struct OpGraphNames {
+  std::vector<std::int64_t> op_ids;          ///< per op; empty: positions
+  std::vector<std::int64_t> collective_ids;  ///< per collective; empty: positions
+  std::vector<std::int64_t> transfer_ids;    ///< per transfer; empty: positions
 };
 
 /// Checks the graph: ranks and streams in range, dependencies that exist,
@@ -113,7 +123,7 @@ struct OpGraphProblem {
 /// indices), every collective issued exactly once by each member and by no
 /// one else, every transfer with exactly one send on its src and one recv on
 /// its dst, non-negative durations and sizes. Returns every problem found.
-std::vector<OpGraphProblem> validate(const OpGraph& graph);
+std::vector<OpGraphProblem> validate(const OpGraph& graph, const OpGraphNames* names = nullptr);
 
 }  // namespace zx::models
 
