@@ -25,6 +25,7 @@ expect 0 out "Subcommands:" -- --help
 expect 0 out "^zionsim [0-9]" -- --version
 expect 0 out "^zionsim [0-9]" -- version
 expect 0 out "clusters:" -- list
+expect 0 out "\"name\": \"h200\"" -- list gpus --format json
 expect 2 err "zionsim: error: expected a command" --
 expect 2 err "unknown command 'frobnicate'" -- frobnicate
 expect 2 err "zionsim: error:" -- list --no-such-flag
@@ -195,7 +196,7 @@ if [[ $(grep -c '"kind":"roce","bandwidth_gbyte_per_s":12.5,' "$degraded") != 1 
   failures=$((failures + 1))
 fi
 rm -f "$degraded"
-# docs/output_formats.md names every JSON key whatif, plan, collective and run write.
+# docs/output_formats.md names every JSON key whatif, plan, collective, run and list write.
 jsons=$(mktemp -d)
 "$zionsim" whatif --nodes 1 --vary model=dlrm-a-small,dlrm-a --format json >"$jsons/whatif.json" 2>/dev/null
 "$zionsim" whatif --nodes 1 --model dlrm-a-small --degrade gpu:0=0.5 --format json >"$jsons/whatif_degrade.json" 2>/dev/null
@@ -207,6 +208,7 @@ jsons=$(mktemp -d)
 "$zionsim" collective --nodes 1 -b 1K -e 1K --vary nic-gbit=100,200 --format json >"$jsons/collective_vary.json"
 "$zionsim" run --nodes 2 --trace "$trace" --format json >"$jsons/run.json"
 "$zionsim" run --nodes 2 --trace "$trace" --vary nic-gbit=100 --format json >"$jsons/run_vary.json"
+"$zionsim" list --format json >"$jsons/list.json"
 if ! python3 - "${TEST_SRCDIR}/${TEST_WORKSPACE}/docs/output_formats.md" "$jsons"/*.json <<'PY'
 import json, sys
 doc = open(sys.argv[1]).read()
