@@ -161,6 +161,15 @@ TEST(CliTest, CollectiveSweepFromZeroEnds) {
   while (std::getline(in, line)) sizes.push_back(line.substr(0, line.find(',')));
   EXPECT_EQ(sizes, (std::vector<std::string>{"0", "4", "8", "16"})) << r.out;
   EXPECT_TRUE(contains(r.out, "0,0,fp32,ring,0.000,")) << r.out;
+  // Steps smaller than an element round to the size before them: no
+  // repeated rows (1, 1.5, 2.25, ... bytes are 0 bytes of fp32 until 4).
+  const Result fine = run({"collective", "--nodes", "1", "-b", "1", "-e", "8", "-f", "1.5", "--format", "csv"});
+  ASSERT_EQ(fine.status, kExitOk) << fine.err;
+  std::vector<std::string> fine_sizes;
+  std::istringstream fine_in(fine.out);
+  std::getline(fine_in, line);  // header
+  while (std::getline(fine_in, line)) fine_sizes.push_back(line.substr(0, line.find(',')));
+  EXPECT_EQ(fine_sizes, (std::vector<std::string>{"0", "4", "8"})) << fine.out;
 }
 
 // The CSV data rows of a run, without the header.

@@ -187,7 +187,10 @@ std::vector<std::int64_t> sweep_sizes(std::int64_t lo, std::int64_t hi, double f
                                               "use a larger --step-factor or raise --max-points",
                                               lo, hi, factor, max_points)});
     }
-    sizes.push_back(static_cast<std::int64_t>(std::llround(size)) / elem * elem);
+    // Sizes round down to whole elements; a step that lands on the size
+    // before it (small sizes, small factors) adds no row.
+    const std::int64_t rounded = static_cast<std::int64_t>(std::llround(size)) / elem * elem;
+    if (sizes.empty() || rounded != sizes.back()) sizes.push_back(rounded);
     if (lo == hi) break;
   }
   return sizes;

@@ -527,7 +527,8 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->option_text("N,N,...");
   f->batch = add_model_options(*cmd, *options, /*with_search=*/true);
   cmd->add_option("--a2a-precision", f->a2a_precision,
-                  "Element type of the pooled-embedding all-to-all (quantized communication)")
+                  "Element type of the pooled-embedding all-to-all (quantized communication); default: the "
+                  "embeddings' type (fp16 for the built-in models)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
   cmd->add_option("--a2a-backward-precision", f->a2a_backward_precision,
                   "Element type of the gradient all-to-all (default: as forward)")
