@@ -145,7 +145,7 @@ void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_
   cmd.add_option("--completion-quantum-ns", completion_quantum_ns,
                  "Round flow finish times up to a multiple of this, so that flows due within it finish "
                  "together (fewer re-solves); 0: exact to the picosecond")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(CLI::Range(0.0, kMaxCompletionQuantumNs))
       ->capture_default_str();
 }
 

@@ -72,6 +72,12 @@ ClusterAndGpu load_cluster_and_gpu(topology::ClusterRequest request, const std::
 /// with the variables' values as the defaults shown.
 void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns);
 
+/// The largest completion quantum the flags take, ns: SimGrid's default
+/// timing precision (surf/precision, 1e-5 s, FlowNetwork's comment). Each
+/// finishing instant may wait up to a quantum, and an iteration has
+/// thousands of them: 1 ms made model A's 67 ms iteration 599 ms.
+constexpr double kMaxCompletionQuantumNs = 1e4;
+
 /// The network model of `topology` on `sim`, as those flags say.
 std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const topology::Topology& topology,
                                                   const std::string& fidelity, double completion_quantum_ns);

@@ -86,7 +86,7 @@ void apply_knob(Variant& v, const std::string& key, const std::string& value) {
   } else if (key == "fidelity") {
     v.flags.fidelity = variation_one_of(key, value, {"flow", "analytical"});
   } else if (key == "completion-quantum-ns") {
-    v.flags.completion_quantum_ns = variation_number(key, value, 0, 1e6);
+    v.flags.completion_quantum_ns = variation_number(key, value, 0, kMaxCompletionQuantumNs);
   } else if (key.starts_with("algo.")) {
     const auto kind = models::collectives::parse_collective_kind(key.substr(5));
     if (!kind) {

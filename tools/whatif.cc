@@ -455,7 +455,7 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"a2a-backward-precision", "fp32, fp16, bf16, fp8 (as --a2a-backward-precision)"},
           {"all-reduce-precision", "fp32, fp16, bf16 (as --all-reduce-precision)"},
           {"fidelity", "flow, analytical (as --fidelity)"},
-          {"completion-quantum-ns", "0 to 1e6 (as --completion-quantum-ns)"},
+          {"completion-quantum-ns", "0 to 10000 (as --completion-quantum-ns)"},
           {"embeddings", "fused, unfused (--unfused)"},
           {"pipeline", "on, off (--no-pipeline)"},
           {"prefetch-cache", "off, on (--prefetch-cache)"},
@@ -496,7 +496,7 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
   } else if (key == "fidelity") {
     o.fidelity = variation_one_of(key, value, {"flow", "analytical"});
   } else if (key == "completion-quantum-ns") {
-    o.completion_quantum_ns = variation_number(key, value, 0, 1e6);
+    o.completion_quantum_ns = variation_number(key, value, 0, kMaxCompletionQuantumNs);
   } else if (key == "embeddings") {
     o.fused_embeddings = variation_one_of(key, value, {"fused", "unfused"}) == "fused";
   } else if (key == "pipeline") {
