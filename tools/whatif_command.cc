@@ -148,6 +148,19 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<st
   fmt::print(out, "\nbreakdown in ms per iteration, averaged over GPUs: compute (any kernel running; kernels beside\n"
                   "communication run on the SMs NCCL leaves them), exposed communication (running while no kernel\n"
                   "runs), other (waiting), overlapped communication.\n");
+  // Scaling is per GPU against the smallest size that fits; when that size
+  // keeps tables in host memory the larger ones can beat linear, and say why.
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const auto base = std::find_if(points[v].begin(), points[v].end(), [](const WhatIfPoint& p) { return p.fits; });
+    if (base == points[v].end() || base->host_memory_tables == 0) continue;
+    const bool beats_linear = std::any_of(points[v].begin(), points[v].end(),
+                                          [](const WhatIfPoint& p) { return p.fits && p.scaling_efficiency > 1.0; });
+    if (!beats_linear) continue;
+    fmt::print(out, "scaling{} is against {} node{}, where {} table{} live in host memory behind an HBM cache; larger "
+                    "sizes that keep more in HBM scale past 100%.\n",
+               varied ? fmt::format(" ({})", variants[v].label()) : "", base->nodes, base->nodes == 1 ? "" : "s",
+               base->host_memory_tables, base->host_memory_tables == 1 ? "" : "s");
+  }
   if (varied && variants.front().settings.front().first == "sensitivity") {
     fmt::print(out, "sensitivity: each row makes one resource better, the rest as the base; vs first: the speed-up "
                     "over the base at the same size.\n");
