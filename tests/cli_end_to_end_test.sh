@@ -25,6 +25,7 @@ expect 0 out "Subcommands:" -- --help
 expect 0 out "^zionsim [0-9]" -- --version
 expect 0 out "^zionsim [0-9]" -- version
 expect 0 out "clusters:" -- list
+expect 0 out "\"degrade\": \[\"gpu:3=0.5\"\]" -- topology --nodes 1 --degrade gpu:3=0.5 --format json
 expect 0 out "scaling is against 2 nodes, where 2994 tables live in host memory" -- whatif --model dlrm-a --nodes 2,8
 expect 0 out "\"name\": \"h200\"" -- list gpus --format json
 expect 2 err "zionsim: error: expected a command" --

@@ -58,7 +58,7 @@ void print_summary(std::ostream& out, const topology::LoadedCluster& cluster) {
 void add_topology_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "topology", "Build a cluster (a preset or a file) and describe it: summary, json or dot");
-  auto request = add_cluster_options(*cmd, /*with_nodes=*/true, DegradeFlag::kLinks);
+  auto request = add_cluster_options(*cmd, /*with_nodes=*/true, DegradeFlag::kLinksAndGpus);
   auto format = std::make_shared<std::string>("summary");
   cmd->add_option("--format", *format,
                   "summary: counts, injection and bisection bandwidth, longest route; json: every "
