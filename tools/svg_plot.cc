@@ -64,6 +64,32 @@ std::string size_label(double bytes) {
 
 }  // namespace
 
+namespace {
+
+// 1.03M, 513k, 78.5: three digits and an SI prefix.
+std::string short_number(double v) {
+  if (v >= 1e9) return fmt::format("{:.3g}G", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.3g}k", v / 1e3);
+  return fmt::format("{:.3g}", v);
+}
+
+// Four labelled ticks and faint grid lines on a value axis from 0 to `max`
+// (plot area from `top`, `height` tall, left edge at `x`).
+void y_ticks(std::ostream& out, double x, double top, double height, double max) {
+  for (int k = 0; k <= 4; ++k) {
+    const double value = max * k / 4;
+    const double y = top + height * (1 - static_cast<double>(k) / 4);
+    if (k > 0) {
+      fmt::print(out, R"(<line x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}" stroke="#eee"/>)" "\n", x + 1, y, x + 400, y);
+    }
+    fmt::print(out, R"(<text x="{}" y="{:.1f}" text-anchor="end" font-size="10">{}</text>)" "\n", x - 6, y + 4,
+               short_number(value));
+  }
+}
+
+}  // namespace
+
 void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points, const std::string& title) {
   write_whatif_svg(out, std::vector<PlotSeries>{PlotSeries{"", points}}, title);
 }
@@ -113,8 +139,18 @@ void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, 
   fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">throughput (samples/s) vs GPUs</text>)" "\n", x0 + kPanel / 2);
   fmt::print(out, R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="black"/>)" "\n",
              x0, kTop, kTop + kPlotHeight, x0 + kPanel);
-  fmt::print(out, R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#999" stroke-dasharray="4 3"/>)" "\n",
-             px(anchor->gpus), py(anchor->samples_per_s), px(max_gpus), py(ideal_max));
+  // Linear scaling, rate proportional to GPUs: a curve on the log2 axis,
+  // drawn through 32 points.
+  {
+    std::string ideal;
+    constexpr int kSteps = 32;
+    for (int k = 0; k <= kSteps; ++k) {
+      const double gpus = anchor->gpus * std::pow(max_gpus / anchor->gpus, static_cast<double>(k) / kSteps);
+      ideal += fmt::format("{}{:.1f},{:.1f} ", k == 0 ? "M" : "L", px(gpus), py(anchor->samples_per_s * gpus / anchor->gpus));
+    }
+    fmt::print(out, R"(<path d="{}" fill="none" stroke="#999" stroke-dasharray="4 3"/>)" "\n", ideal);
+  }
+  y_ticks(out, x0, kTop, kPlotHeight, max_rate);
   for (int gpus : gpu_counts) {
     fmt::print(out, R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)" "\n", px(gpus), kTop + kPlotHeight + 16,
                gpus);
@@ -129,9 +165,8 @@ void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, 
     }
     fmt::print(out, R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"/>)" "\n", path, series_colour(s));
   }
-  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text>)" "\n", x0 - 6, kTop + 4, max_rate);
-  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">GPUs (dashed: linear scaling)</text>)" "\n", x0 + kPanel / 2,
-             kTop + kPlotHeight + 34);
+  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">GPUs (log scale; dashed: linear scaling)</text>)" "\n",
+             x0 + kPanel / 2, kTop + kPlotHeight + 34);
 
   // Panel 2: stacked breakdown, a group of bars per GPU count, one bar per
   // series that fits there (numbered as in the legend when there are several).
@@ -144,6 +179,7 @@ void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, 
   fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">iteration time breakdown (ms)</text>)" "\n", x1 + kPanel / 2);
   fmt::print(out, R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="black"/>)" "\n",
              x1, kTop, kTop + kPlotHeight, x1 + kPanel);
+  y_ticks(out, x1, kTop, kPlotHeight, max_ms);
   struct Part {
     const char* name;
     const char* colour;
@@ -179,12 +215,13 @@ void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, 
                x1 + slot * (static_cast<double>(group) + 0.5), kTop + kPlotHeight + 16, gpus);
     ++group;
   }
-  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text>)" "\n", x1 - 6, kTop + 4, max_ms);
+  // The key, each entry as wide as its text (about 7 px a character at 12 px).
+  double key_x = x1 - 40;
   for (std::size_t k = 0; k < 4; ++k) {
     const double y = kTop + kPlotHeight + 44;
-    const double x = x1 - 40 + static_cast<double>(k) * 130;
-    fmt::print(out, R"(<rect x="{}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}">{}</text>)" "\n", x,
-               y - 9, parts[k].colour, x + 14, y, parts[k].name);
+    fmt::print(out, R"(<rect x="{}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}">{}</text>)" "\n", key_x,
+               y - 9, parts[k].colour, key_x + 14, y, parts[k].name);
+    key_x += 14 + 7.0 * static_cast<double>(std::string_view(parts[k].name).size()) + 16;
   }
   if (legend) {
     for (std::size_t s = 0; s < series.size(); ++s) {

@@ -38,7 +38,15 @@ TEST(SvgPlotTest, OneSeries) {
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
   EXPECT_EQ(count(svg, "<circle"), 2u);
-  EXPECT_EQ(count(svg, "<path"), 1u);
+  EXPECT_EQ(count(svg, "<path"), 1u + 1u);  // the series, and linear scaling (dashed)
+  EXPECT_EQ(count(svg, "stroke-dasharray"), 1u);
+  // Linear scaling on the log2 axis is a curve: 33 points, through twice the
+  // first point's rate at twice its GPUs (the first series' only other point
+  // here, 1.8e5 of an ideal 2e5, lies below it).
+  const std::string ideal = svg.substr(svg.find("<path d=\"M"), svg.find("stroke-dasharray") - svg.find("<path d=\"M"));
+  EXPECT_EQ(count(ideal, "L"), 32u) << ideal;
+  EXPECT_EQ(count(svg, "font-size=\"10\""), 10u);  // five value ticks on each panel
+  EXPECT_NE(svg.find(">105k</text>"), std::string::npos);  // the middle tick: half of 1.05 x the ideal 2e5 at 16 GPUs
   EXPECT_EQ(count(svg, "<rect x="), 2u * 4u + 4u);  // two bars of four parts, four legend swatches
   EXPECT_NE(svg.find("model &lt;a&gt; &amp; b"), std::string::npos);
   EXPECT_EQ(count(svg, "stroke-width=\"2\"/><text"), 0u);  // no series legend
@@ -52,7 +60,7 @@ TEST(SvgPlotTest, SeveralSeriesGetCurvesBarsAndALegend) {
   write_whatif_svg(out, series, "t");
   const std::string svg = out.str();
   EXPECT_EQ(count(svg, "<circle"), 4u);
-  EXPECT_EQ(count(svg, "<path"), 2u);
+  EXPECT_EQ(count(svg, "<path"), 2u + 1u);
   EXPECT_EQ(count(svg, "<rect x="), 4u * 4u + 4u);
   EXPECT_EQ(count(svg, "stroke-width=\"2\"/><text"), 3u);  // a legend row per series
   EXPECT_NE(svg.find("1: nic-gbit=100"), std::string::npos);
