@@ -277,18 +277,35 @@ void write_collective_svg(std::ostream& out, const std::vector<CollectiveSeries>
   for (const double x : {x0, x1}) {
     fmt::print(out, R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/><line x1="{0}" y1="{2}" x2="{3}" y2="{2}" stroke="black"/>)" "\n",
                x, kTop, kTop + kPlotHeight, x + kPanel);
-    fmt::print(out, R"(<text x="{}" y="{}" text-anchor="start">{}</text><text x="{}" y="{}" text-anchor="end">{}</text>)" "\n",
-               x, kTop + kPlotHeight + 16, size_label(min_size), x + kPanel,
-               kTop + kPlotHeight + 16, size_label(max_size));
+    // Sizes at powers of two, at most about eight labels.
+    const int first = static_cast<int>(std::ceil(std::log2(min_size) - 1e-9));
+    const int last = static_cast<int>(std::floor(std::log2(max_size) + 1e-9));
+    const int step = std::max(1, (last - first + 8) / 8);
+    for (int k = first; k <= last; k += step) {
+      const double size = std::ldexp(1.0, k);
+      fmt::print(out, R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="black"/><text x="{0:.1f}" y="{3}" text-anchor="middle" font-size="10">{4}</text>)" "\n",
+                 px(x, size), kTop + kPlotHeight, kTop + kPlotHeight + 4, kTop + kPlotHeight + 16, size_label(size));
+    }
     fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">message size per rank (log scale)</text>)" "\n",
                x + kPanel / 2, kTop + kPlotHeight + 34);
   }
   fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">time (us, log scale)</text>)" "\n", x0 + kPanel / 2);
-  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text><text x="{}" y="{}" text-anchor="end">{:.3g}</text>)" "\n",
-             x0 - 6, kTop + 4, max_time, x0 - 6, kTop + kPlotHeight, min_time);
+  // Times at powers of ten, the ends too when they are not.
+  {
+    std::vector<double> ticks = {min_time};
+    for (int d = static_cast<int>(std::ceil(std::log10(min_time) - 1e-9));
+         d <= static_cast<int>(std::floor(std::log10(max_time) + 1e-9)); ++d) {
+      const double t = std::pow(10.0, d);
+      if (t > min_time * 1.2 && t < max_time / 1.2) ticks.push_back(t);
+    }
+    ticks.push_back(max_time);
+    for (const double t : ticks) {
+      fmt::print(out, R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/><text x="{3}" y="{4:.1f}" text-anchor="end" font-size="10">{5}</text>)" "\n",
+                 x0 + 1, py_time(t), x0 + kPanel, x0 - 6, py_time(t) + 4, short_number(t));
+    }
+  }
   fmt::print(out, R"(<text x="{}" y="48" text-anchor="middle">bus bandwidth (GB/s)</text>)" "\n", x1 + kPanel / 2);
-  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="end">{:.3g}</text><text x="{}" y="{}" text-anchor="end">0</text>)" "\n",
-             x1 - 6, kTop + 4, max_busbw, x1 - 6, kTop + kPlotHeight);
+  y_ticks(out, x1, kTop, kPlotHeight, max_busbw);
   for (std::size_t s = 0; s < series.size(); ++s) {
     std::string time_path;
     std::string bw_path;

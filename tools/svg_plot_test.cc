@@ -75,7 +75,8 @@ TEST(SvgPlotTest, NothingFits) {
 }
 
 // The collective plot: two curves (time, bus bandwidth) per series, a legend
-// row per series, zero-byte rows left out, and a message when nothing is left.
+// row per series, zero-byte rows left out, ticks on every axis, and a message
+// when nothing is left.
 TEST(SvgPlotTest, CollectiveCurvesPerSeries) {
   const std::vector<CollectiveSeries> series = {
       {"ring", {0, 1024, 1 << 20}, {0, 40, 400}, {0, 0.05, 5}},
@@ -89,6 +90,12 @@ TEST(SvgPlotTest, CollectiveCurvesPerSeries) {
   EXPECT_NE(svg.find("tree &lt;x&gt;"), std::string::npos);
   EXPECT_NE(svg.find(">1K<"), std::string::npos);
   EXPECT_NE(svg.find(">1M<"), std::string::npos);
+  // Size ticks at the powers of two from 1K to 1M (11 of them, every
+  // second one labelled: 1K 4K ... 1M, six labels per panel), time ticks at
+  // 20 us, 100 us and 800 us, bus bandwidth at five values.
+  EXPECT_EQ(count(svg, "text-anchor=\"middle\" font-size=\"10\""), 2u * 6u) << svg;
+  EXPECT_NE(svg.find(">100</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">800</text>"), std::string::npos);
   // Each curve has one point per size above zero: "M x,y L x,y".
   EXPECT_EQ(count(svg, " L"), 4u);
   std::ostringstream empty;
