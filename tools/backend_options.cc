@@ -33,6 +33,9 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   const bool hopper = device.name.rfind("h1", 0) == 0 || device.name.rfind("h2", 0) == 0;
   o.nccl_gpu = hopper ? models::nccl::GpuGeneration::kHopper : models::nccl::GpuGeneration::kAmpere;
   o.nccl_intra_gbps = hopper ? models::nccl::kH100NvlinkGbps : models::nccl::kA100NvlinkGbps;
+  o.software = {.launch = cluster.communication.launch,
+                .transfer = cluster.communication.transfer,
+                .network_transfer = cluster.communication.network_transfer};
   if (cluster.spec) {
     o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
     o.all_to_all_efficiency = cluster.spec->all_to_all_efficiency;

@@ -98,12 +98,12 @@ std::vector<Parameter> parameters_for(bool nvlink, bool nic, bool separate_all_t
   std::vector<Parameter> p;
   if (nvlink) {
     p.push_back({"nvlink.efficiency", 0.02, 1.0, true, RowSet::kInside});
-    p.push_back({"nvlink.latency_ns", 0.0, 20'000.0, false, RowSet::kInside});
+    p.push_back({"communication.transfer_latency_ns", 0.0, 20'000.0, false, RowSet::kInside});
   }
   if (nic) {
     const RowSet links = separate_all_to_all ? RowSet::kAcrossOthers : RowSet::kAcross;
     p.push_back({"nic.efficiency", 0.02, 1.0, true, links});
-    p.push_back({"fabric.switch_latency_ns", 0.0, 20'000.0, false, links});
+    p.push_back({"communication.network_transfer_latency_ns", 0.0, 20'000.0, false, links});
     if (separate_all_to_all) p.push_back({"nic.all_to_all_efficiency", 0.02, 1.0, true, RowSet::kAcrossAllToAll});
   }
   return p;
@@ -113,9 +113,13 @@ std::vector<Parameter> parameters_for(bool nvlink, bool nic, bool separate_all_t
 double current_value(const topology::ClusterSpec& spec, const std::string& key) {
   if (key == "nic.efficiency") return spec.roce_efficiency;
   if (key == "nic.all_to_all_efficiency") return spec.all_to_all_efficiency;
-  if (key == "fabric.switch_latency_ns") return static_cast<double>(spec.switch_latency.count_ps()) / 1e3;
+  if (key == "communication.network_transfer_latency_ns") {
+    return static_cast<double>(spec.communication.network_transfer.count_ps()) / 1e3;
+  }
   if (key == "nvlink.efficiency") return spec.nvlink_efficiency;
-  if (key == "nvlink.latency_ns") return static_cast<double>(spec.nvlink_latency.count_ps()) / 1e3;
+  if (key == "communication.transfer_latency_ns") {
+    return static_cast<double>(spec.communication.transfer.count_ps()) / 1e3;
+  }
   ZX_CHECK(false, "unknown fitted parameter " + key);
   return 0;
 }

@@ -75,12 +75,14 @@ std::string measured_file(const std::string& name, std::vector<std::string> coll
 }
 
 // Across two servers: an all-reduce and an all-to-all measured on a fabric
-// at 45% RoCE efficiency with 1.2 us switches, where all-to-all traffic gets
+// at 45% RoCE efficiency with 1.2 us more per transfer between servers
+// than the default, where all-to-all traffic gets
 // 30% of that; the fit finds all three within rounding and matches every
 // row.
 TEST(CalibrateNetworkTest, RecoversTheFabricAcrossServers) {
   const std::vector<std::string> truth = {"--nodes", "2", "--set", "nic.efficiency=0.45", "--set",
-                                          "fabric.switch_latency_ns=1200", "--set", "nic.all_to_all_efficiency=0.3"};
+                                          "communication.network_transfer_latency_ns=2400", "--set",
+                                          "nic.all_to_all_efficiency=0.3"};
   std::vector<std::string> ar = truth;
   for (const char* a : {"--op", "all_reduce", "--algo", "hierarchical"}) ar.push_back(a);
   std::vector<std::string> a2a = truth;
@@ -96,7 +98,7 @@ TEST(CalibrateNetworkTest, RecoversTheFabricAcrossServers) {
   EXPECT_EQ(j["fit"], "nic");
   EXPECT_EQ(j["nodes"], 2);
   EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.45, 0.45 * 0.005);
-  EXPECT_NEAR(j["fitted"]["fabric.switch_latency_ns"]["value"].get<double>(), 1200, 1200 * 0.03);
+  EXPECT_NEAR(j["fitted"]["communication.network_transfer_latency_ns"]["value"].get<double>(), 2400, 2400 * 0.03);
   EXPECT_NEAR(j["fitted"]["nic.all_to_all_efficiency"]["value"].get<double>(), 0.3, 0.3 * 0.005);
   EXPECT_FALSE(j["fitted"]["nic.efficiency"]["at_bound"].get<bool>());
   ASSERT_EQ(j["files"].size(), 2u);
@@ -131,18 +133,19 @@ TEST(CalibrateNetworkTest, AllToAllAloneFitsTheLinks) {
   EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.6, 0.6 * 0.005);
 }
 
-// Inside one server the fit moves NVLink: 70% efficiency, 400 ns.
+// Inside one server the fit moves NVLink's efficiency and the transfer
+// latency: 70% and 900 ns (the default is 400).
 TEST(CalibrateNetworkTest, RecoversNvlinkInsideOneServer) {
   const std::string file =
       measured_file("ag.txt", {"--nodes", "1", "--op", "all_gather", "--algo", "hierarchical", "--set",
-                               "nvlink.efficiency=0.7", "--set", "nvlink.latency_ns=400"},
+                               "nvlink.efficiency=0.7", "--set", "communication.transfer_latency_ns=900"},
                     "all_gather_perf", 1, 8);
   const Result r = run({"calibrate-network", "--nccl-tests", file, "--format", "json"});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["fit"], "nvlink");
   EXPECT_NEAR(j["fitted"]["nvlink.efficiency"]["value"].get<double>(), 0.7, 0.7 * 0.005);
-  EXPECT_NEAR(j["fitted"]["nvlink.latency_ns"]["value"].get<double>(), 400, 400 * 0.05);
+  EXPECT_NEAR(j["fitted"]["communication.transfer_latency_ns"]["value"].get<double>(), 900, 900 * 0.05);
   EXPECT_LT(j["files"][0]["mape_after_percent"].get<double>(), 0.5);
 }
 
@@ -150,8 +153,10 @@ TEST(CalibrateNetworkTest, RecoversNvlinkInsideOneServer) {
 // NVLink and fabric both differ from the preset: auto fits NVLink to the
 // first and the fabric to the second, and finds both.
 TEST(CalibrateNetworkTest, FitsNvlinkAndTheFabricTogether) {
-  const std::vector<std::string> truth = {"--set", "nvlink.efficiency=0.6",     "--set", "nvlink.latency_ns=300",
-                                          "--set", "nic.efficiency=0.45",       "--set", "fabric.switch_latency_ns=1200"};
+  const std::vector<std::string> truth = {"--set", "nvlink.efficiency=0.6",
+                                          "--set", "communication.transfer_latency_ns=300",
+                                          "--set", "nic.efficiency=0.45",
+                                          "--set", "communication.network_transfer_latency_ns=2400"};
   std::vector<std::string> inside = {"--nodes", "1", "--op", "all_gather", "--algo", "hierarchical"};
   std::vector<std::string> across = {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical"};
   inside.insert(inside.end(), truth.begin(), truth.end());
@@ -164,7 +169,7 @@ TEST(CalibrateNetworkTest, FitsNvlinkAndTheFabricTogether) {
   EXPECT_EQ(j["fit"], "nvlink and nic");
   EXPECT_NEAR(j["fitted"]["nvlink.efficiency"]["value"].get<double>(), 0.6, 0.6 * 0.005);
   EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.45, 0.45 * 0.01);
-  EXPECT_NEAR(j["fitted"]["fabric.switch_latency_ns"]["value"].get<double>(), 1200, 1200 * 0.1);
+  EXPECT_NEAR(j["fitted"]["communication.network_transfer_latency_ns"]["value"].get<double>(), 2400, 2400 * 0.1);
   for (const nlohmann::json& file : j["files"]) EXPECT_LT(file["mape_after_percent"].get<double>(), 1.0) << file;
   // --fit nvlink takes only the runs inside a server; with none, it says so.
   const Result nvlink_only = run({"calibrate-network", "--nccl-tests", ar, "--fit", "nvlink"});
@@ -194,17 +199,19 @@ TEST(CalibrateNetworkTest, ComparisonOnlyAndBadCombinations) {
 }
 
 // A truth at the end of a parameter's range is found there and flagged:
-// switches of no latency fit to within the search's resolution of 0.
+// a communication library with no latency between servers fits to within
+// the search's resolution of 0.
 TEST(CalibrateNetworkTest, ValueAtTheEndOfItsRangeIsFlagged) {
   const std::string file =
       measured_file("ar_no_latency.txt",
-                    {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical", "--set", "fabric.switch_latency_ns=0"},
+                    {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical", "--set",
+                     "communication.network_transfer_latency_ns=0"},
                     "all_reduce_perf", 2, 8);
   const Result r = run({"calibrate-network", "--nccl-tests", file, "--format", "json"});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_LT(j["fitted"]["fabric.switch_latency_ns"]["value"].get<double>(), 1.0);
-  EXPECT_TRUE(j["fitted"]["fabric.switch_latency_ns"]["at_bound"].get<bool>());
+  EXPECT_LT(j["fitted"]["communication.network_transfer_latency_ns"]["value"].get<double>(), 1.0);
+  EXPECT_TRUE(j["fitted"]["communication.network_transfer_latency_ns"]["at_bound"].get<bool>());
   EXPECT_FALSE(j["fitted"]["nic.efficiency"]["at_bound"].get<bool>());
 }
 
@@ -215,8 +222,8 @@ TEST(CalibrateNetworkTest, TooFewSizesForTheParametersAreRefused) {
                          "        8   2   float   none   -1   10.0   0.00   0.00   0   9.0   0.00   0.00   0\n";
   const Result r = run({"calibrate-network", "--nccl-tests", path, "--nodes", "1"});
   EXPECT_EQ(r.status, kExitBadInput);
-  EXPECT_NE(r.err.find("fitting nvlink.efficiency and nvlink.latency_ns (2 parameters) needs rows of at least 2 "
-                       "distinct sizes in the runs inside one server; the files give 1"),
+  EXPECT_NE(r.err.find("fitting nvlink.efficiency and communication.transfer_latency_ns (2 parameters) needs rows "
+                       "of at least 2 distinct sizes in the runs inside one server; the files give 1"),
             std::string::npos)
       << r.err;
 }

@@ -89,6 +89,16 @@ void read_generation(ObjectReader& o, std::string_view key, LinkKind& out) {
   if (o.read_enum(key, value, pcie_generations())) out = *parse_link_kind(value);
 }
 
+// The "communication" object, in either form.
+void read_communication(ObjectReader& root, CommunicationLatencies& out) {
+  if (auto o = root.object("communication")) {
+    read_latency(*o, "launch_latency_ns", out.launch);
+    read_latency(*o, "transfer_latency_ns", out.transfer);
+    read_latency(*o, "network_transfer_latency_ns", out.network_transfer);
+    o->finish();
+  }
+}
+
 // --- preset plus overrides ----------------------------------------------------
 
 ClusterSpec read_spec(ObjectReader& root) {
@@ -142,6 +152,7 @@ ClusterSpec read_spec(ObjectReader& root) {
     read_latency(*o, "cable_latency_ns", s.cable_latency);
     o->finish();
   }
+  read_communication(root, s.communication);
   return s;
 }
 
@@ -311,10 +322,13 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
     std::optional<ArrayReader> array = root.array("nodes");
     std::string gpu;
     root.read_string("gpu", gpu);
+    CommunicationLatencies communication;
+    read_communication(root, communication);
     Topology topology = read_graph(root, *array, diagnostics);
     doc.throw_if_errors();
     LoadedCluster loaded{std::move(topology), std::nullopt, diagnostics.source()};
     loaded.gpu = gpu;
+    loaded.communication = communication;
     return loaded;
   }
   ClusterSpec spec = read_spec(root);
@@ -324,6 +338,7 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
   validate(spec);
   LoadedCluster loaded{build_cluster(spec), spec, diagnostics.source()};
   loaded.gpu = spec.gpu;
+  loaded.communication = spec.communication;
   return loaded;
 }
 
@@ -415,7 +430,8 @@ std::string preset_cluster_text(const ClusterRequest& request) {
 }
 
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
-                        const std::vector<std::string>& degradations, std::string_view gpu) {
+                        const std::vector<std::string>& degradations, std::string_view gpu,
+                        const CommunicationLatencies& communication) {
   using ordered = nlohmann::ordered_json;
   out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n";
   out << "  \"description\": " << ordered(fmt::format("zionsim topology of {}", source)).dump()
@@ -428,6 +444,12 @@ void write_cluster_json(std::ostream& out, const Topology& topology, std::string
   }
   if (!gpus.empty()) out << "  \"degrade\": " << ordered(gpus).dump() << ",\n";
   if (!gpu.empty()) out << "  \"gpu\": " << ordered(std::string(gpu)).dump() << ",\n";
+  const auto ns = [](sim::Duration d) { return static_cast<double>(d.count_ps()) / 1e3; };
+  ordered comm;
+  comm["launch_latency_ns"] = ns(communication.launch);
+  comm["transfer_latency_ns"] = ns(communication.transfer);
+  comm["network_transfer_latency_ns"] = ns(communication.network_transfer);
+  out << "  \"communication\": " << comm.dump() << ",\n";
   out << "  \"nodes\": [\n";
   for (std::size_t i = 0; i < topology.num_nodes(); ++i) {
     const NodeInfo& n = topology.node(NodeId{static_cast<std::uint32_t>(i)});

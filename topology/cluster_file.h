@@ -58,6 +58,8 @@ struct LoadedCluster {
   /// The GPU profile the file names (its "gpu" key), or the preset's; empty
   /// for an explicit graph without one. Not validated here.
   std::string gpu;
+  /// The file's "communication" object over the defaults (both forms).
+  CommunicationLatencies communication;
 };
 
 /// Resolves a request: a preset or a file, with overrides; validates
@@ -89,9 +91,11 @@ std::string preset_cluster_text(const ClusterRequest& request);
 /// `degradations` (LoadedCluster::degradations): the GPU ones are written as
 /// the file's "degrade" list; link ones are already in the bandwidths.
 /// `gpu` (LoadedCluster::gpu), when not empty, is written as the file's
-/// "gpu", so that the dump simulates the same GPUs.
+/// "gpu", so that the dump simulates the same GPUs; `communication` is
+/// written as the file's "communication" object.
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
-                        const std::vector<std::string>& degradations = {}, std::string_view gpu = {});
+                        const std::vector<std::string>& degradations = {}, std::string_view gpu = {},
+                        const CommunicationLatencies& communication = {});
 
 }  // namespace zx::topology
 

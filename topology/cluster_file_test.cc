@@ -179,6 +179,34 @@ TEST(ClusterFileTest, BadFileCorpus) {
 }
 
 // The explicit dump of a 2-node ZionEX is pinned.
+// The communication library's latencies: NCCL-derived defaults, set in
+// either form, kept by the explicit dump; a negative one is an error naming
+// its pointer.
+TEST(ClusterFileTest, CommunicationLatencies) {
+  const LoadedCluster preset = load_cluster({.cluster = "zionex"});
+  EXPECT_EQ(preset.communication.launch, sim::Duration::ns(6600));
+  EXPECT_EQ(preset.communication.transfer, sim::Duration::ns(400));
+  EXPECT_EQ(preset.communication.network_transfer, sim::Duration::ns(1200));
+  const LoadedCluster set = load_cluster(
+      {.cluster = "zionex", .nodes = 2,
+       .overrides = {"communication.launch_latency_ns=5000", "communication.network_transfer_latency_ns=2500.5"}});
+  EXPECT_EQ(set.communication.launch, sim::Duration::ns(5000));
+  EXPECT_EQ(set.communication.transfer, sim::Duration::ns(400));
+  EXPECT_EQ(set.communication.network_transfer, sim::Duration::ps(2'500'500));
+  std::ostringstream out;
+  write_cluster_json(out, set.topology, set.source, {}, "", set.communication);
+  const LoadedCluster back = parse_cluster(out.str(), "dump.json");
+  EXPECT_EQ(back.communication.launch, set.communication.launch);
+  EXPECT_EQ(back.communication.transfer, set.communication.transfer);
+  EXPECT_EQ(back.communication.network_transfer, set.communication.network_transfer);
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "zionex", "communication": {"launch_latency_ns": -1,
+                         "step_latency_ns": 1}})",
+                      "c.json"),
+            "c.json: /communication/launch_latency_ns: expected a number in [0, 1000000000], got -1\n"
+            "c.json: /communication: unknown key 'step_latency_ns'; valid: launch_latency_ns, "
+            "network_transfer_latency_ns, transfer_latency_ns\n");
+}
+
 TEST(ClusterFileTest, GoldenZionex2Nodes) {
   // As `zionsim topology --nodes 2 --format json` writes it, the GPU named.
   std::ostringstream out;

@@ -73,7 +73,10 @@ void validate(const ClusterSpec& s) {
   for (auto [lat, field] :
        {std::pair{s.nvlink_latency, "nvlink_latency"}, std::pair{s.pcie_latency, "pcie_latency"},
         std::pair{s.upi_latency, "upi_latency"}, std::pair{s.switch_latency, "switch_latency"},
-        std::pair{s.cable_latency, "cable_latency"}}) {
+        std::pair{s.cable_latency, "cable_latency"},
+        std::pair{s.communication.launch, "communication.launch"},
+        std::pair{s.communication.transfer, "communication.transfer"},
+        std::pair{s.communication.network_transfer, "communication.network_transfer"}}) {
     need(lat >= sim::Duration::zero(), field,
          fmt::format("expected a latency >= 0, got {}", lat.to_string()));
   }

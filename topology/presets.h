@@ -54,6 +54,37 @@ namespace zx::topology {
 inline constexpr double kMadMaxNvlinkEfficiency = 0.6667;
 inline constexpr double kMadMaxRoceEfficiency = 0.56;
 
+/// The communication library's own latencies, on top of the links' (which
+/// are the hardware's: propagation, switching). Measured small collectives
+/// take microseconds per step where the wires take a few hundred
+/// nanoseconds: the GPU kernel's launch and setup, and per transfer the
+/// protocol's handshake (the receiver's credit, the sender's data and flag,
+/// the poll that sees it; between servers also the proxy thread that posts
+/// the RDMA write and polls its completion). The collective layer charges
+/// them (models/execution/network_backend.h); a cluster file's
+/// "communication" object sets them, and `zionsim calibrate-network` fits
+/// the two per-transfer values from nccl-tests runs.
+///
+/// Defaults from NCCL 2.20's own cost model (src/graph/tuning.cc), for the
+/// LL protocol NCCL runs small messages with, whose latencies are the ones
+/// that matter: baseLat[Ring][LL] = 6.6 us per collective; hwLat[NVLINK]
+/// [Ring][LL] = 0.6 us and hwLat[NET][Ring][LL] = 2.7 us per ring step. The
+/// links of a preset already take 0.2 us GPU to GPU inside a server (two
+/// NVLink hops of 100 ns) and 1.5 us between two servers of one rack (six
+/// PCIe hops, a switch, two cables), so the software adds 0.4 and 1.2 us;
+/// a ring all-reduce of 8 B on 8 GPUs then takes 6.6 + 14 x 0.6 = 15.0 us,
+/// as NCCL's model says. Measured for scale: 12.5 us on 8 NVLink-connected
+/// H20s with a recent NCCL (nccl-tests all_reduce_perf, 8 B; deepseek-ai/
+/// DeepEP issue #303).
+struct CommunicationLatencies {
+  /// Once per collective (and per send/recv op), before its first transfer.
+  sim::Duration launch = sim::Duration::ns(6600);
+  /// Per transfer between two GPUs of one server.
+  sim::Duration transfer = sim::Duration::ns(400);
+  /// Per transfer between GPUs of different servers.
+  sim::Duration network_transfer = sim::Duration::ns(1200);
+};
+
 /// PCIe data rate per direction after 128b/130b encoding (PCIe base spec:
 /// 8, 16, 32 GT/s per lane): Gen3 x16 ~15.75 GB/s, Gen4 x16 ~31.5, Gen5 x16 ~63.
 sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes);
@@ -142,6 +173,9 @@ struct ClusterSpec {
   /// MAD-Max figure for ZionEX (7 GB/s per GPU at 128 GPUs) corresponds to
   /// about 0.27; `zionsim calibrate-network` fits it from alltoall_perf runs.
   double all_to_all_efficiency = 1.0;
+
+  /// The communication library's latencies (see CommunicationLatencies).
+  CommunicationLatencies communication;
 };
 
 /// Throws zx::InputError listing every out-of-range field.

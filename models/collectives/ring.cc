@@ -114,30 +114,39 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
       break;
   }
 
+  // One step per slice, ring step t and position p: p sends to p + 1 once
+  // p - 1's transfer of ring step t - 1 (the block p now forwards) has
+  // arrived and been reduced, and, within a channel, once the previous
+  // slice's transfer of the same hop has. Nothing else waits: a position
+  // does not wait for its own earlier transfers to arrive, and ranks do not
+  // wait for each other globally, so a latency-bound ring costs the sum of
+  // the hops along its path (mostly NVLink) rather than every step the
+  // slowest hop of the ring (the one between servers), as NCCL's ring does.
   const bool reduce_phase = request.kind != CollectiveKind::kAllGather;
   const bool gather_phase = request.kind != CollectiveKind::kReduceScatter;
-  std::vector<std::uint32_t> previous_slice;
+  const int ring_steps = (reduce_phase ? n - 1 : 0) + (gather_phase ? n - 1 : 0);
+  // step_of[t][p] of the slice before (within the channel) and of this one.
+  std::vector<std::vector<std::uint32_t>> previous_slice;
   for (int j = 0; j < slices; ++j) {
-    std::vector<std::uint32_t> chain;
-    auto ring_step = [&](int s, bool reducing) {
-      std::vector<std::uint32_t> after;
-      if (!chain.empty()) after.push_back(chain.back());
-      if (j % chunks != 0) after.push_back(previous_slice[chain.size()]);
-      const std::uint32_t step = plan.add_step(std::move(after));
+    std::vector<std::vector<std::uint32_t>> step_of(static_cast<std::size_t>(ring_steps),
+                                                    std::vector<std::uint32_t>(static_cast<std::size_t>(n)));
+    for (int t = 0; t < ring_steps; ++t) {
+      const bool reducing = reduce_phase && t < n - 1;
+      const int s = reducing || !reduce_phase ? t : t - (n - 1);
       for (int p = 0; p < n; ++p) {
+        std::vector<std::uint32_t> after;
+        if (t > 0) after.push_back(step_of[static_cast<std::size_t>(t - 1)][static_cast<std::size_t>((p + n - 1) % n)]);
+        if (j % chunks != 0) {
+          after.push_back(previous_slice[static_cast<std::size_t>(t)][static_cast<std::size_t>(p)]);
+        }
+        const std::uint32_t step = plan.add_step(std::move(after));
         const int block = ((reducing ? p - s - 1 : p - s) % n + n) % n;
-        plan.add_transfer(step, at(j, p), at(j, p + 1),
-                          reducing ? TransferOp::kReduce : TransferOp::kCopy, chunk_of[j][block]);
+        plan.add_transfer(step, at(j, p), at(j, p + 1), reducing ? TransferOp::kReduce : TransferOp::kCopy,
+                          chunk_of[j][block]);
+        step_of[static_cast<std::size_t>(t)][static_cast<std::size_t>(p)] = step;
       }
-      chain.push_back(step);
-    };
-    if (reduce_phase) {
-      for (int s = 0; s + 1 < n; ++s) ring_step(s, /*reducing=*/true);
     }
-    if (gather_phase) {
-      for (int s = 0; s + 1 < n; ++s) ring_step(s, /*reducing=*/false);
-    }
-    previous_slice = std::move(chain);
+    previous_slice = std::move(step_of);
   }
   return std::move(plan).finish();
 }

@@ -25,6 +25,9 @@ struct NetworkBackend::PlanRun {
   // Bytes on the links per byte of a transfer between servers: 1 / the
   // all-to-all efficiency for all-to-alls, 1 otherwise.
   double between_servers_factor = 1.0;
+  // Whether the software latencies apply: not to a plan that moves and
+  // reduces nothing (NCCL returns at once from a collective of 0 elements).
+  bool charged = true;
   sim::EventCallback on_done;
 };
 
@@ -32,6 +35,7 @@ namespace {
 
 const sim::EventLabel kReduceDone("coll/reduce_done");
 const sim::EventLabel kCollectiveDone("coll/done");
+const sim::EventLabel kLaunched("coll/launched");
 
 // SplitMix64's finaliser: spreads (run, step, transfer) over ECMP paths.
 std::uint64_t mix(std::uint64_t x) {
@@ -70,6 +74,11 @@ NetworkBackend::NetworkBackend(sim::Simulator& simulator, FlowNetwork& network,
     throw InputError(Diagnostic{"network backend", "",
                                 fmt::format("expected an all-to-all efficiency in (0, 1], got {}",
                                             options_.all_to_all_efficiency)});
+  }
+  const SoftwareLatencies& l = options_.software;
+  if (l.launch < sim::Duration::zero() || l.transfer < sim::Duration::zero() ||
+      l.network_transfer < sim::Duration::zero()) {
+    throw InputError(Diagnostic{"network backend", "", "expected software latencies >= 0"});
   }
 }
 
@@ -193,11 +202,15 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   r.dependents.resize(steps);
   r.pending_transfers.resize(steps);
   r.steps_left = steps;
+  bool moves = false;
   for (std::size_t s = 0; s < steps; ++s) {
     const collectives::Step& step = r.plan.steps[s];
     r.pending_after[s] = static_cast<std::uint32_t>(step.after.size());
     for (std::uint32_t a : step.after) r.dependents[a].push_back(static_cast<std::uint32_t>(s));
+    for (const collectives::Transfer& x : step.transfers) moves |= x.size.count() > 0;
+    for (const collectives::LocalWork& w : step.local_work) moves |= w.reduce_bytes.count() > 0;
   }
+  r.charged = moves;
   const std::uint64_t id = r.id;
   runs_.emplace(id, std::move(run));
   if (steps == 0) {
@@ -262,13 +275,20 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
                          PlanRun& run = *l.self->runs_.at(l.id);
                          if (--run.pending_transfers[s] == 0) l.transfers_done(s);
                        },
-                       self->scratch_);
+                       self->scratch_,
+                       FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
         if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
       }
     }
   };
   const Launcher launcher{this, id};
-  for (std::uint32_t s : ready) launcher.launch(s);
+  if (!r.charged || options_.software.launch == sim::Duration::zero()) {
+    for (std::uint32_t s : ready) launcher.launch(s);
+    return;
+  }
+  sim_.schedule_after(options_.software.launch, [launcher, ready = std::move(ready)] {
+    for (std::uint32_t s : ready) launcher.launch(s);
+  }, kLaunched);
 }
 
 void NetworkBackend::record_flows(bool on) {
@@ -276,6 +296,12 @@ void NetworkBackend::record_flows(bool on) {
     throw std::logic_error("record_flows: the network recycles flow ids; the flows' records would not last");
   }
   record_flows_ = on;
+}
+
+sim::Duration NetworkBackend::transfer_latency(int src_rank, int dst_rank) const {
+  if (src_rank == dst_rank) return sim::Duration::zero();
+  return server_of(src_rank) == server_of(dst_rank) ? options_.software.transfer
+                                                     : options_.software.network_transfer;
 }
 
 int NetworkBackend::server_of(int gpu_rank) const {
@@ -298,8 +324,13 @@ void NetworkBackend::start_collective(const OpGraph& graph, std::int64_t index, 
 
 void NetworkBackend::start_transfer(const OpGraph& graph, std::int64_t index, sim::EventCallback on_done) {
   const TransferCall& t = graph.transfers[static_cast<std::size_t>(index)];
+  // Like a collective, a transfer of nothing costs nothing.
+  const FlowOptions options{.added_latency = t.size.count() == 0
+                                                 ? sim::Duration::zero()
+                                                 : options_.software.launch + transfer_latency(t.src, t.dst)};
   const FlowId flow = start_gpu_flow(network_, router_, t.src, t.dst, t.size,
-                                     mix(0x5eedULL ^ static_cast<std::uint64_t>(index)), std::move(on_done), scratch_);
+                                     mix(0x5eedULL ^ static_cast<std::uint64_t>(index)), std::move(on_done), scratch_,
+                                     options);
   if (record_flows_) flow_tags_.push_back(FlowTag{flow, t.src, t.dst, -1, index});
 }
 

@@ -10,6 +10,14 @@
 // bandwidth; members reduce in parallel), and the step is done. The
 // collective is done when every step is. Adding an algorithm never touches
 // this file.
+//
+// The communication library's own time, beyond the links' latencies
+// (NetworkBackendOptions::software): a collective's first steps start
+// `launch` after the call (kernel launch and channel setup), and every
+// transfer's first byte waits `transfer` (inside a server) or
+// `network_transfer` (between servers) more than its route's latency (the
+// protocol's handshake: the receiver's credit, the sender's flag, the
+// poll). A point-to-point transfer op pays both.
 
 #ifndef ZIONSIM_MODELS_EXECUTION_NETWORK_BACKEND_H_
 #define ZIONSIM_MODELS_EXECUTION_NETWORK_BACKEND_H_
@@ -31,6 +39,15 @@
 #include "topology/router.h"
 
 namespace zx::models {
+
+/// A communication library's costs on top of the links (see the file
+/// comment); all >= 0. Zero here; the cluster file sets them
+/// (topology::CommunicationLatencies).
+struct SoftwareLatencies {
+  sim::Duration launch = sim::Duration::zero();
+  sim::Duration transfer = sim::Duration::zero();
+  sim::Duration network_transfer = sim::Duration::zero();
+};
 
 struct NetworkBackendOptions {
   /// Algorithm per collective kind when a call names none.
@@ -58,6 +75,9 @@ struct NetworkBackendOptions {
   /// the GPU profile's host-to-device bandwidth): the flow's rate cap below
   /// what the PCIe links it shares give it.
   double host_copy_bytes_per_s = 12e9;
+  /// Software latencies of the plans' collectives and of transfer ops
+  /// (the NCCL cost-model algorithms carry their own).
+  SoftwareLatencies software;
 };
 
 /// Names the backend runs with NCCL's cost model instead of a plan.
@@ -118,6 +138,8 @@ class NetworkBackend : public CommunicationBackend {
   void run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done,
                     std::int64_t collective, double between_servers_factor);
   int server_of(int gpu_rank) const;
+  /// The software latency of a transfer between two GPUs (none to itself).
+  sim::Duration transfer_latency(int src_rank, int dst_rank) const;
   void run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
                 sim::EventCallback on_done);
   void finish(std::uint64_t run);

@@ -59,7 +59,7 @@ TEST(NetworkBackendTest, RingAllReduceMatchesAlphaBetaExactly) {
     const Duration step = Duration::ns(200) + transfer_time(chunk, nvlink);
     const Duration reduce = Duration::from_seconds_ceil(chunk / options.reduction_bytes_per_s);
     EXPECT_EQ(rig.sim.now().since_start(), step * 14 + reduce * 7) << size;
-    EXPECT_EQ(backend.steps_run(), 14u);
+    EXPECT_EQ(backend.steps_run(), 14u * 8u);  // a step per ring step and position
   }
 }
 
@@ -291,6 +291,79 @@ TEST(NetworkBackendTest, HostCopyWithoutAHostRunsAtTheDmaRate) {
   const ExecutionResult r = execute(simulator, g, backend);
   EXPECT_EQ(r.ops[0].end - r.ops[0].start, Duration::us(100));
   EXPECT_EQ(network.flows_started(), 0u);
+}
+
+// The communication library's latencies are exact additions: on one
+// server the ring's 14 ring steps each cost the in-server transfer latency
+// more, plus one launch. On two servers (ring positions 7 and 15 send
+// across) a position's transfer waits only for its predecessor's, so the
+// last transfer ends a chain of 30 consecutive hops, of which at most 4
+// cross servers: the launch, 4 network and 26 in-server transfer latencies
+// are added (to within a nanosecond: transfers of 64 B that now overlap on
+// a link share it). A collective of 0 bytes stays free.
+TEST(NetworkBackendTest, SoftwareLatenciesAddExactly) {
+  const SoftwareLatencies software{.launch = Duration::ns(6600), .transfer = Duration::ns(400),
+                                   .network_transfer = Duration::ns(1200)};
+  const auto time = [](int nodes, std::int64_t bytes, const SoftwareLatencies& l, std::uint64_t* steps) {
+    Rig rig(nodes);
+    NetworkBackendOptions options;
+    options.software = l;
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    collectives::CollectiveRequest request;
+    request.kind = collectives::CollectiveKind::kAllReduce;
+    for (int r = 0; r < 8 * nodes; ++r) request.ranks.push_back(r);
+    request.bytes_per_rank = sim::Bytes(bytes);
+    bool done = false;
+    backend.run(request, "ring", [&] { done = true; });
+    rig.sim.run();
+    EXPECT_TRUE(done);
+    if (steps != nullptr) *steps = backend.steps_run();
+    return rig.sim.now().since_start();
+  };
+  std::uint64_t steps = 0;
+  EXPECT_EQ(time(1, 8 << 10, software, &steps), time(1, 8 << 10, {}, nullptr) + Duration::ns(6600) +
+                                                    Duration::ns(400) * 14);
+  EXPECT_EQ(steps, 14u * 8u);
+  const Duration added = time(2, 1 << 10, software, &steps) - time(2, 1 << 10, {}, nullptr);
+  EXPECT_NEAR(added.to_seconds() * 1e9, 6600 + 4 * 1200 + 26 * 400, 1.0);
+  EXPECT_EQ(steps, 30u * 16u);
+  EXPECT_EQ(time(2, 0, software, nullptr), Duration::zero());
+  // 1 KiB on one server in closed form: 6.6 us + 14 x (0.2 us of links +
+  // 0.4 us + 128 B over NVLink) + 7 reductions of 128 B.
+  const double nvlink = static_cast<double>(sim::BytesPerSecond::from_gbyte_per_s(300).scaled(0.94).count());
+  const Duration step = Duration::ns(600) + transfer_time(128, nvlink);
+  const Duration reduce = Duration::from_seconds_ceil(128 / NetworkBackendOptions{}.reduction_bytes_per_s);
+  EXPECT_EQ(time(1, 1 << 10, software, nullptr), Duration::ns(6600) + step * 14 + reduce * 7);
+
+  Rig rig(1);
+  NetworkBackendOptions negative;
+  negative.software.transfer = Duration::ps(-1);
+  EXPECT_THROW(NetworkBackend(rig.sim, rig.network, rig.router, rig.registry, negative), InputError);
+}
+
+// A point-to-point transfer op pays the launch and its path's transfer
+// latency: between servers the network one, inside a server the other; one
+// of 0 bytes pays nothing.
+TEST(NetworkBackendTest, TransferOpsPayLaunchAndTransferLatency) {
+  const auto time = [](int dst, std::int64_t bytes, const SoftwareLatencies& l) {
+    Rig rig(2);
+    NetworkBackendOptions options;
+    options.software = l;
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    OpGraph g;
+    g.num_ranks = 16;
+    g.transfers.push_back({.src = 0, .dst = dst, .size = sim::Bytes(bytes)});
+    bool done = false;
+    backend.start_transfer(g, 0, [&] { done = true; });
+    rig.sim.run();
+    EXPECT_TRUE(done);
+    return rig.sim.now().since_start();
+  };
+  const SoftwareLatencies l{.launch = Duration::us(5), .transfer = Duration::ns(300),
+                            .network_transfer = Duration::us(2)};
+  EXPECT_EQ(time(8, 1 << 20, l), time(8, 1 << 20, {}) + Duration::us(7));
+  EXPECT_EQ(time(1, 1 << 20, l), time(1, 1 << 20, {}) + Duration::ns(5300));
+  EXPECT_EQ(time(8, 0, l), time(8, 0, {}));
 }
 
 TEST(NetworkBackendTest, UnknownAlgorithmIsAnInputError) {

@@ -68,11 +68,15 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     throw std::invalid_argument(
         fmt::format("start_flow: rate cap {} B/s, expected > 0", options.rate_cap_bytes_per_s));
   }
+  if (options.added_latency < sim::Duration::zero()) {
+    throw std::invalid_argument(
+        fmt::format("start_flow: added latency {}, expected >= 0", options.added_latency.to_string()));
+  }
   // One pass finds unknown links, sums the latency and spots a repeated link
   // by a fresh link mark; only a route that repeats one is scanned again, to
   // name the link (the first one repeated later, or with more than 32 hops
   // the smallest).
-  sim::Duration latency = sim::Duration::zero();
+  sim::Duration latency = options.added_latency;
   next_stamp(1);
   bool repeated = false;
   for (std::uint32_t l : route) {

@@ -85,6 +85,10 @@ enum class FlowId : std::uint32_t {};
 struct FlowOptions {
   double weight = 1.0;                                         ///< > 0
   double rate_cap_bytes_per_s = std::numeric_limits<double>::infinity();  ///< > 0
+  /// Time before the first byte on top of the route's link latencies: the
+  /// sender's and receiver's software (a communication library's protocol
+  /// handshake); >= 0. The flow joins the links after both.
+  sim::Duration added_latency = sim::Duration::zero();
 };
 
 /// What happened to one flow.
@@ -145,8 +149,9 @@ class FlowNetwork {
   /// Starts a flow now. `on_done` runs (as part of an engine event) when its
   /// last byte arrives. A route must not repeat a link; an empty route is a
   /// local copy with no network cost (it finishes immediately after the
-  /// events due now). Throws std::invalid_argument for an unknown or
-  /// repeated link, a negative size, or invalid options.
+  /// events due now; options.added_latency still delays it). Throws
+  /// std::invalid_argument for an unknown or repeated link, a negative
+  /// size, or invalid options.
   FlowId start_flow(std::span<const std::uint32_t> route, sim::Bytes size,
                     sim::EventCallback on_done, FlowOptions options = {});
 

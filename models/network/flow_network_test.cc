@@ -47,6 +47,24 @@ TEST(FlowNetworkTest, FlowAloneFinishesAtLatencyPlusSizeOverBottleneck) {
   }
 }
 
+// An added latency (a communication library's handshake) comes before the
+// first byte, after the route's own: 1.5 us + 2 us, then 40 us of bytes; a
+// local copy (empty route) waits for it too; a negative one is refused.
+TEST(FlowNetworkTest, AddedLatencyPrecedesTheFirstByte) {
+  for (NetworkFidelity fidelity : {NetworkFidelity::kFlow, NetworkFidelity::kAnalytical}) {
+    sim::Simulator sim;
+    FlowNetwork net(sim, {{25 * kGBps, Duration::us(1)}, {100 * kGBps, Duration::ns(500)}}, fidelity);
+    const FlowId id = net.start_flow(route({0, 1}), Bytes(1'000'000), {}, {.added_latency = Duration::us(2)});
+    const FlowId local = net.start_flow(route({}), Bytes(64), {}, {.added_latency = Duration::us(3)});
+    sim.run();
+    EXPECT_EQ(net.flow(id).first_byte, TimePoint::zero() + Duration::ns(3'500));
+    EXPECT_EQ(net.flow(id).finish, TimePoint::zero() + Duration::ns(43'500));
+    EXPECT_EQ(net.flow(local).finish, TimePoint::zero() + Duration::us(3));
+    EXPECT_THROW(net.start_flow(route({0}), Bytes(1), {}, {.added_latency = Duration::ps(-1)}),
+                 std::invalid_argument);
+  }
+}
+
 // n equal flows on one 10 GB/s link, all starting at 0 with no latency: each
 // gets 10/n GB/s and all finish at n * size / 10 GB/s, in one completion
 // instant and one re-solve for the joins.

@@ -33,7 +33,7 @@ std::uint64_t gpu_pair_flow_key(int src_rank, int dst_rank) {
 
 FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
                       int dst_rank, sim::Bytes size, std::uint64_t flow_key,
-                      sim::EventCallback on_done, RouteScratch &scratch) {
+                      sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
   const topology::Topology &t = router.topology();
   if (src_rank < 0 || src_rank >= t.num_gpus() || dst_rank < 0 || dst_rank >= t.num_gpus()) {
     throw std::invalid_argument(fmt::format("start_gpu_flow: rank {} -> {} out of range ({} GPUs)",
@@ -44,7 +44,7 @@ FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int 
         fmt::format("start_gpu_flow: GPU {} cannot reach GPU {}", src_rank, dst_rank));
   }
   to_link_indices(scratch.route, scratch.links);
-  return network.start_flow(scratch.links, size, std::move(on_done));
+  return network.start_flow(scratch.links, size, std::move(on_done), options);
 }
 
 }  // namespace zx::models

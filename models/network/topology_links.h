@@ -51,7 +51,7 @@ struct RouteScratch {
 /// destination.
 FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
                       int dst_rank, sim::Bytes size, std::uint64_t flow_key,
-                      sim::EventCallback on_done, RouteScratch &scratch);
+                      sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options = {});
 
 }  // namespace zx::models
 
