@@ -2,9 +2,11 @@
 // n = 2, 3, 8 (one server: the rail phases are empty), 16, 64, 128; the
 // symbolic checker proves every plan right, and with G servers of L members:
 //   all-reduce: each rank sends 2(L-1)/L x S + 2(G-1)/(G L) x S in
-//     2(L-1) + 2(G-1) steps, and only 2(G-1)/(G L) x S per rank crosses servers.
+//     2(L-1) + 2R steps, and only 2(G-1)/(G L) x S per rank crosses servers,
+//     where R, the steps along a rail, is log2 G (halving/doubling) for G a
+//     power of two and G - 1 (a ring) otherwise or with "across": "ring".
 //   reduce-scatter, all-gather: (L-1)/L x S + (G-1)/(G L) x S per rank,
-//     (L-1) + (G-1) steps.
+//     (L-1) + R steps.
 //   all-to-all: two steps; the fabric carries exactly the bytes between
 //     servers, in one transfer per (rail, server pair).
 // Servers holding different numbers of members are an input error.
@@ -14,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "models/collectives/registry.h"
 #include "models/collectives/testing/plan_checker.h"
 
 namespace zx::models::collectives {
@@ -21,7 +24,15 @@ namespace {
 
 using testing::check_plan;
 
-const int kSizes[] = {2, 3, 8, 16, 64, 128};
+const int kSizes[] = {2, 3, 8, 16, 24, 64, 128};
+
+// Steps along a rail of G servers: halving/doubling or a ring.
+int rail_steps(int G, bool ring = false) {
+  if (ring || (G & (G - 1)) != 0) return G - 1;
+  int steps = 0;
+  while ((1 << steps) < G) ++steps;
+  return steps;
+}
 
 CollectiveRequest request(CollectiveKind kind, int n, std::int64_t bytes) {
   CollectiveRequest r{.kind = kind, .bytes_per_rank = sim::Bytes(bytes)};
@@ -51,8 +62,69 @@ TEST(HierarchicalTest, AllReduce) {
     for (int r = 0; r < n; ++r) {
       EXPECT_EQ(report.bytes_sent[r].count(), 2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L));
     }
-    EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * (L - 1) + 2 * (G - 1)));
+    EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * (L - 1) + 2 * rail_steps(G)));
     EXPECT_EQ(fabric_bytes(plan, view), n * (2 * (G - 1) * s / (G * L)));
+    // A ring along the rails moves the same bytes in more steps.
+    const CollectivePlan ring = HierarchicalAlgorithm({.across = RailAlgorithm::kRing}).lower(req, view);
+    const auto ring_report = check_plan(ring, req);
+    ASSERT_TRUE(ring_report.ok()) << "n=" << n << "\n" << ring_report.summary();
+    EXPECT_EQ(ring_report.num_steps, static_cast<std::size_t>(2 * (L - 1) + 2 * rail_steps(G, true)));
+    EXPECT_EQ(fabric_bytes(ring, view), fabric_bytes(plan, view));
+  }
+}
+
+// Pipelined slices ("chunks"): the same bytes per rank and across the
+// fabric, the chain of steps once per slice, and a critical path of the
+// chain plus one step per further slice; every plan checks.
+TEST(HierarchicalTest, ChunksPipelineTheSlices) {
+  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    for (int n : {8, 16, 64}) {
+      for (int chunks : {1, 3, 4}) {
+        const int L = std::min(n, 8), G = n / L;
+        const std::int64_t s = std::int64_t{4} * n * chunks * 25;
+        const CollectiveRequest req = request(kind, n, s);
+        const TopologyView view = TopologyView::packed(n, 8);
+        const CollectivePlan plan = HierarchicalAlgorithm({.chunks = chunks}).lower(req, view);
+        const CollectivePlan whole = HierarchicalAlgorithm().lower(req, view);
+        const auto report = check_plan(plan, req);
+        const auto whole_report = check_plan(whole, req);
+        ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << " chunks=" << chunks << "\n" << report.summary();
+        for (int r = 0; r < n; ++r) EXPECT_EQ(report.bytes_sent[r], whole_report.bytes_sent[r]);
+        EXPECT_EQ(fabric_bytes(plan, view), fabric_bytes(whole, view));
+        const int chain =
+            kind == CollectiveKind::kAllReduce ? 2 * (L - 1) + 2 * rail_steps(G) : (L - 1) + rail_steps(G);
+        EXPECT_EQ(report.num_steps, static_cast<std::size_t>(chunks * chain));
+        EXPECT_EQ(report.critical_path_steps, static_cast<std::size_t>(chain + chunks - 1));
+      }
+    }
+  }
+}
+
+// One slice by default; "chunks" slices; or, with chunk_bytes, slices of
+// about that size, at least one and at most 64; both options at once are an
+// error.
+TEST(HierarchicalTest, SlicesFollowChunksOrChunkBytes) {
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(std::int64_t{1} << 30)), 1);
+  EXPECT_EQ(hierarchical_slices({.chunks = 3}, sim::Bytes(std::int64_t{1} << 30)), 3);
+  const HierarchicalOptions mib{.chunk_bytes = 1 << 20};
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(0)), 1);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(1 << 20)), 1);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes((1 << 20) + 1)), 2);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(std::int64_t{25} << 20)), 25);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(std::int64_t{1} << 30)), 64);
+  const CollectiveRequest req = request(CollectiveKind::kAllReduce, 16, std::int64_t{3} << 20);
+  EXPECT_EQ(HierarchicalAlgorithm(mib).lower(req, TopologyView::packed(16, 8)).steps.size(), 3u * (14 + 2));
+  CollectiveRegistry registry;
+  register_builtin_collectives(registry);
+  EXPECT_NO_THROW(registry.create("hierarchical", R"({"chunk_bytes": 1048576})"));
+  EXPECT_NO_THROW(registry.create("hierarchical", R"({"across": "ring"})"));
+  EXPECT_THROW(registry.create("hierarchical", R"({"across": "tree"})"), InputError);
+  try {
+    registry.create("hierarchical", R"({"chunks": 2, "chunk_bytes": 1048576})");
+    ADD_FAILURE() << "both options accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/chunk_bytes: give chunks or chunk_bytes, not both"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -68,7 +140,7 @@ TEST(HierarchicalTest, ReduceScatterAndAllGather) {
       for (int r = 0; r < n; ++r) {
         EXPECT_EQ(report.bytes_sent[r].count(), (L - 1) * s / L + (G - 1) * s / (G * L));
       }
-      EXPECT_EQ(report.num_steps, static_cast<std::size_t>((L - 1) + (G - 1)));
+      EXPECT_EQ(report.num_steps, static_cast<std::size_t>((L - 1) + rail_steps(G)));
     }
   }
 }

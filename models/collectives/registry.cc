@@ -93,8 +93,11 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
                [](json::ObjectReader&) { return std::make_unique<HalvingDoublingAlgorithm>(); });
   registry.add("hierarchical",
                "two-level: NVLink inside the server, one rail per local rank across servers: "
-               "all-reduce, reduce-scatter, all-gather, all-to-all",
-               [](json::ObjectReader&) { return std::make_unique<HierarchicalAlgorithm>(); });
+               "all-reduce, reduce-scatter, all-gather, all-to-all; options chunks or chunk_bytes "
+               "(pipelined slices)",
+               [](json::ObjectReader& o) {
+                 return std::make_unique<HierarchicalAlgorithm>(parse_hierarchical_options(o));
+               });
   registry.add("direct", "all-to-all(-v): every pair at once, one step",
                [](json::ObjectReader&) { return std::make_unique<DirectAllToAllAlgorithm>(); });
   registry.add("pairwise", "all-to-all(-v): n-1 rounds of pairwise exchange (MPICH)",
