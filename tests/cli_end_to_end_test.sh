@@ -26,6 +26,15 @@ expect 0 out "^zionsim [0-9]" -- --version
 expect 0 out "^zionsim [0-9]" -- version
 expect 0 out "clusters:" -- list
 expect 0 out "\"degrade\": \[\"gpu:3=0.5\"\]" -- topology --nodes 1 --degrade gpu:3=0.5 --format json
+# The communication library's latencies: the defaults, and --set changes them
+# (topology summary, collective footer, the dump's "communication" object).
+expect 0 out "^communication library: launch 6.6 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- topology --nodes 2
+expect 0 out "^# communication library: launch 2 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- collective --nodes 1 -b 8 -e 8 --set communication.launch_latency_ns=2000
+expect 0 out "\"communication\": {\"launch_latency_ns\":6600.0,\"transfer_latency_ns\":250.0,\"network_transfer_latency_ns\":1200.0}" -- topology --nodes 1 --set communication.transfer_latency_ns=250 --format json
+# 8 B all-reduced by a ring on one server: the launch and 14 transfers of
+# 0.4 us beside 14 x 0.2 us on the links: 15.00 us (NCCL's model: 15.00).
+expect 0 out "^ *8 *2 *fp32 | *15.00 .*| *15.00 " -- collective --nodes 1 -b 8 -e 8 --algo ring nccl
+expect 0 out "^ *8 *2 *fp32 | *2.80 " -- collective --nodes 1 -b 8 -e 8 --algo ring --set communication.launch_latency_ns=0 --set communication.transfer_latency_ns=0
 expect 0 out "scaling is against 2 nodes, where 2994 tables live in host memory" -- whatif --model dlrm-a --nodes 2,8
 expect 0 out "\"name\": \"h200\"" -- list gpus --format json
 expect 2 err "zionsim: error: expected a command" --

@@ -427,6 +427,11 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
              *kind == coll::CollectiveKind::kAllReduce ? "2(n-1)/n"
              : *kind == coll::CollectiveKind::kBroadcast || *kind == coll::CollectiveKind::kReduce ? "1"
                                                                                                    : "(n-1)/n");
+  const topology::CommunicationLatencies& c = setups.front().cluster.communication;
+  const bool nccl = std::any_of(algorithms.begin(), algorithms.end(), models::is_nccl_algorithm);
+  fmt::print(out, "# communication library{}: launch {}, per transfer {} inside a server, {} between servers{}\n",
+             varied ? " (first variant)" : "", c.launch.to_string(), c.transfer.to_string(),
+             c.network_transfer.to_string(), nccl ? " (not in the nccl columns: NCCL's cost model has its own)" : "");
   return kExitOk;
 }
 
