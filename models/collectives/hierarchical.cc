@@ -65,50 +65,109 @@ void ring_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<i
 }
 
 /// Recursive halving (reduce-scatter) or doubling (all-gather) over several
-/// groups at once, each of a power-of-two size n, with ring_phase's
-/// contract: reduce-scatter leaves position p with block p reduced over its
-/// group; all-gather starts from position p holding block p. Halving: at
-/// distance d = n/2, n/4, ..., 1, p and p ^ d split the blocks p is still
-/// responsible for, and p sends its partner's half; doubling: at d = 1, 2,
-/// ..., n/2, p sends the aligned run of d blocks it holds (Thakur,
-/// Rabenseifner and Gropp 2005). log2(n) steps each, every position sending
-/// (n-1)/n of the group's blocks, as a ring does in n-1 steps.
+/// groups at once, with ring_phase's contract: reduce-scatter leaves
+/// position p with block p reduced over its group; all-gather starts from
+/// position p holding block p (Thakur, Rabenseifner and Gropp 2005). The
+/// group's n positions: P, the largest power of two <= n, take part; the
+/// extra positions P + k fold into position k first (reduce-scatter: all
+/// their blocks, reduced; all-gather: their block) and get from it last
+/// (their reduced block; every block). Block b belongs to super-block
+/// b mod P. Halving: at distance d = 1, 2, ..., P/2, p and p ^ d split the
+/// super-blocks p is still responsible for, and p sends its partner's half;
+/// doubling: at d = P/2, ..., 1, p sends all it holds. The halves, the
+/// largest transfers, go between neighbours (servers of one rack), the far
+/// partners exchanging little. log2(P) steps, plus one for the extras each
+/// way; the fabric
+/// carries (n-1)/n of a group's blocks per position on average, as a ring
+/// does in n-1 steps. `paired`: the reduce-scatter is followed by this
+/// all-gather (an all-reduce), so the extras' round trip in between is left
+/// out.
 template <typename Blocks>
 void halving_doubling_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<int>>& groups,
-                            bool reducing, const Blocks& blocks) {
+                            bool reducing, const Blocks& blocks, bool paired) {
   if (groups.empty()) return;
   const int n = static_cast<int>(groups.front().size());
+  int P = 1;
+  while (P * 2 <= n) P *= 2;
+  const int extras = n - P;
+  const auto member = [&](std::size_t i, int p) { return groups[i][static_cast<std::size_t>(p)]; };
+  const auto append = [&](std::vector<ChunkRange>& out, std::size_t i, int b) {
+    for (const ChunkRange& r : blocks(static_cast<int>(i), b)) out.push_back(r);
+  };
+  // The super-blocks sb with sb mod m == r: every block b with b mod P mod m == r.
+  const auto super_blocks = [&](std::size_t i, int m, int r) {
+    std::vector<ChunkRange> out;
+    for (int sb = r; sb < P; sb += m) {
+      for (int b = sb; b < n; b += P) append(out, i, b);
+    }
+    return out;
+  };
+  // Every block but `except` (-1: none).
+  const auto all_but = [&](std::size_t i, int except) {
+    std::vector<ChunkRange> out;
+    for (int b = 0; b < n; ++b) {
+      if (b != except) append(out, i, b);
+    }
+    return out;
+  };
+  const auto extras_step = [&](bool to_extras, bool whole) {
+    const std::uint32_t step = chain.next();
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      for (int k = 0; k < extras; ++k) {
+        std::vector<ChunkRange> chunks;
+        if (whole) {
+          // To an extra that holds its own block reduced (after the
+          // reduce-scatter's last step, unless paired), all but that one.
+          chunks = all_but(i, to_extras && !paired ? P + k : -1);
+        } else {
+          append(chunks, i, P + k);
+        }
+        const int src = to_extras ? member(i, k) : member(i, P + k);
+        const int dst = to_extras ? member(i, P + k) : member(i, k);
+        plan.add_transfer(step, src, dst, reducing && !to_extras ? TransferOp::kReduce : TransferOp::kCopy,
+                          std::move(chunks));
+      }
+    }
+  };
+  // Nearest partners carry the most: halving goes out from distance 1,
+  // doubling comes back to it, so that the halves move between neighbouring
+  // servers (one rack) and only small pieces between far ones.
   std::vector<int> distances;
-  for (int d = 1; d < n; d *= 2) distances.push_back(d);
-  if (reducing) std::reverse(distances.begin(), distances.end());
+  for (int d = 1; d < P; d *= 2) distances.push_back(d);
+  if (!reducing) std::reverse(distances.begin(), distances.end());
+  if (reducing) {
+    if (extras > 0) extras_step(/*to_extras=*/false, /*whole=*/true);
+  } else if (extras > 0 && !paired) {
+    extras_step(/*to_extras=*/false, /*whole=*/false);
+  }
   for (const int d : distances) {
     const std::uint32_t step = chain.next();
     for (std::size_t i = 0; i < groups.size(); ++i) {
-      for (int p = 0; p < n; ++p) {
+      for (int p = 0; p < P; ++p) {
         const int q = p ^ d;
-        // Halving: p still owns the aligned run of 2d blocks holding p and
-        // sends q's half of it. Doubling: p holds the aligned run of d
-        // blocks holding p and sends it all.
-        const int first = reducing ? (q / d) * d : (p / d) * d;
-        std::vector<ChunkRange> chunks;
-        for (int b = first; b < first + d; ++b) {
-          for (const ChunkRange& r : blocks(static_cast<int>(i), b)) chunks.push_back(r);
-        }
-        plan.add_transfer(step, groups[i][static_cast<std::size_t>(p)], groups[i][static_cast<std::size_t>(q)],
-                          reducing ? TransferOp::kReduce : TransferOp::kCopy, std::move(chunks));
+        // Halving at d: p still owns the super-blocks agreeing with it
+        // modulo d and sends those agreeing with q modulo 2d. Doubling at d:
+        // p holds those agreeing with it modulo 2d and sends them all.
+        plan.add_transfer(step, member(i, p), member(i, q), reducing ? TransferOp::kReduce : TransferOp::kCopy,
+                          super_blocks(i, 2 * d, (reducing ? q : p) % (2 * d)));
       }
     }
   }
+  if (reducing && extras > 0 && !paired) extras_step(/*to_extras=*/true, /*whole=*/false);
+  if (!reducing && extras > 0) extras_step(/*to_extras=*/true, /*whole=*/true);
 }
 
-/// The phase across servers, along the rails: halving/doubling when the
-/// option allows it and the rails' length is a power of two, else a ring.
+/// The phase across servers, along the rails: a ring or halving/doubling,
+/// as `across` says (auto: rails_halve_double). `paired` as for
+/// halving_doubling_phase.
 template <typename Blocks>
 void rail_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<int>>& rails, bool reducing,
-                const Blocks& blocks, RailAlgorithm across) {
-  const std::size_t g = rails.empty() ? 0 : rails.front().size();
-  if (across != RailAlgorithm::kRing && g > 1 && (g & (g - 1)) == 0) {
-    halving_doubling_phase(plan, chain, rails, reducing, blocks);
+                const Blocks& blocks, RailAlgorithm across, bool paired, double rail_bytes) {
+  const int g = rails.empty() ? 0 : static_cast<int>(rails.front().size());
+  const bool halve = across == RailAlgorithm::kHalvingDoubling ||
+                     (across == RailAlgorithm::kAuto && rails_halve_double(g, rail_bytes, paired));
+  if (halve) {
+    halving_doubling_phase(plan, chain, rails, reducing, blocks, paired);
   } else {
     ring_phase(plan, chain, rails, reducing, blocks);
   }
@@ -141,8 +200,9 @@ void lower_slice(const CollectiveRequest& request, PlanBuilder& plan, Chain& cha
         return std::vector<ChunkRange>{{c, c + 1}};
       };
       ring_phase(plan, chain, servers, /*reducing=*/true, super_block);
-      rail_phase(plan, chain, rails, /*reducing=*/true, piece, across);
-      rail_phase(plan, chain, rails, /*reducing=*/false, piece, across);
+      const double rail_bytes = static_cast<double>(mine.count()) / per_server;
+      rail_phase(plan, chain, rails, /*reducing=*/true, piece, across, /*paired=*/true, rail_bytes);
+      rail_phase(plan, chain, rails, /*reducing=*/false, piece, across, /*paired=*/true, rail_bytes);
       ring_phase(plan, chain, servers, /*reducing=*/false, super_block);
       break;
     }
@@ -164,16 +224,17 @@ void lower_slice(const CollectiveRequest& request, PlanBuilder& plan, Chain& cha
         rail_blocks.push_back(internal::to_ranges(std::move(members)));
       }
       const auto super_block = [&](int, int l) { return rail_blocks[static_cast<std::size_t>(l)]; };
+      const double rail_bytes = static_cast<double>(request.bytes_per_rank.count()) / slices / per_server;
       const auto own_block = [&](int l, int g) {
         const auto c = base + static_cast<std::uint32_t>(rails[l][g]);
         return std::vector<ChunkRange>{{c, c + 1}};
       };
       if (gather) {
-        rail_phase(plan, chain, rails, /*reducing=*/false, own_block, across);
+        rail_phase(plan, chain, rails, /*reducing=*/false, own_block, across, /*paired=*/false, rail_bytes);
         ring_phase(plan, chain, servers, /*reducing=*/false, super_block);
       } else {
         ring_phase(plan, chain, servers, /*reducing=*/true, super_block);
-        rail_phase(plan, chain, rails, /*reducing=*/true, own_block, across);
+        rail_phase(plan, chain, rails, /*reducing=*/true, own_block, across, /*paired=*/false, rail_bytes);
       }
       break;
     }
@@ -243,6 +304,26 @@ int hierarchical_slices(const HierarchicalOptions& options, sim::Bytes bytes_per
   if (options.chunk_bytes <= 0) return options.chunks;
   const std::int64_t b = std::max<std::int64_t>(bytes_per_rank.count(), 1);
   return static_cast<int>(std::min(kMostSlices, (b + options.chunk_bytes - 1) / options.chunk_bytes));
+}
+
+bool rails_halve_double(int servers, double rail_bytes, bool paired) {
+  if (servers < 2) return false;
+  int p = 1;
+  int log_p = 0;
+  while (p * 2 <= servers) {
+    p *= 2;
+    ++log_p;
+  }
+  const bool extras = p < servers;
+  const double g = servers;
+  const double ring = (g - 1) * kRailStepSeconds + (g - 1) / g * rail_bytes / kRailBytesPerSecond;
+  // The extras fold their whole buffer into the others (and get it back);
+  // alone, the reduce-scatter also sends the extras their block (the
+  // all-gather takes it from them): a step of a block more.
+  const double steps = log_p + (extras ? (paired ? 1 : 2) : 0);
+  const double bytes = (p - 1.0) / p * rail_bytes + (extras ? rail_bytes * (paired ? 1.0 : 1.0 + 1.0 / g) : 0.0);
+  const double halving = steps * kRailStepSeconds + bytes / kRailBytesPerSecond;
+  return halving <= ring;  // 2 servers: the same plan either way
 }
 
 bool HierarchicalAlgorithm::supports(CollectiveKind kind) const {

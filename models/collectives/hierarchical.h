@@ -13,10 +13,16 @@
 //                   2(G-1)/(G L) x S crosses the fabric (NCCL's
 //                   intra-node/inter-node split; Horovod's hierarchical
 //                   all-reduce; Thakur et al. 2005 for the phases). Along
-//                   the rails: recursive halving then doubling when G is a
-//                   power of two (2 log2 G steps: on 256 servers 16 steps
+//                   the rails: recursive halving then doubling (2 log2 G
+//                   steps for G a power of two: on 256 servers 16 steps
 //                   where a ring takes 510, each paying the latency between
-//                   servers), else a ring (2(G-1) steps); option "across".
+//                   servers; otherwise over the largest power of two P < G
+//                   servers, the other G - P folding their whole buffer
+//                   into them a step before and after: worth it for small
+//                   buffers only), or a ring (2(G-1) steps), by an
+//                   alpha-beta estimate (rails_halve_double) or as option
+//                   "across" says. Either way 2(G-1) x S / L crosses the
+//                   fabric per rail.
 //   reduce-scatter  intra-server ring reduce-scatter of the rail super-blocks,
 //                   then a reduce-scatter along each rail (halving or ring).
 //   all-gather      an all-gather along each rail (doubling or ring), then an
@@ -58,9 +64,9 @@ namespace zx::models::collectives {
 
 /// How the phases across servers run along each rail.
 enum class RailAlgorithm {
-  kAuto,             ///< halving/doubling when the rail's length is a power of two, else ring
-  kRing,             ///< always a ring: 2(G-1) steps for an all-reduce
-  kHalvingDoubling,  ///< as kAuto (a rail of another length still runs a ring)
+  kAuto,             ///< the default: whichever rails_halve_double says
+  kRing,             ///< a ring: 2(G-1) steps for an all-reduce
+  kHalvingDoubling,  ///< recursive halving/doubling: 2 log2 G steps, 2 more for G not a power of two
 };
 
 struct HierarchicalOptions {
@@ -68,6 +74,25 @@ struct HierarchicalOptions {
   std::int64_t chunk_bytes = 0;  ///< > 0: slices of about this size instead
   RailAlgorithm across = RailAlgorithm::kAuto;
 };
+
+/// The choice "auto" makes along rails of `servers` servers for
+/// `rail_bytes` per rail (a rail's share of a slice) in one phase (a
+/// reduce-scatter or an all-gather; `paired`: the two of an all-reduce):
+/// halving/doubling when an alpha-beta estimate, with a step's latency
+/// kRailStepSeconds and a NIC's kRailBytesPerSecond, says it is faster than
+/// a ring. For a power of two it always is (fewer steps, the same bytes);
+/// otherwise the servers beyond the power of two fold their whole buffer in
+/// and out, and it pays only for small buffers or many servers (paired:
+/// 3 servers never; 12 servers up to 493 KB per rail; 24 up to 1.24 MB; 96
+/// up to 5.97 MB).
+bool rails_halve_double(int servers, double rail_bytes, bool paired);
+/// For that choice only (the simulation itself runs on the cluster's links):
+/// NCCL 2.20's per-step latency between servers for the LL protocol, 2.7 us
+/// (hwLat[NET][Ring][LL], src/graph/tuning.cc; also the default links plus
+/// communication library between two ZionEX servers), and a ZionEX NIC's
+/// 200 Gb/s.
+inline constexpr double kRailStepSeconds = 2.7e-6;
+inline constexpr double kRailBytesPerSecond = 25e9;
 
 /// The number of slices a request of `bytes_per_rank` runs in.
 int hierarchical_slices(const HierarchicalOptions& options, sim::Bytes bytes_per_rank);

@@ -2,9 +2,11 @@
 // n = 2, 3, 8 (one server: the rail phases are empty), 16, 64, 128; the
 // symbolic checker proves every plan right, and with G servers of L members:
 //   all-reduce: each rank sends 2(L-1)/L x S + 2(G-1)/(G L) x S in
-//     2(L-1) + 2R steps, and only 2(G-1)/(G L) x S per rank crosses servers,
-//     where R, the steps along a rail, is log2 G (halving/doubling) for G a
-//     power of two and G - 1 (a ring) otherwise or with "across": "ring".
+//     2(L-1) + 2R steps, and only 2(G-1)/(G L) x S per rank crosses servers
+//     (on average: with G not a power of two, the servers that take the
+//     others' data send more), where R, the steps along a rail, is log2 P
+//     (halving/doubling over P, the largest power of two <= G), plus 1 when
+//     P < G, and G - 1 with "across": "ring".
 //   reduce-scatter, all-gather: (L-1)/L x S + (G-1)/(G L) x S per rank,
 //     (L-1) + R steps.
 //   all-to-all: two steps; the fabric carries exactly the bytes between
@@ -24,15 +26,19 @@ namespace {
 
 using testing::check_plan;
 
-const int kSizes[] = {2, 3, 8, 16, 24, 64, 128};
+const int kSizes[] = {2, 3, 8, 16, 24, 40, 64, 96, 128};
 
-// Steps along a rail of G servers: halving/doubling or a ring.
-int rail_steps(int G, bool ring = false) {
-  if (ring || (G & (G - 1)) != 0) return G - 1;
+// Steps along a rail of G servers, each way: a ring, or halving/doubling
+// with, for G not a power of two, a step for the extra servers (two in a
+// reduce-scatter or all-gather alone: into the others and back).
+int rail_steps(int G, bool ring = false, bool alone = false) {
+  if (ring) return G - 1;
   int steps = 0;
-  while ((1 << steps) < G) ++steps;
-  return steps;
+  while ((2 << steps) <= G) ++steps;
+  return steps + ((G & (G - 1)) != 0 ? (alone ? 2 : 1) : 0);
 }
+
+bool power_of_two(int G) { return (G & (G - 1)) == 0; }
 
 CollectiveRequest request(CollectiveKind kind, int n, std::int64_t bytes) {
   CollectiveRequest r{.kind = kind, .bytes_per_rank = sim::Bytes(bytes)};
@@ -59,10 +65,16 @@ TEST(HierarchicalTest, AllReduce) {
     const CollectivePlan plan = HierarchicalAlgorithm().lower(req, view);
     const auto report = check_plan(plan, req);
     ASSERT_TRUE(report.ok()) << "n=" << n << "\n" << report.summary();
+    std::int64_t total = 0;
     for (int r = 0; r < n; ++r) {
-      EXPECT_EQ(report.bytes_sent[r].count(), 2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L));
+      total += report.bytes_sent[r].count();
+      if (power_of_two(G)) {
+        EXPECT_EQ(report.bytes_sent[r].count(), 2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L));
+      }
     }
-    EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * (L - 1) + 2 * rail_steps(G)));
+    EXPECT_EQ(total, n * (2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L)));
+    const bool ring_rails = !rails_halve_double(G, static_cast<double>(s) / L, true);
+    EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * (L - 1) + 2 * rail_steps(G, ring_rails)));
     EXPECT_EQ(fabric_bytes(plan, view), n * (2 * (G - 1) * s / (G * L)));
     // A ring along the rails moves the same bytes in more steps.
     const CollectivePlan ring = HierarchicalAlgorithm({.across = RailAlgorithm::kRing}).lower(req, view);
@@ -78,7 +90,7 @@ TEST(HierarchicalTest, AllReduce) {
 // chain plus one step per further slice; every plan checks.
 TEST(HierarchicalTest, ChunksPipelineTheSlices) {
   for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
-    for (int n : {8, 16, 64}) {
+    for (int n : {8, 16, 24, 64}) {
       for (int chunks : {1, 3, 4}) {
         const int L = std::min(n, 8), G = n / L;
         const std::int64_t s = std::int64_t{4} * n * chunks * 25;
@@ -91,8 +103,10 @@ TEST(HierarchicalTest, ChunksPipelineTheSlices) {
         ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << " chunks=" << chunks << "\n" << report.summary();
         for (int r = 0; r < n; ++r) EXPECT_EQ(report.bytes_sent[r], whole_report.bytes_sent[r]);
         EXPECT_EQ(fabric_bytes(plan, view), fabric_bytes(whole, view));
-        const int chain =
-            kind == CollectiveKind::kAllReduce ? 2 * (L - 1) + 2 * rail_steps(G) : (L - 1) + rail_steps(G);
+        const bool paired = kind == CollectiveKind::kAllReduce;
+        const bool ring_rails = !rails_halve_double(G, static_cast<double>(s) / chunks / L, paired);
+        const int chain = paired ? 2 * (L - 1) + 2 * rail_steps(G, ring_rails)
+                                 : (L - 1) + rail_steps(G, ring_rails, true);
         EXPECT_EQ(report.num_steps, static_cast<std::size_t>(chunks * chain));
         EXPECT_EQ(report.critical_path_steps, static_cast<std::size_t>(chain + chunks - 1));
       }
@@ -128,6 +142,29 @@ TEST(HierarchicalTest, SlicesFollowChunksOrChunkBytes) {
   }
 }
 
+// "auto" along the rails: halving/doubling for a power of two at any size;
+// otherwise only while its fewer steps outweigh the extras' whole buffers
+// (the crossovers of rails_halve_double's estimate); the plan follows.
+TEST(HierarchicalTest, AutoPicksHalvingDoublingByAnAlphaBetaEstimate) {
+  for (const double bytes : {1.0, 1e6, 1e9}) {
+    EXPECT_TRUE(rails_halve_double(2, bytes, true));
+    EXPECT_TRUE(rails_halve_double(256, bytes, false));
+  }
+  EXPECT_FALSE(rails_halve_double(1, 1e3, true));
+  EXPECT_FALSE(rails_halve_double(3, 64, true));  // 1 + 1 steps against 2: the ring
+  EXPECT_TRUE(rails_halve_double(12, 480e3, true));
+  EXPECT_FALSE(rails_halve_double(12, 500e3, true));
+  EXPECT_TRUE(rails_halve_double(96, 5.9e6, true));
+  EXPECT_FALSE(rails_halve_double(96, 6.1e6, true));
+  // 96 GPUs on 12 servers: 3.2 MB per rank is 400 KB per rail, halving and
+  // doubling (2 (3 + 1) steps); 32 MB is 4 MB per rail, a ring (2 x 11).
+  const TopologyView view = TopologyView::packed(96, 8);
+  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 96, 3'200'000), view).steps.size(),
+            2u * 7u + 2u * 4u);
+  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 96, 32'000'000), view).steps.size(),
+            2u * 7u + 2u * 11u);
+}
+
 TEST(HierarchicalTest, ReduceScatterAndAllGather) {
   for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
     for (int n : kSizes) {
@@ -137,10 +174,11 @@ TEST(HierarchicalTest, ReduceScatterAndAllGather) {
       const auto report =
           check_plan(HierarchicalAlgorithm().lower(req, TopologyView::packed(n, 8)), req);
       ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << "\n" << report.summary();
-      for (int r = 0; r < n; ++r) {
+      for (int r = 0; r < n && power_of_two(G); ++r) {
         EXPECT_EQ(report.bytes_sent[r].count(), (L - 1) * s / L + (G - 1) * s / (G * L));
       }
-      EXPECT_EQ(report.num_steps, static_cast<std::size_t>((L - 1) + rail_steps(G)));
+      const bool ring_rails = !rails_halve_double(G, static_cast<double>(s) / L, false);
+      EXPECT_EQ(report.num_steps, static_cast<std::size_t>((L - 1) + rail_steps(G, ring_rails, true)));
     }
   }
 }
