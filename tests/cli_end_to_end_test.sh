@@ -31,6 +31,12 @@ expect 0 out "\"degrade\": \[\"gpu:3=0.5\"\]" -- topology --nodes 1 --degrade gp
 expect 0 out "^communication library: launch 6.6 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- topology --nodes 2
 expect 0 out "^# communication library: launch 2 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- collective --nodes 1 -b 8 -e 8 --set communication.launch_latency_ns=2000
 expect 0 out "\"communication\": {\"launch_latency_ns\":6600.0,\"transfer_latency_ns\":250.0,\"network_transfer_latency_ns\":1200.0}" -- topology --nodes 1 --set communication.transfer_latency_ns=250 --format json
+# The hierarchical all-reduce of 1 KiB on 4 servers: along the rails 2 + 2
+# halving/doubling steps (25.82 us) or 3 + 3 ring steps (31.22 us), each
+# step between servers 2.7 us (1.5 us of links, 1.2 of the library).
+expect 0 out "^ *1024 *256 *fp32 | *25.82 " -- collective --nodes 4 --algo hierarchical -b 1K -e 1K
+expect 0 out "^ *1024 *256 *fp32 | *31.22 " -- collective --nodes 4 --algo hierarchical --options 'hierarchical={"across":"ring"}' -b 1K -e 1K
+expect 2 err "/across: unknown value 'tree'; valid: auto, halving_doubling, ring" -- collective --nodes 4 --algo hierarchical --options 'hierarchical={"across":"tree"}'
 # 8 B all-reduced by a ring on one server: the launch and 14 transfers of
 # 0.4 us beside 14 x 0.2 us on the links: 15.00 us (NCCL's model: 15.00).
 expect 0 out "^ *8 *2 *fp32 | *15.00 .*| *15.00 " -- collective --nodes 1 -b 8 -e 8 --algo ring nccl

@@ -92,9 +92,9 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
                "Rabenseifner all-reduce: recursive halving then doubling (MPICH), any group size",
                [](json::ObjectReader&) { return std::make_unique<HalvingDoublingAlgorithm>(); });
   registry.add("hierarchical",
-               "two-level: NVLink inside the server, one rail per local rank across servers: "
-               "all-reduce, reduce-scatter, all-gather, all-to-all; options chunks or chunk_bytes "
-               "(pipelined slices)",
+               "two-level: a ring inside each server, one rail per local rank across servers "
+               "(halving/doubling or a ring): all-reduce, reduce-scatter, all-gather, all-to-all; "
+               "options across (auto, ring, halving_doubling), chunks or chunk_bytes (pipelined slices)",
                [](json::ObjectReader& o) {
                  return std::make_unique<HierarchicalAlgorithm>(parse_hierarchical_options(o));
                });
