@@ -37,6 +37,8 @@ expect 0 out "\"communication\": {\"launch_latency_ns\":6600.0,\"transfer_latenc
 expect 0 out "^ *1024 *256 *fp32 | *25.82 " -- collective --nodes 4 --algo hierarchical -b 1K -e 1K
 expect 0 out "^ *1024 *256 *fp32 | *31.22 " -- collective --nodes 4 --algo hierarchical --options 'hierarchical={"across":"ring"}' -b 1K -e 1K
 expect 2 err "/across: unknown value 'tree'; valid: auto, halving_doubling, ring" -- collective --nodes 4 --algo hierarchical --options 'hierarchical={"across":"tree"}'
+# whatif's JSON says which latencies each result ran with.
+expect 0 out '"launch_latency_ns": 1000.0,' -- whatif --model dlrm-a-small --nodes 1 --set communication.launch_latency_ns=1000 --format json
 # 8 B all-reduced by a ring on one server: the launch and 14 transfers of
 # 0.4 us beside 14 x 0.2 us on the links: 15.00 us (NCCL's model: 15.00).
 expect 0 out "^ *8 *2 *fp32 | *15.00 .*| *15.00 " -- collective --nodes 1 -b 8 -e 8 --algo ring nccl

@@ -172,6 +172,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   const std::int64_t batch = planned.batch_per_gpu;
   point.gpus = planned.gpus;
   point.gpu = device.name;
+  point.communication = cluster.communication;
   point.global_batch = batch * point.gpus;
   point.load_imbalance = plan.load_imbalance();
   point.host_memory_tables = plan.host_memory_tables();

@@ -99,6 +99,8 @@ struct WhatIfPoint {
   int nodes = 0;
   int gpus = 0;
   std::string gpu;  ///< the GPU profile simulated (its name; a profile file's own)
+  /// The communication library's latencies the cluster ran with.
+  topology::CommunicationLatencies communication;
   std::int64_t global_batch = 0;
   bool fits = true;
   std::string reason;  ///< why it does not fit
