@@ -36,7 +36,7 @@ expect 0 out "\"communication\": {\"launch_latency_ns\":6600.0,\"transfer_latenc
 # step between servers 2.7 us (1.5 us of links, 1.2 of the library).
 expect 0 out "^ *1024 *256 *fp32 | *25.82 " -- collective --nodes 4 --algo hierarchical -b 1K -e 1K
 expect 0 out "^ *1024 *256 *fp32 | *31.22 " -- collective --nodes 4 --algo hierarchical --options 'hierarchical={"across":"ring"}' -b 1K -e 1K
-expect 2 err "/across: unknown value 'tree'; valid: auto, halving_doubling, ring" -- collective --nodes 4 --algo hierarchical --options 'hierarchical={"across":"tree"}'
+expect 2 err "/across: unknown value 'tree'; valid: auto, halving_doubling, mixed_radix, ring" -- collective --nodes 4 --algo hierarchical --options 'hierarchical={"across":"tree"}'
 # whatif's JSON says which latencies each result ran with.
 expect 0 out '"launch_latency_ns": 1000.0,' -- whatif --model dlrm-a-small --nodes 1 --set communication.launch_latency_ns=1000 --format json
 # 8 B all-reduced by a ring on one server: the launch and 14 transfers of

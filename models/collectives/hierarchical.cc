@@ -48,13 +48,13 @@ class Chain {
 ///
 /// Each ring step is one step: every position of every ring waits for the
 /// slowest transfer of the step before. Inside a server (NVLink, every hop
-/// alike) that loses nothing. Along the rails (a ring there only for
-/// server counts not a power of two, with large buffers) it charges every
-/// step the slowest hop; a step per position waiting only for its
-/// predecessor, as the ring algorithm does (ring.h), was tried: model A
-/// 96 nodes 91.585 -> 88.323 ms, 48 nodes 80.835 -> 78.965, but its flows,
-/// finishing at distinct instants beside the all-to-all's, cost 4.7x the
-/// simulation time at 96 nodes (20 -> 94 s) and 2.5x at 48.
+/// alike) that loses nothing. Along the rails (a ring there only when
+/// option "across" asks for it) it charges every step the slowest hop; a
+/// step per position waiting only for its predecessor, as the ring
+/// algorithm does (ring.h), was tried when the ring was the default for
+/// server counts not a power of two: model A 96 nodes 91.585 -> 88.323
+/// ms, but its flows, finishing at distinct instants beside the
+/// all-to-all's, cost 4.7x the simulation time (20 -> 94 s).
 template <typename Blocks>
 void ring_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<int>>& rings,
                 bool reducing, const Blocks& blocks) {
@@ -74,24 +74,81 @@ void ring_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<i
   }
 }
 
+/// The prime factors of n, smallest first (12: 2, 2, 3).
+std::vector<int> prime_factors(int n) {
+  std::vector<int> out;
+  for (int f = 2; f * f <= n; ++f) {
+    while (n % f == 0) {
+      out.push_back(f);
+      n /= f;
+    }
+  }
+  if (n > 1) out.push_back(n);
+  return out;
+}
+
+/// A reduce-scatter (or all-gather) over m = f_0 f_1 ... f_{K-1} positions
+/// of each group, one dimension at a time: position p's digits in that
+/// mixed radix (p = d_0 + f_0 (d_1 + f_1 (d_2 + ...)), d_k in [0, f_k)) name
+/// its partners, the positions differing from it in digit k alone, at
+/// stride S_k = f_0 ... f_{k-1}, and along dimension k they run a ring of
+/// f_k (f_k - 1 steps). Reduce-scatter goes through k = 0, 1, ... and
+/// leaves p responsible, after dimension k, for the super-blocks agreeing
+/// with it in digits 0..k; all-gather undoes it, last dimension first. So
+/// position p ends with (or starts from) super-block p, as in ring_phase,
+/// and each dimension moves (f_k - 1)/f_k of what it holds: over all of
+/// them, (m - 1)/m of a group's super-blocks per position, as a ring does in
+/// m - 1 steps, here in sum(f_k - 1). A factor 2 is a pairwise exchange:
+/// with every factor 2 this is recursive halving/doubling (Thakur,
+/// Rabenseifner and Gropp 2005), the halves between partners at distance 1;
+/// in general, the generalisation of Ruefenacht et al. 2017 (recursive
+/// multiplying) with a ring per factor. Small factors first: the largest
+/// transfers go between neighbouring servers (one rack) and only small
+/// pieces between far ones. super_block(out, i, sb) appends the chunks of
+/// group i's super-block sb.
+template <typename SuperBlock>
+void radix_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<int>>& groups,
+                 bool reducing, const std::vector<int>& factors, const SuperBlock& super_block) {
+  int m = 1;
+  for (int f : factors) m *= f;
+  std::vector<int> strides;
+  for (int k = 0, s = 1; k < static_cast<int>(factors.size()); s *= factors[static_cast<std::size_t>(k)], ++k) {
+    strides.push_back(s);
+  }
+  const auto dimension = [&](int k) {
+    const int f = factors[static_cast<std::size_t>(k)];
+    const int stride = strides[static_cast<std::size_t>(k)];
+    for (int s = 0; s + 1 < f; ++s) {
+      const std::uint32_t step = chain.next();
+      for (std::size_t i = 0; i < groups.size(); ++i) {
+        for (int p = 0; p < m; ++p) {
+          const int digit = p / stride % f;
+          const int q = p + (mod(digit + 1, f) - digit) * stride;
+          // As ring_phase: reduce-scatter passes on the piece digit - s - 1,
+          // all-gather the piece digit - s; within the super-blocks that p
+          // holds, those agreeing with it below digit k.
+          const int v = mod(reducing ? digit - s - 1 : digit - s, f);
+          std::vector<ChunkRange> chunks;
+          for (int sb = p % stride + stride * v; sb < m; sb += stride * f) super_block(chunks, i, sb);
+          plan.add_transfer(step, groups[i][static_cast<std::size_t>(p)], groups[i][static_cast<std::size_t>(q)],
+                            reducing ? TransferOp::kReduce : TransferOp::kCopy, std::move(chunks));
+        }
+      }
+    }
+  };
+  const int dims = static_cast<int>(factors.size());
+  for (int k = 0; k < dims; ++k) dimension(reducing ? k : dims - 1 - k);
+}
+
 /// Recursive halving (reduce-scatter) or doubling (all-gather) over several
-/// groups at once, with ring_phase's contract: reduce-scatter leaves
-/// position p with block p reduced over its group; all-gather starts from
-/// position p holding block p (Thakur, Rabenseifner and Gropp 2005). The
-/// group's n positions: P, the largest power of two <= n, take part; the
-/// extra positions P + k fold into position k first (reduce-scatter: all
-/// their blocks, reduced; all-gather: their block) and get from it last
-/// (their reduced block; every block). Block b belongs to super-block
-/// b mod P. Halving: at distance d = 1, 2, ..., P/2, p and p ^ d split the
-/// super-blocks p is still responsible for, and p sends its partner's half;
-/// doubling: at d = P/2, ..., 1, p sends all it holds. The halves, the
-/// largest transfers, go between neighbours (servers of one rack), the far
-/// partners exchanging little. log2(P) steps, plus one for the extras each
-/// way; the fabric
-/// carries (n-1)/n of a group's blocks per position on average, as a ring
-/// does in n-1 steps. `paired`: the reduce-scatter is followed by this
-/// all-gather (an all-reduce), so the extras' round trip in between is left
-/// out.
+/// groups at once, with ring_phase's contract. The group's n positions: P,
+/// the largest power of two <= n, take part (radix_phase with every factor
+/// 2); the extra positions P + k fold into position k first
+/// (reduce-scatter: all their blocks, reduced; all-gather: their block) and
+/// get from it last (their reduced block; every block). Block b belongs to
+/// super-block b mod P. log2(P) steps, plus one for the extras each way.
+/// `paired`: the reduce-scatter is followed by this all-gather (an
+/// all-reduce), so the extras' round trip in between is left out.
 template <typename Blocks>
 void halving_doubling_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<int>>& groups,
                             bool reducing, const Blocks& blocks, bool paired) {
@@ -103,14 +160,6 @@ void halving_doubling_phase(PlanBuilder& plan, Chain& chain, const std::vector<s
   const auto member = [&](std::size_t i, int p) { return groups[i][static_cast<std::size_t>(p)]; };
   const auto append = [&](std::vector<ChunkRange>& out, std::size_t i, int b) {
     for (const ChunkRange& r : blocks(static_cast<int>(i), b)) out.push_back(r);
-  };
-  // The super-blocks sb with sb mod m == r: every block b with b mod P mod m == r.
-  const auto super_blocks = [&](std::size_t i, int m, int r) {
-    std::vector<ChunkRange> out;
-    for (int sb = r; sb < P; sb += m) {
-      for (int b = sb; b < n; b += P) append(out, i, b);
-    }
-    return out;
   };
   // Every block but `except` (-1: none).
   const auto all_but = [&](std::size_t i, int except) {
@@ -139,47 +188,46 @@ void halving_doubling_phase(PlanBuilder& plan, Chain& chain, const std::vector<s
       }
     }
   };
-  // Nearest partners carry the most: halving goes out from distance 1,
-  // doubling comes back to it, so that the halves move between neighbouring
-  // servers (one rack) and only small pieces between far ones.
-  std::vector<int> distances;
-  for (int d = 1; d < P; d *= 2) distances.push_back(d);
-  if (!reducing) std::reverse(distances.begin(), distances.end());
   if (reducing) {
     if (extras > 0) extras_step(/*to_extras=*/false, /*whole=*/true);
   } else if (extras > 0 && !paired) {
     extras_step(/*to_extras=*/false, /*whole=*/false);
   }
-  for (const int d : distances) {
-    const std::uint32_t step = chain.next();
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      for (int p = 0; p < P; ++p) {
-        const int q = p ^ d;
-        // Halving at d: p still owns the super-blocks agreeing with it
-        // modulo d and sends those agreeing with q modulo 2d. Doubling at d:
-        // p holds those agreeing with it modulo 2d and sends them all.
-        plan.add_transfer(step, member(i, p), member(i, q), reducing ? TransferOp::kReduce : TransferOp::kCopy,
-                          super_blocks(i, 2 * d, (reducing ? q : p) % (2 * d)));
-      }
-    }
-  }
+  // Super-block sb: the blocks b with b mod P == sb.
+  const auto super_block = [&](std::vector<ChunkRange>& out, std::size_t i, int sb) {
+    for (int b = sb; b < n; b += P) append(out, i, b);
+  };
+  std::vector<int> twos;
+  for (int p = 1; p < P; p *= 2) twos.push_back(2);
+  radix_phase(plan, chain, groups, reducing, twos, super_block);
   if (reducing && extras > 0 && !paired) extras_step(/*to_extras=*/true, /*whole=*/false);
   if (!reducing && extras > 0) extras_step(/*to_extras=*/true, /*whole=*/true);
 }
 
-/// The phase across servers, along the rails: a ring or halving/doubling,
-/// as `across` says (auto: rails_halve_double). `paired` as for
+/// The phase across servers, along the rails, by the algorithm `across`
+/// names (auto: choose_rail_algorithm). `paired` as for
 /// halving_doubling_phase.
 template <typename Blocks>
 void rail_phase(PlanBuilder& plan, Chain& chain, const std::vector<std::vector<int>>& rails, bool reducing,
                 const Blocks& blocks, RailAlgorithm across, bool paired, double rail_bytes) {
   const int g = rails.empty() ? 0 : static_cast<int>(rails.front().size());
-  const bool halve = across == RailAlgorithm::kHalvingDoubling ||
-                     (across == RailAlgorithm::kAuto && rails_halve_double(g, rail_bytes, paired));
-  if (halve) {
-    halving_doubling_phase(plan, chain, rails, reducing, blocks, paired);
-  } else {
-    ring_phase(plan, chain, rails, reducing, blocks);
+  if (g < 2) return;
+  if (across == RailAlgorithm::kAuto) across = choose_rail_algorithm(g, rail_bytes, paired);
+  switch (across) {
+    case RailAlgorithm::kHalvingDoubling:
+      halving_doubling_phase(plan, chain, rails, reducing, blocks, paired);
+      break;
+    case RailAlgorithm::kMixedRadix: {
+      const auto block = [&](std::vector<ChunkRange>& out, std::size_t i, int b) {
+        for (const ChunkRange& r : blocks(static_cast<int>(i), b)) out.push_back(r);
+      };
+      radix_phase(plan, chain, rails, reducing, prime_factors(g), block);
+      break;
+    }
+    case RailAlgorithm::kAuto:
+    case RailAlgorithm::kRing:
+      ring_phase(plan, chain, rails, reducing, blocks);
+      break;
   }
 }
 
@@ -302,9 +350,11 @@ HierarchicalOptions parse_hierarchical_options(json::ObjectReader& options) {
     options.error("chunk_bytes", "give chunks or chunk_bytes, not both");
   }
   std::string across = "auto";
-  if (options.read_enum("across", across, {"auto", "ring", "halving_doubling"})) {
-    out.across = across == "ring" ? RailAlgorithm::kRing : RailAlgorithm::kAuto;
-    out.across = across == "halving_doubling" ? RailAlgorithm::kHalvingDoubling : out.across;
+  if (options.read_enum("across", across, {"auto", "halving_doubling", "mixed_radix", "ring"})) {
+    out.across = across == "ring"               ? RailAlgorithm::kRing
+                 : across == "halving_doubling" ? RailAlgorithm::kHalvingDoubling
+                 : across == "mixed_radix"      ? RailAlgorithm::kMixedRadix
+                                                : RailAlgorithm::kAuto;
   }
   return out;
 }
@@ -316,24 +366,45 @@ int hierarchical_slices(const HierarchicalOptions& options, sim::Bytes bytes_per
   return static_cast<int>(std::min(kMostSlices, (b + options.chunk_bytes - 1) / options.chunk_bytes));
 }
 
-bool rails_halve_double(int servers, double rail_bytes, bool paired) {
-  if (servers < 2) return false;
-  int p = 1;
-  int log_p = 0;
-  while (p * 2 <= servers) {
-    p *= 2;
-    ++log_p;
-  }
-  const bool extras = p < servers;
+double rail_phase_seconds(RailAlgorithm algorithm, int servers, double rail_bytes, bool paired) {
+  if (servers < 2) return 0.0;
   const double g = servers;
-  const double ring = (g - 1) * kRailStepSeconds + (g - 1) / g * rail_bytes / kRailBytesPerSecond;
-  // The extras fold their whole buffer into the others (and get it back);
-  // alone, the reduce-scatter also sends the extras their block (the
-  // all-gather takes it from them): a step of a block more.
-  const double steps = log_p + (extras ? (paired ? 1 : 2) : 0);
-  const double bytes = (p - 1.0) / p * rail_bytes + (extras ? rail_bytes * (paired ? 1.0 : 1.0 + 1.0 / g) : 0.0);
-  const double halving = steps * kRailStepSeconds + bytes / kRailBytesPerSecond;
-  return halving <= ring;  // 2 servers: the same plan either way
+  double steps = 0.0;
+  double bytes = (g - 1) / g * rail_bytes;
+  switch (algorithm) {
+    case RailAlgorithm::kAuto:
+      return rail_phase_seconds(choose_rail_algorithm(servers, rail_bytes, paired), servers, rail_bytes, paired);
+    case RailAlgorithm::kRing:
+      steps = g - 1;
+      break;
+    case RailAlgorithm::kMixedRadix:
+      for (int f : prime_factors(servers)) steps += f - 1;
+      break;
+    case RailAlgorithm::kHalvingDoubling: {
+      int p = 1;
+      while (p * 2 <= servers) {
+        p *= 2;
+        steps += 1;
+      }
+      if (p < servers) {
+        // The extras fold their whole buffer into the others (and get it
+        // back); alone, the reduce-scatter also sends the extras their
+        // block (the all-gather takes it from them): a step of a block more.
+        steps += paired ? 1 : 2;
+        bytes = (p - 1.0) / p * rail_bytes + rail_bytes * (paired ? 1.0 : 1.0 + 1.0 / g);
+      }
+      break;
+    }
+  }
+  return steps * kRailStepSeconds + bytes / kRailBytesPerSecond;
+}
+
+RailAlgorithm choose_rail_algorithm(int servers, double rail_bytes, bool paired) {
+  // A ring is never faster than mixed radix (the same bytes, as many steps
+  // at most: the same plan for a prime count).
+  const double mixed = rail_phase_seconds(RailAlgorithm::kMixedRadix, servers, rail_bytes, paired);
+  const double folded = rail_phase_seconds(RailAlgorithm::kHalvingDoubling, servers, rail_bytes, paired);
+  return folded < mixed ? RailAlgorithm::kHalvingDoubling : RailAlgorithm::kMixedRadix;
 }
 
 bool HierarchicalAlgorithm::supports(CollectiveKind kind) const {

@@ -13,19 +13,25 @@
 //                   2(G-1)/(G L) x S crosses the fabric (NCCL's
 //                   intra-node/inter-node split; Horovod's hierarchical
 //                   all-reduce; Thakur et al. 2005 for the phases). Along
-//                   the rails: recursive halving then doubling (2 log2 G
-//                   steps for G a power of two: on 256 servers 16 steps
-//                   where a ring takes 510, each paying the latency between
-//                   servers; otherwise over the largest power of two P < G
+//                   the rails, by default, a ring per prime factor of G,
+//                   smallest first, each over the servers differing in
+//                   that digit of G's mixed radix (Ruefenacht et al. 2017's
+//                   recursive multiplying): for G a power of two recursive
+//                   halving then doubling (2 log2 G steps: on 256 servers
+//                   16 where a ring takes 510, each paying the latency
+//                   between servers), on 96 = 2^5 x 3 servers 2 x (5 + 2)
+//                   steps. Where G's factors are large, recursive
+//                   halving/doubling over the largest power of two P < G
 //                   servers, the other G - P folding their whole buffer
-//                   into them a step before and after: worth it for small
-//                   buffers only), or a ring (2(G-1) steps), by an
-//                   alpha-beta estimate (rails_halve_double) or as option
-//                   "across" says. Either way 2(G-1) x S / L crosses the
-//                   fabric per rail.
+//                   into them a step before and after, is cheaper for
+//                   small buffers; an alpha-beta estimate picks
+//                   (choose_rail_algorithm), or option "across" ("ring",
+//                   "halving_doubling", "mixed_radix"). Each moves 2(G-1)
+//                   x S / L across the fabric per rail (the folding
+//                   unevenly: the extras' whole buffers).
 //   reduce-scatter  intra-server ring reduce-scatter of the rail super-blocks,
-//                   then a reduce-scatter along each rail (halving or ring).
-//   all-gather      an all-gather along each rail (doubling or ring), then an
+//                   then a reduce-scatter along each rail (as above).
+//   all-gather      an all-gather along each rail (as above), then an
 //                   intra-server ring all-gather of the rail super-blocks.
 //   all-to-all(-v)  aggregate inside the server over NVLink by destination
 //                   rail, then cross the fabric once per rail pair (g, l) ->
@@ -64,9 +70,10 @@ namespace zx::models::collectives {
 
 /// How the phases across servers run along each rail.
 enum class RailAlgorithm {
-  kAuto,             ///< the default: whichever rails_halve_double says
+  kAuto,             ///< the default: whichever choose_rail_algorithm says
   kRing,             ///< a ring: 2(G-1) steps for an all-reduce
   kHalvingDoubling,  ///< recursive halving/doubling: 2 log2 G steps, 2 more for G not a power of two
+  kMixedRadix,       ///< a ring per prime factor of G: 2 sum(f - 1) steps
 };
 
 struct HierarchicalOptions {
@@ -75,17 +82,20 @@ struct HierarchicalOptions {
   RailAlgorithm across = RailAlgorithm::kAuto;
 };
 
-/// The choice "auto" makes along rails of `servers` servers for
-/// `rail_bytes` per rail (a rail's share of a slice) in one phase (a
-/// reduce-scatter or an all-gather; `paired`: the two of an all-reduce):
-/// halving/doubling when an alpha-beta estimate, with a step's latency
-/// kRailStepSeconds and a NIC's kRailBytesPerSecond, says it is faster than
-/// a ring. For a power of two it always is (fewer steps, the same bytes);
-/// otherwise the servers beyond the power of two fold their whole buffer in
-/// and out, and it pays only for small buffers or many servers (paired:
-/// 3 servers never; 12 servers up to 493 KB per rail; 24 up to 1.24 MB; 96
-/// up to 5.97 MB).
-bool rails_halve_double(int servers, double rail_bytes, bool paired);
+/// An alpha-beta estimate of one phase along rails of `servers` servers
+/// with `rail_bytes` per rail (a rail's share of a slice) by `algorithm`:
+/// a reduce-scatter or an all-gather; `paired`: one of the two of an
+/// all-reduce (halving/doubling's extras then fold in once each way). A
+/// step costs kRailStepSeconds, a byte 1/kRailBytesPerSecond.
+double rail_phase_seconds(RailAlgorithm algorithm, int servers, double rail_bytes, bool paired);
+/// The choice "auto" makes: mixed radix, or halving/doubling where its
+/// estimate is strictly lower. For a power of two they are the same plan;
+/// otherwise halving/doubling's extra servers fold their whole buffer in
+/// and out, which pays only for small buffers when G's factors are large
+/// (paired: 65 servers, 5 x 13, up to 607 KB per rail; never for 96, 2^5 x
+/// 3, nor 3). A ring is never faster than mixed radix by this estimate
+/// (the same bytes in as many steps or more; for a prime, the same plan).
+RailAlgorithm choose_rail_algorithm(int servers, double rail_bytes, bool paired);
 /// For that choice only (the simulation itself runs on the cluster's links):
 /// NCCL 2.20's per-step latency between servers for the LL protocol, 2.7 us
 /// (hwLat[NET][Ring][LL], src/graph/tuning.cc; also the default links plus

@@ -3,10 +3,12 @@
 // symbolic checker proves every plan right, and with G servers of L members:
 //   all-reduce: each rank sends 2(L-1)/L x S + 2(G-1)/(G L) x S in
 //     2(L-1) + 2R steps, and only 2(G-1)/(G L) x S per rank crosses servers
-//     (on average: with G not a power of two, the servers that take the
-//     others' data send more), where R, the steps along a rail, is log2 P
-//     (halving/doubling over P, the largest power of two <= G), plus 1 when
-//     P < G, and G - 1 with "across": "ring".
+//     (on average for halving/doubling with G not a power of two: the
+//     servers that take the others' data send more; exactly for the
+//     others), where R, the steps along a rail, is G - 1 for a ring, the
+//     sum of f - 1 over G's prime factors f for mixed radix, and log2 P
+//     for halving/doubling over P, the largest power of two <= G, plus 1
+//     when P < G.
 //   reduce-scatter, all-gather: (L-1)/L x S + (G-1)/(G L) x S per rank,
 //     (L-1) + R steps.
 //   all-to-all: two steps; the fabric carries exactly the bytes between
@@ -26,17 +28,36 @@ namespace {
 
 using testing::check_plan;
 
-const int kSizes[] = {2, 3, 8, 16, 24, 40, 64, 96, 128};
+const int kSizes[] = {2, 3, 8, 16, 24, 40, 64, 72, 96, 128};
 
-// Steps along a rail of G servers, each way: a ring, or halving/doubling
-// with, for G not a power of two, a step for the extra servers (two in a
-// reduce-scatter or all-gather alone: into the others and back).
-int rail_steps(int G, bool ring = false, bool alone = false) {
-  if (ring) return G - 1;
+// Steps along a rail of G servers, each way: a ring; mixed radix, a ring
+// per prime factor; or halving/doubling with, for G not a power of two, a
+// step for the extra servers (two in a reduce-scatter or all-gather alone:
+// into the others and back). "auto" as choose_rail_algorithm says.
+int rail_steps(int G, RailAlgorithm algorithm, double rail_bytes, bool alone = false) {
+  if (algorithm == RailAlgorithm::kAuto) algorithm = choose_rail_algorithm(G, rail_bytes, !alone);
   int steps = 0;
-  while ((2 << steps) <= G) ++steps;
-  return steps + ((G & (G - 1)) != 0 ? (alone ? 2 : 1) : 0);
+  switch (algorithm) {
+    case RailAlgorithm::kRing:
+      return G - 1;
+    case RailAlgorithm::kMixedRadix:
+      for (int g = G, f = 2; g > 1;) {
+        if (g % f == 0) {
+          steps += f - 1;
+          g /= f;
+        } else {
+          ++f;
+        }
+      }
+      return steps;
+    default:
+      while ((2 << steps) <= G) ++steps;
+      return steps + ((G & (G - 1)) != 0 ? (alone ? 2 : 1) : 0);
+  }
 }
+
+const RailAlgorithm kRailAlgorithms[] = {RailAlgorithm::kAuto, RailAlgorithm::kRing,
+                                         RailAlgorithm::kHalvingDoubling, RailAlgorithm::kMixedRadix};
 
 bool power_of_two(int G) { return (G & (G - 1)) == 0; }
 
@@ -62,26 +83,78 @@ TEST(HierarchicalTest, AllReduce) {
     const std::int64_t s = std::int64_t{4} * n * 25;
     const CollectiveRequest req = request(CollectiveKind::kAllReduce, n, s);
     const TopologyView view = TopologyView::packed(n, 8);
-    const CollectivePlan plan = HierarchicalAlgorithm().lower(req, view);
-    const auto report = check_plan(plan, req);
-    ASSERT_TRUE(report.ok()) << "n=" << n << "\n" << report.summary();
-    std::int64_t total = 0;
-    for (int r = 0; r < n; ++r) {
-      total += report.bytes_sent[r].count();
-      if (power_of_two(G)) {
-        EXPECT_EQ(report.bytes_sent[r].count(), 2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L));
+    for (const RailAlgorithm across : kRailAlgorithms) {
+      const CollectivePlan plan = HierarchicalAlgorithm({.across = across}).lower(req, view);
+      const auto report = check_plan(plan, req);
+      ASSERT_TRUE(report.ok()) << "n=" << n << " across=" << static_cast<int>(across) << "\n" << report.summary();
+      const bool even = power_of_two(G) || across == RailAlgorithm::kRing || across == RailAlgorithm::kMixedRadix;
+      std::int64_t total = 0;
+      for (int r = 0; r < n; ++r) {
+        total += report.bytes_sent[r].count();
+        if (even) {
+          EXPECT_EQ(report.bytes_sent[r].count(), 2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L))
+              << "n=" << n << " across=" << static_cast<int>(across) << " rank " << r;
+        }
+      }
+      EXPECT_EQ(total, n * (2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L)));
+      EXPECT_EQ(report.num_steps,
+                static_cast<std::size_t>(2 * (L - 1) + 2 * rail_steps(G, across, static_cast<double>(s) / L)))
+          << "n=" << n << " across=" << static_cast<int>(across);
+      EXPECT_EQ(fabric_bytes(plan, view), n * (2 * (G - 1) * s / (G * L)));
+    }
+  }
+}
+
+// Mixed radix on a prime number of servers is the ring; on a power of two,
+// halving/doubling: the same transfers, step for step.
+TEST(HierarchicalTest, MixedRadixIsTheRingOrHalvingDoubling) {
+  const auto same = [](const CollectivePlan& a, const CollectivePlan& b) {
+    if (a.steps.size() != b.steps.size()) return false;
+    for (std::size_t i = 0; i < a.steps.size(); ++i) {
+      const auto& x = a.steps[i].transfers;
+      const auto& y = b.steps[i].transfers;
+      if (x.size() != y.size()) return false;
+      for (std::size_t j = 0; j < x.size(); ++j) {
+        if (x[j].src != y[j].src || x[j].dst != y[j].dst || x[j].size != y[j].size) return false;
       }
     }
-    EXPECT_EQ(total, n * (2 * (L - 1) * s / L + 2 * (G - 1) * s / (G * L)));
-    const bool ring_rails = !rails_halve_double(G, static_cast<double>(s) / L, true);
-    EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * (L - 1) + 2 * rail_steps(G, ring_rails)));
-    EXPECT_EQ(fabric_bytes(plan, view), n * (2 * (G - 1) * s / (G * L)));
-    // A ring along the rails moves the same bytes in more steps.
-    const CollectivePlan ring = HierarchicalAlgorithm({.across = RailAlgorithm::kRing}).lower(req, view);
-    const auto ring_report = check_plan(ring, req);
-    ASSERT_TRUE(ring_report.ok()) << "n=" << n << "\n" << ring_report.summary();
-    EXPECT_EQ(ring_report.num_steps, static_cast<std::size_t>(2 * (L - 1) + 2 * rail_steps(G, true)));
-    EXPECT_EQ(fabric_bytes(ring, view), fabric_bytes(plan, view));
+    return true;
+  };
+  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    for (const auto& [n, twin] : {std::pair{40, RailAlgorithm::kRing}, std::pair{56, RailAlgorithm::kRing},
+                                  std::pair{64, RailAlgorithm::kHalvingDoubling}}) {
+      const CollectiveRequest req = request(kind, n, std::int64_t{4} * n * 7);
+      const TopologyView view = TopologyView::packed(n, 8);
+      EXPECT_TRUE(same(HierarchicalAlgorithm({.across = RailAlgorithm::kMixedRadix}).lower(req, view),
+                       HierarchicalAlgorithm({.across = twin}).lower(req, view)))
+          << to_string(kind) << " n=" << n;
+    }
+  }
+}
+
+// Mixed radix takes its smallest factors first, so the first step of the
+// reduce-scatter along the rails, the largest transfers (half of what each
+// rail holds on 12 = 2 x 2 x 3 servers), goes between neighbouring servers
+// and the ring of 3 on the last factor, at stride 4, carries a twelfth.
+TEST(HierarchicalTest, MixedRadixKeepsTheLargestTransfersNearest) {
+  const int n = 96;
+  const std::int64_t s = std::int64_t{4} * n * 100;
+  const CollectiveRequest req = request(CollectiveKind::kReduceScatter, n, s);
+  const TopologyView view = TopologyView::packed(n, 8);
+  const CollectivePlan plan = HierarchicalAlgorithm({.across = RailAlgorithm::kMixedRadix}).lower(req, view);
+  ASSERT_EQ(plan.steps.size(), 7u + 4u);
+  const std::int64_t rail = s / 8;
+  const std::pair<int, std::int64_t> expected[] = {{1, rail / 2}, {2, rail / 4}, {4, rail / 12}, {4, rail / 12}};
+  for (int k = 0; k < 4; ++k) {
+    const Step& step = plan.steps[static_cast<std::size_t>(7 + k)];
+    ASSERT_EQ(step.transfers.size(), 96u);
+    for (const Transfer& t : step.transfers) {
+      const int from = view.member(t.src).server, to = view.member(t.dst).server;
+      // Ring of 3 at stride 4: the step forward is +4, or -8 from the last.
+      const int distance = std::abs(from - to) == 8 ? 4 : std::abs(from - to);
+      EXPECT_EQ(distance, expected[k].first) << "rail step " << k;
+      EXPECT_EQ(t.size.count(), expected[k].second) << "rail step " << k;
+    }
   }
 }
 
@@ -104,9 +177,9 @@ TEST(HierarchicalTest, ChunksPipelineTheSlices) {
         for (int r = 0; r < n; ++r) EXPECT_EQ(report.bytes_sent[r], whole_report.bytes_sent[r]);
         EXPECT_EQ(fabric_bytes(plan, view), fabric_bytes(whole, view));
         const bool paired = kind == CollectiveKind::kAllReduce;
-        const bool ring_rails = !rails_halve_double(G, static_cast<double>(s) / chunks / L, paired);
-        const int chain = paired ? 2 * (L - 1) + 2 * rail_steps(G, ring_rails)
-                                 : (L - 1) + rail_steps(G, ring_rails, true);
+        const double rail_bytes = static_cast<double>(s) / chunks / L;
+        const int chain = paired ? 2 * (L - 1) + 2 * rail_steps(G, RailAlgorithm::kAuto, rail_bytes)
+                                 : (L - 1) + rail_steps(G, RailAlgorithm::kAuto, rail_bytes, true);
         EXPECT_EQ(report.num_steps, static_cast<std::size_t>(chunks * chain));
         EXPECT_EQ(report.critical_path_steps, static_cast<std::size_t>(chain + chunks - 1));
       }
@@ -132,6 +205,7 @@ TEST(HierarchicalTest, SlicesFollowChunksOrChunkBytes) {
   register_builtin_collectives(registry);
   EXPECT_NO_THROW(registry.create("hierarchical", R"({"chunk_bytes": 1048576})"));
   EXPECT_NO_THROW(registry.create("hierarchical", R"({"across": "ring"})"));
+  EXPECT_NO_THROW(registry.create("hierarchical", R"({"across": "mixed_radix"})"));
   EXPECT_THROW(registry.create("hierarchical", R"({"across": "tree"})"), InputError);
   try {
     registry.create("hierarchical", R"({"chunks": 2, "chunk_bytes": 1048576})");
@@ -142,27 +216,42 @@ TEST(HierarchicalTest, SlicesFollowChunksOrChunkBytes) {
   }
 }
 
-// "auto" along the rails: halving/doubling for a power of two at any size;
-// otherwise only while its fewer steps outweigh the extras' whole buffers
-// (the crossovers of rails_halve_double's estimate); the plan follows.
-TEST(HierarchicalTest, AutoPicksHalvingDoublingByAnAlphaBetaEstimate) {
+// "auto" along the rails: mixed radix (for a power of two, the same plan as
+// halving/doubling) unless folding the servers beyond a power of two into
+// it is strictly cheaper, which takes large prime factors and small
+// buffers (the crossovers of rail_phase_seconds' estimate); the plan
+// follows.
+TEST(HierarchicalTest, AutoPicksByAnAlphaBetaEstimate) {
   for (const double bytes : {1.0, 1e6, 1e9}) {
-    EXPECT_TRUE(rails_halve_double(2, bytes, true));
-    EXPECT_TRUE(rails_halve_double(256, bytes, false));
+    for (const int g : {2, 3, 12, 96, 256}) {
+      EXPECT_EQ(choose_rail_algorithm(g, bytes, true), RailAlgorithm::kMixedRadix) << g << " " << bytes;
+    }
+    // Never a ring: as many steps or more for the same bytes.
+    for (const int g : {5, 12, 13, 65, 97}) {
+      for (const bool paired : {false, true}) {
+        EXPECT_LE(rail_phase_seconds(RailAlgorithm::kMixedRadix, g, bytes, paired),
+                  rail_phase_seconds(RailAlgorithm::kRing, g, bytes, paired));
+      }
+    }
   }
-  EXPECT_FALSE(rails_halve_double(1, 1e3, true));
-  EXPECT_FALSE(rails_halve_double(3, 64, true));  // 1 + 1 steps against 2: the ring
-  EXPECT_TRUE(rails_halve_double(12, 480e3, true));
-  EXPECT_FALSE(rails_halve_double(12, 500e3, true));
-  EXPECT_TRUE(rails_halve_double(96, 5.9e6, true));
-  EXPECT_FALSE(rails_halve_double(96, 6.1e6, true));
-  // 96 GPUs on 12 servers: 3.2 MB per rank is 400 KB per rail, halving and
-  // doubling (2 (3 + 1) steps); 32 MB is 4 MB per rail, a ring (2 x 11).
-  const TopologyView view = TopologyView::packed(96, 8);
-  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 96, 3'200'000), view).steps.size(),
-            2u * 7u + 2u * 4u);
-  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 96, 32'000'000), view).steps.size(),
-            2u * 7u + 2u * 11u);
+  // 65 = 5 x 13: mixed radix 16 steps, folding 6 + 1 and a whole buffer more.
+  EXPECT_EQ(choose_rail_algorithm(65, 600e3, true), RailAlgorithm::kHalvingDoubling);
+  EXPECT_EQ(choose_rail_algorithm(65, 615e3, true), RailAlgorithm::kMixedRadix);
+  // 97, a prime: mixed radix is the ring of 96 steps.
+  EXPECT_EQ(choose_rail_algorithm(97, 1e6, true), RailAlgorithm::kHalvingDoubling);
+  EXPECT_EQ(choose_rail_algorithm(97, 1e9, true), RailAlgorithm::kMixedRadix);
+  EXPECT_DOUBLE_EQ(rail_phase_seconds(RailAlgorithm::kMixedRadix, 96, 96e6, true),
+                   7 * kRailStepSeconds + 95e6 / kRailBytesPerSecond);
+  EXPECT_DOUBLE_EQ(rail_phase_seconds(RailAlgorithm::kHalvingDoubling, 96, 64e6, true),
+                   7 * kRailStepSeconds + (63e6 + 64e6) / kRailBytesPerSecond);
+  EXPECT_EQ(rail_phase_seconds(RailAlgorithm::kRing, 1, 1e9, true), 0.0);
+  // 520 GPUs on 65 servers: 4.16 MB per rank is 520 KB per rail, folding
+  // (2 (6 + 1) steps); 41.6 MB is 5.2 MB per rail, mixed radix (2 x 16).
+  const TopologyView view = TopologyView::packed(520, 8);
+  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 520, 4'160'000), view).steps.size(),
+            2u * 7u + 2u * 7u);
+  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 520, 41'600'000), view).steps.size(),
+            2u * 7u + 2u * 16u);
 }
 
 TEST(HierarchicalTest, ReduceScatterAndAllGather) {
@@ -177,8 +266,8 @@ TEST(HierarchicalTest, ReduceScatterAndAllGather) {
       for (int r = 0; r < n && power_of_two(G); ++r) {
         EXPECT_EQ(report.bytes_sent[r].count(), (L - 1) * s / L + (G - 1) * s / (G * L));
       }
-      const bool ring_rails = !rails_halve_double(G, static_cast<double>(s) / L, false);
-      EXPECT_EQ(report.num_steps, static_cast<std::size_t>((L - 1) + rail_steps(G, ring_rails, true)));
+      EXPECT_EQ(report.num_steps,
+                static_cast<std::size_t>((L - 1) + rail_steps(G, RailAlgorithm::kAuto, static_cast<double>(s) / L, true)));
     }
   }
 }

@@ -94,7 +94,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
   registry.add("hierarchical",
                "two-level: a ring inside each server, one rail per local rank across servers "
                "(halving/doubling or a ring): all-reduce, reduce-scatter, all-gather, all-to-all; "
-               "options across (auto, ring, halving_doubling), chunks or chunk_bytes (pipelined slices)",
+               "options across (auto, halving_doubling, mixed_radix, ring), chunks or chunk_bytes (pipelined slices)",
                [](json::ObjectReader& o) {
                  return std::make_unique<HierarchicalAlgorithm>(parse_hierarchical_options(o));
                });
