@@ -93,6 +93,18 @@ if [[ -z $w || "$(echo "$w" | tr -d ' ,')" != "$r" ]]; then
   echo "FAIL: whatif and run of its emitted trace differ: '$w' vs '$r'"
   failures=$((failures + 1))
 fi
+# --options reach the algorithms of whatif and run alike: hierarchical
+# collectives in two pipelined slices change the iteration, and its emitted
+# trace, run with the same options, simulates to the same picosecond.
+sliced=$(mktemp --suffix=.json)
+wo=$("$zionsim" whatif --model dlrm-a-small --nodes 2 --format json --options 'hierarchical={"chunks":2}' --emit-trace "$sliced" | grep '"fingerprint"' | tr -d ' ,')
+ro=$("$zionsim" run --nodes 2 --trace "$sliced" --format json --options 'hierarchical={"chunks":2}' | grep '"fingerprint"' | tr -d ' ,')
+if [[ -z $wo || "$wo" != "$ro" || "$wo" == "$r" ]]; then
+  echo "FAIL: --options: whatif '$wo', run of its trace '$ro', without options '$r'"
+  failures=$((failures + 1))
+fi
+expect 0 out '"chunks": 2' -- whatif --model dlrm-a-small --nodes 1 --options 'hierarchical={"chunks":2}' --format json
+rm -f "$sliced"
 # Writing a timeline does not change the run; the timeline has a process per
 # NIC with matched tx/rx transfer slices and transfer arrows.
 timeline=$(mktemp --suffix=.json)

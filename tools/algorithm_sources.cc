@@ -2,12 +2,21 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/error.h"
+#include "base/json_reader.h"
+#include "models/execution/network_backend.h"
+
 #include "models/collectives/plugins/plugin_loader.h"
 #include "models/collectives/plugins/schedule_file.h"
 
 namespace zx::tools {
 
-std::shared_ptr<AlgorithmSources> add_algorithm_options(CLI::App& cmd) {
+std::shared_ptr<AlgorithmSources> add_algorithm_options(CLI::App& cmd, bool with_options) {
   auto sources = std::make_shared<AlgorithmSources>();
   cmd.add_option("--plugin", sources->plugins,
                  "Load collective algorithms from a plug-in library (docs/collective_schedules.md)")
@@ -17,6 +26,13 @@ std::shared_ptr<AlgorithmSources> add_algorithm_options(CLI::App& cmd) {
                  "Add a collective algorithm from a schedule file (docs/collective_schedules.md)")
       ->option_text("FILE.json")
       ->take_all();
+  if (with_options) {
+    cmd.add_option("--options", sources->options,
+                   "Options of an algorithm as JSON, for every collective it runs (zionsim list collectives "
+                   "names them), e.g. --options 'hierarchical={\"chunk_bytes\": 1048576}'")
+        ->option_text("NAME=JSON")
+        ->take_all();
+  }
   return sources;
 }
 
@@ -24,6 +40,58 @@ void fill_registry(const AlgorithmSources& sources, models::collectives::Collect
   models::collectives::register_builtin_collectives(registry);
   for (const std::string& path : sources.plugins) models::collectives::load_collective_plugin(path, registry);
   for (const std::string& path : sources.schedules) models::collectives::register_schedule_file(path, registry);
+}
+
+std::map<std::string, std::string> parse_algorithm_options(const std::vector<std::string>& flags) {
+  std::map<std::string, std::string> out;
+  for (const std::string& flag : flags) {
+    const auto eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+      throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", flag)});
+    }
+    const std::string name = flag.substr(0, eq);
+    if (!out.emplace(name, flag.substr(eq + 1)).second) {
+      throw InputError(Diagnostic{
+          "--options", "", fmt::format("'{}': options for {} given twice; give them in one JSON object", flag, name)});
+    }
+  }
+  return out;
+}
+
+void check_algorithm_options(const std::map<std::string, std::string>& options,
+                             const models::collectives::CollectiveRegistry& registry) {
+  for (const auto& [name, text] : options) {
+    const std::string flag = name + "=" + text;
+    if (models::is_nccl_algorithm(name)) {
+      throw InputError(Diagnostic{
+          "--options", "",
+          fmt::format("'{}': {} is NCCL's closed-form cost model, which takes no options", flag, name)});
+    }
+    if (!registry.contains(name)) {
+      const std::vector<std::string> names = registry.names();
+      std::string message = fmt::format("'{}': unknown collective algorithm '{}'", flag, name);
+      if (const auto guess = json::closest_match(name, names)) message += fmt::format(" (did you mean '{}'?)", *guess);
+      throw InputError(Diagnostic{"--options", "", message + fmt::format("; valid: {}", fmt::join(names, ", "))});
+    }
+    (void)registry.create(name, text);  // its own errors, before anything runs
+  }
+}
+
+void check_algorithm_options_used(const std::map<std::string, std::string>& options,
+                                  const std::vector<std::string>& used) {
+  for (const auto& [name, text] : options) {
+    if (std::find(used.begin(), used.end(), name) != used.end()) continue;
+    std::vector<std::string> sorted = used;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    std::string message = fmt::format("'{}={}': no collective of this run uses {}", name, text, name);
+    if (const auto guess = json::closest_match(name, sorted)) {
+      message += fmt::format(" (did you mean '{}'?); they use {}", *guess, fmt::join(sorted, ", "));
+    } else {
+      message += fmt::format("; they use {} (--algo KIND={} picks it)", fmt::join(sorted, ", "), name);
+    }
+    throw InputError(Diagnostic{"--options", "", message});
+  }
 }
 
 }  // namespace zx::tools

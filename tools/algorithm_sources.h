@@ -4,11 +4,14 @@
 // plus --plugin LIB.so (a shared library exposing zionsim's C registration
 // function) and --schedule FILE.json (a declarative schedule, validated
 // before it runs). Every command that runs collectives, and `list`, take the
-// same two flags.
+// same two flags; the commands that run collectives also take --options
+// NAME=JSON, an algorithm's options (its registry entry says which: `zionsim
+// list collectives`) for every collective it runs.
 
 #ifndef ZIONSIM_TOOLS_ALGORITHM_SOURCES_H_
 #define ZIONSIM_TOOLS_ALGORITHM_SOURCES_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,14 +27,32 @@ namespace zx::tools {
 struct AlgorithmSources {
   std::vector<std::string> plugins;
   std::vector<std::string> schedules;
+  std::vector<std::string> options;  ///< --options NAME=JSON, as given
 };
 
-/// Adds --plugin and --schedule to `cmd`.
-std::shared_ptr<AlgorithmSources> add_algorithm_options(CLI::App& cmd);
+/// Adds --plugin and --schedule to `cmd`, and --options unless
+/// `with_options` is false (`list`, which runs nothing).
+std::shared_ptr<AlgorithmSources> add_algorithm_options(CLI::App& cmd, bool with_options = true);
 
 /// The built-in algorithms plus those of the plug-ins and schedule files.
 /// Throws zx::InputError for a plug-in or schedule that cannot be used.
 void fill_registry(const AlgorithmSources& sources, models::collectives::CollectiveRegistry& registry);
+
+/// Algorithm name -> options JSON from --options flags (NAME=JSON, each
+/// NAME at most once). Throws zx::InputError naming --options otherwise.
+std::map<std::string, std::string> parse_algorithm_options(const std::vector<std::string>& flags);
+
+/// Checks parsed --options against `registry`: every name one of its
+/// algorithms (NCCL's cost model takes none), and the options ones it
+/// accepts (checked by creating it). Throws zx::InputError naming --options.
+void check_algorithm_options(const std::map<std::string, std::string>& options,
+                             const models::collectives::CollectiveRegistry& registry);
+
+/// Checks that every algorithm given --options is among `used` (what the
+/// run picks, in any of its variants): options that nothing would read are
+/// a mistake. Throws zx::InputError naming --options.
+void check_algorithm_options_used(const std::map<std::string, std::string>& options,
+                                  const std::vector<std::string>& used);
 
 }  // namespace zx::tools
 

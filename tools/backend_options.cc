@@ -18,8 +18,10 @@ namespace zx::tools {
 
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
                                               const models::DeviceProfile& device,
-                                              const std::map<std::string, std::string>& algorithms) {
+                                              const std::map<std::string, std::string>& algorithms,
+                                              const std::map<std::string, std::string>& algorithm_options) {
   models::NetworkBackendOptions o;
+  o.algorithm_options = algorithm_options;
   o.default_algorithms = {{"all_reduce", "hierarchical"},
                           {"reduce_scatter", "hierarchical"},
                           {"all_gather", "hierarchical"},

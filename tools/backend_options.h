@@ -27,10 +27,12 @@
 namespace zx::tools {
 
 /// Defaults: hierarchical all-reduce, reduce-scatter and all-gather, direct
-/// all-to-all, then `algorithms` (kind -> name) on top.
+/// all-to-all, then `algorithms` (kind -> name) on top; `algorithm_options`
+/// (name -> JSON, from --options) for the algorithms they name.
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
                                               const models::DeviceProfile& device,
-                                              const std::map<std::string, std::string>& algorithms);
+                                              const std::map<std::string, std::string>& algorithms,
+                                              const std::map<std::string, std::string>& algorithm_options = {});
 
 /// What communication kernels take from compute on `device`: its SM count
 /// and the SMs each communication kernel holds (models/execution/executor.h).

@@ -177,7 +177,8 @@ std::vector<double> simulate(const topology::ClusterRequest& request, const std:
   const topology::LoadedCluster& cluster = system.cluster;
   const models::DeviceProfile& device = system.device;
   const topology::Router router(cluster.topology);
-  const models::NetworkBackendOptions options = backend_options(cluster, device, {});
+  const models::NetworkBackendOptions options =
+      backend_options(cluster, device, {}, parse_algorithm_options(sources.options));
   // Every row is its own simulation: on threads, each with its own registry
   // (a plug-in's factory need not be thread-safe).
   std::vector<std::pair<const Case*, const calibration::NcclTestsRow*>> rows;
@@ -320,6 +321,15 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
                                                             c.algorithm)});
     }
     cases.push_back(std::move(c));
+  }
+  {
+    coll::CollectiveRegistry registry;
+    fill_registry(sources, registry);
+    const std::map<std::string, std::string> options = parse_algorithm_options(sources.options);
+    check_algorithm_options(options, registry);
+    std::vector<std::string> used;
+    for (const Case& c : cases) used.push_back(c.algorithm);
+    check_algorithm_options_used(options, used);
   }
   const std::size_t rows = measured.size();
   const auto row_mask = [&](RowSet set) {

@@ -47,7 +47,6 @@ namespace coll = models::collectives;
 struct Flags {
   std::string op = "all_reduce";
   std::vector<std::string> algorithms;
-  std::vector<std::string> options;  // NAME=JSON
   std::string dtype = "fp32";
   std::string quantize;
   std::string min_bytes = "8";
@@ -256,23 +255,17 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
             Diagnostic{"--ranks", "", fmt::format("expected 1 to {} ranks, got {}", cluster.topology.num_gpus(), n)});
       }
       models::NetworkBackendOptions options = backend_options(cluster, device, {});
-      for (const std::string& o : f.options) {
-        const auto eq = o.find('=');
-        if (eq == std::string::npos) {
-          throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", o)});
-        }
-        const std::string name = o.substr(0, eq);
+      options.algorithm_options = parse_algorithm_options(sources.options);
+      // Options only for the columns: one for another algorithm is a typo.
+      for (const auto& [name, text] : options.algorithm_options) {
         if (std::find(algorithms.begin(), algorithms.end(), name) == algorithms.end()) {
-          std::string message = fmt::format("'{}': no --algo column runs '{}'", o, name);
+          std::string message = fmt::format("'{}={}': no --algo column runs '{}'", name, text, name);
           if (const auto guess = json::closest_match(name, algorithms)) message += fmt::format(" (did you mean '{}'?)", *guess);
           throw InputError(Diagnostic{"--options", "", message + fmt::format("; the columns: {}", fmt::join(algorithms, ", "))});
         }
-        options.algorithm_options[name] = o.substr(eq + 1);
       }
-      for (const std::string& a : algorithms) {
-        check_algorithm_for(registry, "--algo", f.op, a);
-        if (!models::is_nccl_algorithm(a)) (void)registry.create(a, options.algorithm_options[a]);  // fail early
-      }
+      for (const std::string& a : algorithms) check_algorithm_for(registry, "--algo", f.op, a);
+      check_algorithm_options(options.algorithm_options, registry);
       setups.push_back(Setup{std::move(cluster), n, device, std::move(options)});
     } catch (const InputError& e) {
       if (!varied) throw;
@@ -448,9 +441,6 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--algo", f->algorithms,
                   "Algorithm(s) to compare (zionsim list collectives); several give columns side by side")
-      ->take_all();
-  cmd->add_option("--options", f->options, "Options of an algorithm as JSON, e.g. --options 'ring={\"chunks\": 4}'")
-      ->option_text("NAME=JSON")
       ->take_all();
   cmd->add_option("--dtype", f->dtype, "Element type")->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}))->capture_default_str();
   cmd->add_option("--quantize", f->quantize,

@@ -23,7 +23,7 @@ void add_list_command(CLI::App& app, CommandContext& context) {
       "list", "List what zionsim knows by name: cluster presets, collective algorithms, GPU profiles, models");
   auto what = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("table");
-  auto sources = add_algorithm_options(*cmd);
+  auto sources = add_algorithm_options(*cmd, /*with_options=*/false);
   std::vector<std::string> categories;
   for (const RegistryListing& listing : all_registries()) categories.push_back(listing.category);
   categories.push_back("algorithms");  // issue texts and habit: an alias of collectives

@@ -480,8 +480,12 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       o.cluster = *request;
       o.plugins = sources->plugins;
       o.schedules = sources->schedules;
+      o.algorithm_options = parse_algorithm_options(sources->options);
       apply_model_flags(*batch, o);
       for (const auto& [kind, name] : parse_algorithm_flags(f->algorithms)) o.algorithms[kind] = name;
+      std::vector<std::string> used;
+      for (const auto& [kind, name] : o.algorithms) used.push_back(name);
+      check_algorithm_options_used(o.algorithm_options, used);
       o.fused_embeddings = !f->unfused;
       o.pipeline_input = !f->no_pipeline;
       o.prefetch_cache = f->prefetch_cache;

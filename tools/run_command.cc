@@ -210,6 +210,7 @@ models::OpGraph load_run_graph(const Flags& f, const AlgorithmSources& sources, 
   // plug-ins, schedules) and NCCL's cost model.
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources, registry);
+  check_algorithm_options(parse_algorithm_options(sources.options), registry);
   std::vector<std::string> algorithms = registry.names();
   for (const std::string& n : models::nccl_algorithm_names()) algorithms.push_back(n);
   models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device, algorithms);
@@ -271,7 +272,8 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     models::collectives::CollectiveRegistry registry;
     fill_registry(sources, registry);
     models::NetworkBackend backend(sim, *network, router, registry,
-                                   backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms)));
+                                   backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms),
+                                                   parse_algorithm_options(sources.options)));
     const models::ExecutionResult r = models::execute(sim, setup.graph, backend, sm_contention(setup.device));
     Summary& s = summaries[i];
     s.ranks = setup.graph.num_ranks;
@@ -376,7 +378,8 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources, registry);
   models::NetworkBackend backend(sim, network, router, registry,
-                                 backend_options(cluster, device, parse_algorithm_flags(f.algorithms)));
+                                 backend_options(cluster, device, parse_algorithm_flags(f.algorithms),
+                                                 parse_algorithm_options(sources.options)));
   if (!f.timeline.empty()) backend.record_flows(true);
   // Progress on stderr every 10 s of wall time (slices of simulated time
   // between looks at the clock add no events: the same run).

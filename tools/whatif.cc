@@ -202,7 +202,8 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   if (!keep) network.recycle_flow_ids(true);
   models::collectives::CollectiveRegistry registry;
   fill_registry({o.plugins, o.schedules}, registry);
-  models::NetworkBackend backend(sim, network, router, registry, backend_options(cluster, device, o.algorithms));
+  models::NetworkBackend backend(sim, network, router, registry,
+                                 backend_options(cluster, device, o.algorithms, o.algorithm_options));
   if (keep) backend.record_flows(true);
   auto last_report = std::chrono::steady_clock::now();
   const auto report = [&](const models::ExecutionProgress& progress) {
@@ -434,6 +435,7 @@ void check_whatif_options(const WhatIfOptions& o) {
   for (const auto& [kind, name] : o.algorithms) {
     check_algorithm_for(registry, "--algo", kind, name);
   }
+  check_algorithm_options(o.algorithm_options, registry);
 }
 
 WhatIfVariation parse_whatif_variation(const std::string& text) {

@@ -63,6 +63,9 @@ struct WhatIfOptions {
   /// Extra collective algorithms: plug-in libraries and schedule files.
   std::vector<std::string> plugins;
   std::vector<std::string> schedules;
+  /// Algorithm name -> its options as JSON (--options NAME=JSON), for every
+  /// collective it runs.
+  std::map<std::string, std::string> algorithm_options;
   bool fused_embeddings = true;
   bool pipeline_input = true;
   /// Host-memory tables: fetch the next batch's cache misses beside the

@@ -228,6 +228,8 @@ nlohmann::ordered_json settings_of(const WhatIfOptions& o) {
   s["a2a_backward_dtype"] = o.a2a_backward_dtype.empty() ? "as forward" : o.a2a_backward_dtype;
   s["all_reduce_dtype"] = o.all_reduce_dtype;
   s["algorithms"] = o.algorithms;
+  s["algorithm_options"] = nlohmann::ordered_json::object();
+  for (const auto& [name, text] : o.algorithm_options) s["algorithm_options"][name] = nlohmann::json::parse(text);
   s["plugins"] = o.plugins;
   s["schedules"] = o.schedules;
   s["fused_embeddings"] = o.fused_embeddings;
@@ -422,6 +424,11 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   o.prefetch_cache = f.prefetch_cache;
 
   const std::vector<WhatIfVariant> variants = variants_of(o, f);
+  std::vector<std::string> used;
+  for (const WhatIfVariant& v : variants) {
+    for (const auto& [kind, name] : v.options.algorithms) used.push_back(name);
+  }
+  check_algorithm_options_used(o.algorithm_options, used);
 
   // Output files first: an unwritable path must not cost the simulation.
   OutputFile timeline_file, trace_file, plot_file;
@@ -606,6 +613,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       o.cluster = *request;
       o.plugins = sources->plugins;
       o.schedules = sources->schedules;
+      o.algorithm_options = parse_algorithm_options(sources->options);
       return run(o, *f, out);
     };
   });

@@ -93,7 +93,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
                [](json::ObjectReader&) { return std::make_unique<HalvingDoublingAlgorithm>(); });
   registry.add("hierarchical",
                "two-level: a ring inside each server, one rail per local rank across servers "
-               "(halving/doubling or a ring): all-reduce, reduce-scatter, all-gather, all-to-all; "
+               "(mixed radix, halving/doubling or a ring): all-reduce, reduce-scatter, all-gather, all-to-all; "
                "options across (auto, halving_doubling, mixed_radix, ring), chunks or chunk_bytes (pipelined slices)",
                [](json::ObjectReader& o) {
                  return std::make_unique<HierarchicalAlgorithm>(parse_hierarchical_options(o));
