@@ -74,8 +74,8 @@ expect 0 out '"throughput_vs_first_variant"' -- whatif --model dlrm-a-small --no
 expect 0 out '"embeddings": "unfused"' -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused --format json
 # Model F keeps tables in host memory: prefetching the cache's misses of the
 # next batch takes them off the critical path (48.482 -> 43.476 ms).
-expect 0 out "^ *on |    16   128    65536     43\.476" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
-expect 0 out "^ *off |    16   128    65536     48\.482" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
+expect 0 out "^ *on |    16   128    65536     28\.544" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
+expect 0 out "^ *off |    16   128    65536     33\.550" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
 # NCCL's own cost model prices the dense all-reduce (README's what-if flag).
 expect 0 out "^ *nccl |     1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --vary algo.all_reduce=hierarchical,nccl
 expect 0 out "^    1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --algo all_reduce=nccl-2.13

@@ -7,6 +7,7 @@
 #include "models/collectives/hierarchical.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include <fmt/format.h>
@@ -359,11 +360,19 @@ HierarchicalOptions parse_hierarchical_options(json::ObjectReader& options) {
   return out;
 }
 
-int hierarchical_slices(const HierarchicalOptions& options, sim::Bytes bytes_per_rank) {
+int hierarchical_slices(const HierarchicalOptions& options, sim::Bytes bytes_per_rank, int servers) {
   constexpr std::int64_t kMostSlices = 64;
-  if (options.chunk_bytes <= 0) return options.chunks;
+  if (options.chunks > 0) return options.chunks;
   const std::int64_t b = std::max<std::int64_t>(bytes_per_rank.count(), 1);
-  return static_cast<int>(std::min(kMostSlices, (b + options.chunk_bytes - 1) / options.chunk_bytes));
+  if (options.chunk_bytes > 0) {
+    return static_cast<int>(std::min(kMostSlices, (b + options.chunk_bytes - 1) / options.chunk_bytes));
+  }
+  // The default: nothing to overlap inside one server; across servers
+  // sqrt(bytes / kDefaultSliceScaleBytes), rounded (IEEE sqrt is exact to
+  // the last bit: the same count on every machine).
+  if (servers < 2) return 1;
+  const double k = std::floor(std::sqrt(static_cast<double>(b) / static_cast<double>(kDefaultSliceScaleBytes)) + 0.5);
+  return static_cast<int>(std::clamp(k, 1.0, static_cast<double>(kDefaultMostSlices)));
 }
 
 double rail_phase_seconds(RailAlgorithm algorithm, int servers, double rail_bytes, bool paired) {
@@ -436,7 +445,7 @@ CollectivePlan HierarchicalAlgorithm::lower(const CollectiveRequest& request,
   const int elem = size_bytes(request.dtype);
   // All-to-all is two steps of whole buffers; the others pipeline slices.
   const int slices =
-      request.kind == CollectiveKind::kAllToAll ? 1 : hierarchical_slices(options_, request.bytes_per_rank);
+      request.kind == CollectiveKind::kAllToAll ? 1 : hierarchical_slices(options_, request.bytes_per_rank, num_servers);
   std::vector<std::uint32_t> previous;
   for (int j = 0; j < slices; ++j) {
     Chain chain(plan, j == 0 ? nullptr : &previous);

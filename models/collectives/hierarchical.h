@@ -44,18 +44,21 @@
 // cut into slices, each running all the phases, slice k's j-th step after
 // slice k-1's j-th step, so that a slice's fabric phase runs while the next
 // one's NVLink phase does (NCCL pipelines its chunks the same way). Each
-// extra slice adds a step's latency and saves bandwidth time. Option
-// "chunks" sets the number of slices (default 1: the phases one after the
-// other over the whole buffer); "chunk_bytes" sets their size instead:
-// ceil(bytes per rank / chunk_bytes) slices, at most 64. On 8 ZionEX
-// servers chunk_bytes 1 MiB is within 8% of the best slice count at every
-// all-reduce size from 1 MiB to 256 MiB (1 MiB: 71.05 us, best 70.60 with 2
-// slices; 16 MiB: 233.29 us with 16, the best; 256 MiB: 2,538 us with 64,
-// the best, against 4,724 us in one slice; rails by ring). Not the
-// default: in `whatif`
-// the slices' flows cost far more simulation (model A on 8 servers: 8.4 s
-// instead of 0.1 s) for an iteration time that hardly moves (67.644 ->
-// 67.750 ms: the dense all-reduce hides behind compute either way).
+// extra slice adds a step's latency and saves bandwidth time. By default,
+// across servers, sqrt(bytes per rank / 4 MiB) slices, rounded, 1 to 16
+// (kDefaultSliceScaleBytes): 2 at 16 MiB, 4 at 64, 8 at 256, where the
+// all-reduce then lands within 13% of NCCL 2.20's cost model at 16 MiB and
+// 7% at 64 and 256 MiB on 8 to 96 ZionEX servers (on 2, 16 to 25% below
+// it) (`zionsim collective --nodes N -b 16M -e 256M -f 4 --algo
+// hierarchical nccl`; 8 servers: 269, 881 and 3,028 us against NCCL's 299,
+// 947 and 3,159; in one slice 323, 1,199 and 4,703), and a 1 GiB
+// reduce-scatter on 16 servers takes 6,328 us (NCCL: 5,926; one slice:
+// 10,946). Inside one server, one slice. Option "chunks" sets the number of
+// slices (1: the phases one after the other over the whole buffer, the
+// default until 2026-12-01); "chunk_bytes" sets their size instead:
+// ceil(bytes per rank / chunk_bytes) slices, at most 64. The slices cost
+// simulation: model A's whatif (64 MB buckets, 4 slices) takes 2.5 to 4.4
+// times as long as in one slice (README, "How long a what-if takes").
 
 #ifndef ZIONSIM_MODELS_COLLECTIVES_HIERARCHICAL_H_
 #define ZIONSIM_MODELS_COLLECTIVES_HIERARCHICAL_H_
@@ -77,7 +80,7 @@ enum class RailAlgorithm {
 };
 
 struct HierarchicalOptions {
-  int chunks = 1;                ///< pipelined slices, in [1, 64]
+  int chunks = 0;                ///< > 0: this many pipelined slices, in [1, 64]
   std::int64_t chunk_bytes = 0;  ///< > 0: slices of about this size instead
   RailAlgorithm across = RailAlgorithm::kAuto;
 };
@@ -104,8 +107,20 @@ RailAlgorithm choose_rail_algorithm(int servers, double rail_bytes, bool paired)
 inline constexpr double kRailStepSeconds = 2.7e-6;
 inline constexpr double kRailBytesPerSecond = 25e9;
 
-/// The number of slices a request of `bytes_per_rank` runs in.
-int hierarchical_slices(const HierarchicalOptions& options, sim::Bytes bytes_per_rank);
+/// The default slicing, when neither option is given, for a group spanning
+/// two servers or more (inside one there is no fabric phase to overlap):
+/// sqrt(bytes per rank / kDefaultSliceScaleBytes) slices, rounded, from 1 to
+/// kDefaultMostSlices. The square root is the alpha-beta optimum of a
+/// pipeline, whose k slices add k - 1 steps of latency and divide the time
+/// of the phases off the bottleneck by k; the scale, 4 MiB, puts the
+/// all-reduce where NCCL 2.20's cost model puts it at 16, 64 and 256 MiB
+/// (2, 4 and 8 slices) on 8 to 96 ZionEX servers (see the header comment).
+inline constexpr std::int64_t kDefaultSliceScaleBytes = std::int64_t{4} << 20;
+inline constexpr int kDefaultMostSlices = 16;
+
+/// The number of slices a request of `bytes_per_rank` runs in, on a group
+/// spanning `servers` servers.
+int hierarchical_slices(const HierarchicalOptions& options, sim::Bytes bytes_per_rank, int servers);
 
 /// Reads {"chunks": int} or {"chunk_bytes": int} (not both), and "across":
 /// "auto", "ring" or "halving_doubling"; problems go to the reader's

@@ -187,20 +187,43 @@ TEST(HierarchicalTest, ChunksPipelineTheSlices) {
   }
 }
 
-// One slice by default; "chunks" slices; or, with chunk_bytes, slices of
-// about that size, at least one and at most 64; both options at once are an
-// error.
+// By default sqrt(bytes / 4 MiB) slices across servers (one inside one);
+// "chunks" slices; or, with chunk_bytes, slices of about that size, at
+// least one and at most 64; both options at once are an error.
 TEST(HierarchicalTest, SlicesFollowChunksOrChunkBytes) {
-  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(std::int64_t{1} << 30)), 1);
-  EXPECT_EQ(hierarchical_slices({.chunks = 3}, sim::Bytes(std::int64_t{1} << 30)), 3);
-  const HierarchicalOptions mib{.chunk_bytes = 1 << 20};
-  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(0)), 1);
-  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(1 << 20)), 1);
-  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes((1 << 20) + 1)), 2);
-  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(std::int64_t{25} << 20)), 25);
-  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(std::int64_t{1} << 30)), 64);
+  // The default: sqrt(bytes / 4 MiB) slices, rounded, 1 to 16, across
+  // servers only.
+  const std::int64_t mi = 1 << 20;
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(std::int64_t{1} << 30), 1), 1);
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(0), 2), 1);
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(9 * mi - 1), 2), 1);  // sqrt(2.25) = 1.5 rounds up
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(9 * mi), 2), 2);
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(16 * mi), 2), 2);
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(64 * mi), 16), 4);
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(256 * mi), 16), 8);
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(std::int64_t{1} << 30), 256), 16);
+  EXPECT_EQ(hierarchical_slices({}, sim::Bytes(std::int64_t{1} << 40), 256), 16);
+  EXPECT_EQ(hierarchical_slices({.chunks = 3}, sim::Bytes(std::int64_t{1} << 30), 1), 3);
+  EXPECT_EQ(hierarchical_slices({.chunks = 1}, sim::Bytes(std::int64_t{1} << 30), 4), 1);
+  const HierarchicalOptions mib{.chunk_bytes = mi};
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(0), 2), 1);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(mi), 2), 1);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(mi + 1), 2), 2);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(25 * mi), 1), 25);
+  EXPECT_EQ(hierarchical_slices(mib, sim::Bytes(std::int64_t{1} << 30), 2), 64);
   const CollectiveRequest req = request(CollectiveKind::kAllReduce, 16, std::int64_t{3} << 20);
   EXPECT_EQ(HierarchicalAlgorithm(mib).lower(req, TopologyView::packed(16, 8)).steps.size(), 3u * (14 + 2));
+  // 64 MiB across two servers: four slices by default, the same bytes as one.
+  const CollectiveRequest big = request(CollectiveKind::kAllReduce, 16, 64 * mi);
+  const TopologyView two = TopologyView::packed(16, 8);
+  const CollectivePlan sliced = HierarchicalAlgorithm().lower(big, two);
+  const CollectivePlan whole = HierarchicalAlgorithm({.chunks = 1}).lower(big, two);
+  EXPECT_EQ(sliced.steps.size(), 4u * (14 + 2));
+  EXPECT_EQ(whole.steps.size(), 14u + 2u);
+  EXPECT_EQ(fabric_bytes(sliced, two), fabric_bytes(whole, two));
+  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 8, 64 * mi), TopologyView::packed(8, 8))
+                .steps.size(),
+            14u);
   CollectiveRegistry registry;
   register_builtin_collectives(registry);
   EXPECT_NO_THROW(registry.create("hierarchical", R"({"chunk_bytes": 1048576})"));
@@ -245,12 +268,14 @@ TEST(HierarchicalTest, AutoPicksByAnAlphaBetaEstimate) {
   EXPECT_DOUBLE_EQ(rail_phase_seconds(RailAlgorithm::kHalvingDoubling, 96, 64e6, true),
                    7 * kRailStepSeconds + (63e6 + 64e6) / kRailBytesPerSecond);
   EXPECT_EQ(rail_phase_seconds(RailAlgorithm::kRing, 1, 1e9, true), 0.0);
-  // 520 GPUs on 65 servers: 4.16 MB per rank is 520 KB per rail, folding
-  // (2 (6 + 1) steps); 41.6 MB is 5.2 MB per rail, mixed radix (2 x 16).
+  // 520 GPUs on 65 servers, in one slice: 4.16 MB per rank is 520 KB per
+  // rail, folding (2 (6 + 1) steps); 41.6 MB is 5.2 MB per rail, mixed radix
+  // (2 x 16).
   const TopologyView view = TopologyView::packed(520, 8);
-  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 520, 4'160'000), view).steps.size(),
+  const HierarchicalAlgorithm whole({.chunks = 1});
+  EXPECT_EQ(whole.lower(request(CollectiveKind::kAllReduce, 520, 4'160'000), view).steps.size(),
             2u * 7u + 2u * 7u);
-  EXPECT_EQ(HierarchicalAlgorithm().lower(request(CollectiveKind::kAllReduce, 520, 41'600'000), view).steps.size(),
+  EXPECT_EQ(whole.lower(request(CollectiveKind::kAllReduce, 520, 41'600'000), view).steps.size(),
             2u * 7u + 2u * 16u);
 }
 
