@@ -285,14 +285,21 @@ TEST(HierarchicalTest, ReduceScatterAndAllGather) {
       const int L = std::min(n, 8), G = n / L;
       const std::int64_t s = std::int64_t{4} * n * 3;
       const CollectiveRequest req = request(kind, n, s);
-      const auto report =
-          check_plan(HierarchicalAlgorithm().lower(req, TopologyView::packed(n, 8)), req);
-      ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << "\n" << report.summary();
-      for (int r = 0; r < n && power_of_two(G); ++r) {
-        EXPECT_EQ(report.bytes_sent[r].count(), (L - 1) * s / L + (G - 1) * s / (G * L));
+      for (const RailAlgorithm across : kRailAlgorithms) {
+        const auto report =
+            check_plan(HierarchicalAlgorithm({.across = across}).lower(req, TopologyView::packed(n, 8)), req);
+        ASSERT_TRUE(report.ok()) << to_string(kind) << " n=" << n << " across=" << static_cast<int>(across) << "\n"
+                                 << report.summary();
+        // Every rank sends alike, but for halving/doubling's extras off a power of two.
+        const bool even =
+            power_of_two(G) || across == RailAlgorithm::kRing || across == RailAlgorithm::kMixedRadix;
+        for (int r = 0; r < n && even; ++r) {
+          EXPECT_EQ(report.bytes_sent[r].count(), (L - 1) * s / L + (G - 1) * s / (G * L))
+              << to_string(kind) << " n=" << n << " across=" << static_cast<int>(across) << " rank " << r;
+        }
+        EXPECT_EQ(report.num_steps,
+                  static_cast<std::size_t>((L - 1) + rail_steps(G, across, static_cast<double>(s) / L, true)));
       }
-      EXPECT_EQ(report.num_steps,
-                static_cast<std::size_t>((L - 1) + rail_steps(G, RailAlgorithm::kAuto, static_cast<double>(s) / L, true)));
     }
   }
 }
