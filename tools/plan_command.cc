@@ -249,6 +249,16 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
                   "planner's estimate;\n exchange: the indices, pooled-embedding and gradient payload each GPU sends "
                   "per iteration)\n\n",
              budget, s.plan.hbm_reserve_fraction * 100);
+  // Every GPU waits for the busiest in the all-to-all: say so when the plan
+  // leaves one well above the mean (tables that do not divide over the
+  // GPUs, or a few heavy ones), unless a search already ran.
+  constexpr double kImbalanceNote = 1.05;
+  if (!r.search && emb.mean > 0 && emb.max / emb.mean > kImbalanceNote) {
+    fmt::print(out, "note: the busiest GPU's embedding work is {:.1f}% above the mean, and every GPU waits for it in "
+                    "the all-to-all;\n --search tries other schemes table by table in simulation "
+                    "(docs/sharding_files.md)\n\n",
+               (emb.max / emb.mean - 1) * 100);
+  }
 
   std::vector<GpuRow> shown = r.gpus;
   if (!f.per_gpu) {
