@@ -75,4 +75,11 @@ done
 echo
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
+# Keep the scratch directory (logs, corpora) only when something was found;
+# otherwise each run would leave a quarter of a gigabyte in /tmp.
+if [[ $found -eq 0 ]]; then
+  rm -rf "$WORK"
+else
+  echo "fuzz.sh: logs and corpora kept in $WORK"
+fi
 exit "$found"
