@@ -83,9 +83,11 @@ expect 0 out "^    1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --
 expect 0 out "hit rate 82.2% over their lookups (LRU, Zipf alpha 1.05)" -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05
 expect 0 out '"cache_hit_rate": 0.8218' -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05 --per-table --format json
 # A plan whose busiest GPU carries well above the mean says so (DCNv2's few
-# heavy tables on 16 GPUs; model A's 4,096 tables over 768 GPUs: 6 or 5 each).
+# heavy tables on 16 GPUs). Model A's 4,096 tables over 768 GPUs (5 1/3
+# each) balance: 256 of them split column-wise in three.
 expect 0 out "^note: the busiest GPU's embedding work is 31.9% above the mean" -- plan --model dlrm-dcnv2 --nodes 2
-expect 0 out "^note: the busiest GPU's embedding work is 12.5% above the mean" -- plan --model dlrm-a --nodes 96
+expect 0 out "^column_wise  *256 " -- plan --model dlrm-a --nodes 96
+expect 0 out "^embedding fwd+bwd (ms) .* 1\.000$" -- plan --model dlrm-a --nodes 96
 expect 2 err "give --prefetch-cache or --vary prefetch-cache=..., not both" -- whatif --model dlrm-f --nodes 16 --prefetch-cache --vary prefetch-cache=off,on
 
 # A what-if iteration emitted as a trace and run back simulates to the same

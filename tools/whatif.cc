@@ -71,6 +71,19 @@ ClusterAndGpu load_at_size(const WhatIfOptions& o, int nodes) {
   return system;
 }
 
+// One GPU's rate for the embedding exchange, for the planner's balancing
+// (models::ShardingOptions::exchange_bytes_per_second): NVLink inside one
+// server; across servers its backend NIC (one per GPU), or without a backend
+// its share of the front-end NICs (one per socket). Unknown (0) for a cluster
+// file that lists its graph.
+double exchange_rate(const topology::LoadedCluster& cluster, int nodes) {
+  if (!cluster.spec) return 0;
+  const topology::ClusterSpec& s = *cluster.spec;
+  if (nodes <= 1) return static_cast<double>(s.nvlink_bandwidth.count());
+  if (s.backend_network) return static_cast<double>(s.nic_bandwidth.count());
+  return static_cast<double>(s.front_end_nic_bandwidth.count()) * s.cpus_per_node / s.gpus_per_node;
+}
+
 }  // namespace
 
 PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
@@ -103,6 +116,7 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   sharding.hbm_reserve_fraction = o.hbm_reserve;
   sharding.dense_optimizer = o.dense_optimizer;
   sharding.index_bytes = o.index_bytes;
+  sharding.exchange_bytes_per_second = exchange_rate(cluster, nodes);
   models::ShardingPlan plan = models::plan_sharding(model, gpus, gpn, device, sharding);
   return PlannedSize{.cluster = std::move(cluster),
                      .nodes = nodes,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,6 +25,15 @@ constexpr double kRowStateBytes = 4;  // row-wise AdaGrad: one fp32 per row
 // and H100, 3 never trained slower than keeping tables whole, while 1 to 2
 // lost up to 10% on 2 nodes and 4 to 6 left gains at 4 and 8 nodes.
 constexpr double kSpreadExchangeShares = 3;
+// Balancing (place_tables): a table placed whole is split column-wise when it
+// took its GPU more than this share above the mean embedding work, into at
+// most kMostBalancingShards shards, if that lowers the busiest GPU's work by
+// at least kSplitGain. Chosen, not derived: 2% leaves LPT's small unevenness
+// among unequal tables alone; model A's 4,096 tables at 24, 48 and 96 nodes
+// (192, 384, 768 GPUs) balance exactly with 3 shards each.
+constexpr double kSplitTolerance = 0.02;
+constexpr double kSplitGain = 0.01;
+constexpr std::int64_t kMostBalancingShards = 8;
 
 struct SchemeName {
   const char* name;
@@ -374,22 +384,36 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
         }
         break;
       case ShardingKind::kColumnWise: {
-        const std::int64_t parts = column_shards(c.dim, options.column_shard_dim);
         const TableOverride* fixed = override_of[static_cast<std::size_t>(c.table)];
+        // The shards' widths: a sharding file's, else column_shard_dim each
+        // (the last narrower).
+        std::vector<std::int64_t> widths = fixed != nullptr ? fixed->columns : std::vector<std::int64_t>{};
+        if (widths.empty()) {
+          for (std::int64_t k = 0; k < column_shards(c.dim, options.column_shard_dim); ++k) {
+            widths.push_back(std::min(options.column_shard_dim, c.dim - k * options.column_shard_dim));
+          }
+        } else if (std::any_of(widths.begin(), widths.end(), [](std::int64_t w) { return w < 1; }) ||
+                   std::accumulate(widths.begin(), widths.end(), std::int64_t{0}) != c.dim) {
+          throw InputError(Diagnostic{"sharding", "",
+                                      fmt::format("table {}'s column shards are {} columns wide; they must be at "
+                                                  "least 1 each and add up to its dim, {}",
+                                                  c.table, fmt::join(widths, ", "), c.dim)});
+        }
         const std::vector<int> no_ranks;
         const std::vector<int>& ranks = fixed != nullptr ? fixed->ranks : no_ranks;
-        if (!ranks.empty() && static_cast<std::int64_t>(ranks.size()) != parts) {
+        if (!ranks.empty() && ranks.size() != widths.size()) {
           throw InputError(Diagnostic{"sharding", "",
-                                      fmt::format("table {} has {} column shards of at most {} columns (dim {}) "
-                                                  "but {} ranks are given for them",
-                                                  c.table, parts, options.column_shard_dim, c.dim, ranks.size())});
+                                      fmt::format("table {} has {} column shards ({} columns wide; dim {}) but {} "
+                                                  "ranks are given for them",
+                                                  c.table, widths.size(), fmt::join(widths, ", "), c.dim,
+                                                  ranks.size())});
         }
-        for (std::int64_t k = 0; k < parts; ++k) {
-          const std::int64_t dim = std::min(options.column_shard_dim, c.dim - k * options.column_shard_dim);
+        for (std::size_t k = 0; k < widths.size(); ++k) {
+          const std::int64_t dim = widths[k];
           const double fraction = static_cast<double>(dim) / static_cast<double>(c.dim);
           pieces.push_back({index, c.rows, dim, 1.0, hbm_bytes * fraction,
                             table_seconds(dim, c.pooling) * (c.host ? seconds / c.seconds : 1.0),
-                            ranks.empty() ? -1 : ranks[static_cast<std::size_t>(k)], static_cast<int>(k)});
+                            ranks.empty() ? -1 : ranks[k], static_cast<int>(k)});
         }
         break;
       }
@@ -404,104 +428,218 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     }
   }
 
-  // Longest processing time first: biggest cost, then biggest bytes, then table.
-  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
-    if (a.seconds != b.seconds) return a.seconds > b.seconds;
-    return a.bytes > b.bytes;
-  });
-  for (const Piece& p : pieces) {
-    TablePlacement& t = plan.tables[p.placement];
-    const TableOverride* fixed = override_of[static_cast<std::size_t>(t.table)];
-    if (p.fixed_rank >= 0) {
-      if (p.fixed_rank >= num_gpus) {
-        throw InputError(Diagnostic{"sharding", "", fmt::format("table {} is placed on GPU {} but there are {} GPUs",
-                                                                t.table, p.fixed_rank, num_gpus)});
+  // Longest processing time first: biggest cost, then biggest bytes, then
+  // table. False, with plan.fits and plan.reason set, when a piece has no
+  // room. `over`, when given, collects the tables that balancing may split
+  // (splittable) and that left their GPU above `level`.
+  const auto splittable = [&](const TablePlacement& t) {
+    return options.scheme == "auto" && t.kind == ShardingKind::kTableWise && !t.host_memory &&
+           override_of[static_cast<std::size_t>(t.table)] == nullptr &&
+           candidates[static_cast<std::size_t>(t.table)].dim > 1;
+  };
+  const auto place_pieces = [&](std::vector<Piece> pieces, double level, std::vector<std::size_t>* over) {
+    std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+      if (a.seconds != b.seconds) return a.seconds > b.seconds;
+      return a.bytes > b.bytes;
+    });
+    for (const Piece& p : pieces) {
+      TablePlacement& t = plan.tables[p.placement];
+      const TableOverride* fixed = override_of[static_cast<std::size_t>(t.table)];
+      if (p.fixed_rank >= 0) {
+        if (p.fixed_rank >= num_gpus) {
+          throw InputError(Diagnostic{"sharding", "", fmt::format("table {} is placed on GPU {} but there are {} GPUs",
+                                                                  t.table, p.fixed_rank, num_gpus)});
+        }
+        const GpuLoad& g = plan.gpus[static_cast<std::size_t>(p.fixed_rank)];
+        if (g.hbm_bytes + p.bytes > plan.hbm_budget_bytes) {
+          plan.fits = false;
+          plan.reason = fmt::format("{}table {} ({}) does not fit on GPU {}, where the sharding file puts it: "
+                                    "it holds {} of {}",
+                                    p.column_shard >= 0 ? fmt::format("column shard {} of ", p.column_shard) : "",
+                                    t.table, format_bytes(p.bytes), p.fixed_rank, format_bytes(g.hbm_bytes),
+                                    format_bytes(plan.hbm_budget_bytes));
+          return false;
+        }
+        place(p.placement, p.fixed_rank, p.rows, p.dim, p.share, p.bytes, p.seconds);
+        continue;
       }
-      const GpuLoad& g = plan.gpus[static_cast<std::size_t>(p.fixed_rank)];
-      if (g.hbm_bytes + p.bytes > plan.hbm_budget_bytes) {
+      Candidate& c = candidates[static_cast<std::size_t>(t.table)];
+      Piece piece = p;
+      // The tables left over may fit in HBM in total but not in the gaps the
+      // others left: such a table goes to host memory, only its cache in HBM.
+      const auto to_host = [&] {
+        if (c.host || memory_of(c) == TableMemory::kHbm || options.host_memory_bytes_per_node <= 0 ||
+            host_bytes + c.bytes > host_capacity) {
+          return false;
+        }
+        move_to_host(c);
+        t.host_memory = true;
+        t.cache_hit_rate = c.hit;
+        piece.bytes = c.bytes * options.host_cache_fraction;
+        piece.seconds = host_seconds(c);
+        return true;
+      };
+      if (t.kind == ShardingKind::kTableRowWise) {
+        // The least-loaded node with room for a 1/gpus_per_node share on each GPU.
+        const auto least_loaded_node_with_room = [&](double bytes) {
+          int best_node = -1;
+          double best_load = 0;
+          for (int n = 0; n < num_nodes; ++n) {
+            if (fixed != nullptr && fixed->node >= 0 && n != fixed->node) continue;
+            double load = 0;
+            bool room = true;
+            for (int i = 0; i < gpus_per_node; ++i) {
+              const GpuLoad& g = plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)];
+              load += g.embedding_seconds;
+              room = room && g.hbm_bytes + bytes / gpus_per_node <= plan.hbm_budget_bytes;
+            }
+            if (room && (best_node < 0 || load < best_load)) {
+              best_node = n;
+              best_load = load;
+            }
+          }
+          return best_node;
+        };
+        int best_node = least_loaded_node_with_room(piece.bytes);
+        if (best_node < 0 && to_host()) best_node = least_loaded_node_with_room(piece.bytes);
+        if (best_node < 0) {
+          plan.fits = false;
+          plan.reason = fmt::format("no node has room for table {} ({}) split over its {} GPUs", t.table,
+                                    format_bytes(piece.bytes), gpus_per_node);
+          return false;
+        }
+        for (int i = 0; i < gpus_per_node; ++i) {
+          const std::int64_t rows = split_rows(piece.rows, gpus_per_node, i);
+          const double share = static_cast<double>(rows) / static_cast<double>(piece.rows);
+          place(piece.placement, best_node * gpus_per_node + i, rows, piece.dim, share, piece.bytes * share,
+                piece.seconds * share);
+        }
+        continue;
+      }
+      const auto least_loaded_with_room = [&](double bytes) {
+        int best = -1;
+        for (int r = 0; r < num_gpus; ++r) {
+          const GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
+          if (g.hbm_bytes + bytes > plan.hbm_budget_bytes) continue;
+          if (best < 0 || g.embedding_seconds < plan.gpus[static_cast<std::size_t>(best)].embedding_seconds) best = r;
+        }
+        return best;
+      };
+      int best = least_loaded_with_room(piece.bytes);
+      if (best < 0 && t.kind == ShardingKind::kTableWise && to_host()) best = least_loaded_with_room(piece.bytes);
+      if (best < 0) {
         plan.fits = false;
-        plan.reason = fmt::format("{}table {} ({}) does not fit on GPU {}, where the sharding file puts it: "
-                                  "it holds {} of {}",
-                                  p.column_shard >= 0 ? fmt::format("column shard {} of ", p.column_shard) : "",
-                                  t.table, format_bytes(p.bytes), p.fixed_rank, format_bytes(g.hbm_bytes),
+        plan.reason = fmt::format("no GPU has room for table {} ({}); the fullest GPU holds {} of {}",
+                                  t.table, format_bytes(p.bytes), format_bytes(plan.max_hbm_bytes()),
                                   format_bytes(plan.hbm_budget_bytes));
-        return plan;
-      }
-      place(p.placement, p.fixed_rank, p.rows, p.dim, p.share, p.bytes, p.seconds);
-      continue;
-    }
-    Candidate& c = candidates[static_cast<std::size_t>(t.table)];
-    Piece piece = p;
-    // The tables left over may fit in HBM in total but not in the gaps the
-    // others left: such a table goes to host memory, only its cache in HBM.
-    const auto to_host = [&] {
-      if (c.host || memory_of(c) == TableMemory::kHbm || options.host_memory_bytes_per_node <= 0 ||
-          host_bytes + c.bytes > host_capacity) {
         return false;
       }
-      move_to_host(c);
-      t.host_memory = true;
-      t.cache_hit_rate = c.hit;
-      piece.bytes = c.bytes * options.host_cache_fraction;
-      piece.seconds = host_seconds(c);
-      return true;
-    };
-    if (t.kind == ShardingKind::kTableRowWise) {
-      // The least-loaded node with room for a 1/gpus_per_node share on each GPU.
-      const auto least_loaded_node_with_room = [&](double bytes) {
-        int best_node = -1;
-        double best_load = 0;
-        for (int n = 0; n < num_nodes; ++n) {
-          if (fixed != nullptr && fixed->node >= 0 && n != fixed->node) continue;
-          double load = 0;
-          bool room = true;
-          for (int i = 0; i < gpus_per_node; ++i) {
-            const GpuLoad& g = plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)];
-            load += g.embedding_seconds;
-            room = room && g.hbm_bytes + bytes / gpus_per_node <= plan.hbm_budget_bytes;
-          }
-          if (room && (best_node < 0 || load < best_load)) {
-            best_node = n;
-            best_load = load;
-          }
+      place(piece.placement, best, piece.rows, piece.dim, piece.share, piece.bytes, piece.seconds);
+      if (over != nullptr && splittable(t) && plan.gpus[static_cast<std::size_t>(best)].embedding_seconds > level) {
+        over->push_back(piece.placement);
+      }
+    }
+    return true;
+  };
+  // The mean embedding work per GPU: no plan's busiest GPU does less.
+  double level = 0;
+  for (const GpuLoad& g : plan.gpus) level += g.embedding_seconds;
+  for (const Piece& p : pieces) level += p.seconds;
+  level /= num_gpus;
+  struct State {
+    ShardingPlan plan;
+    std::vector<Candidate> candidates;
+    double demand;
+    double host_bytes;
+  };
+  const State before{plan, candidates, demand, host_bytes};
+  const auto restore = [&](const State& s) {
+    plan = s.plan;
+    candidates = s.candidates;
+    demand = s.demand;
+    host_bytes = s.host_bytes;
+  };
+  // What balancing minimises: the busiest GPU's embedding work plus the
+  // busiest GPU's exchange (indices in, pooled embeddings out, their gradients
+  // back) at options.exchange_bytes_per_second; the two follow each other on
+  // the iteration's critical path. A column shard's owner takes a copy of all
+  // its table's indices, so splitting can cost more exchange than it saves
+  // work (DLRM-DCNv2 on 2 nodes).
+  const auto busiest = [&] {
+    double most = 0;
+    for (const GpuLoad& g : plan.gpus) most = std::max(most, g.embedding_seconds);
+    if (options.exchange_bytes_per_second <= 0) return most;
+    std::vector<double> exchange(static_cast<std::size_t>(num_gpus), 0.0);
+    for (const TablePlacement& t : plan.tables) {
+      if (t.kind == ShardingKind::kDataParallel) continue;
+      const Candidate& c = candidates[static_cast<std::size_t>(t.table)];
+      for (const Shard& sh : t.shards) {
+        // A table-row-wise shard sends its node's share of the pools after
+        // the reduce-scatter inside the node.
+        const double pooled_dim = t.kind == ShardingKind::kTableRowWise
+                                      ? static_cast<double>(sh.dim) / gpus_per_node
+                                      : static_cast<double>(sh.dim);
+        exchange[static_cast<std::size_t>(sh.rank)] +=
+            static_cast<double>(global_batch) *
+            (c.pooling * sh.lookup_share * options.index_bytes + 2.0 * pooled_dim * elem);
+      }
+    }
+    return most + *std::max_element(exchange.begin(), exchange.end()) / options.exchange_bytes_per_second;
+  };
+  std::vector<std::size_t> over;
+  if (!place_pieces(pieces, level * (1 + kSplitTolerance), &over)) return plan;
+  // Balancing (auto): when the tables do not divide over the GPUs, LPT leaves
+  // some GPUs a whole table above the rest (model A's 4,096 equal tables on
+  // 768 GPUs: 256 GPUs with 6, the others 5, 12.5% above the mean), and every
+  // GPU waits for the busiest in the all-to-all. The tables that took their
+  // GPU more than kSplitTolerance above the mean go column-wise instead, in k
+  // even shards (a bigger table among them in proportionally more, none wider
+  // than column_shard_dim), for k = 2 to kMostBalancingShards; each column
+  // shard costs its own kernel time and a copy of the table's indices. The
+  // plan with the least `busiest` cost wins if it beats keeping the tables
+  // whole by kSplitGain.
+  if (!over.empty()) {
+    const State whole{plan, candidates, demand, host_bytes};
+    const double whole_busiest = busiest();
+    std::vector<char> split(plan.tables.size(), 0);
+    for (std::size_t i : over) split[i] = 1;
+    double largest = 0;
+    for (const Piece& p : pieces) {
+      if (split[p.placement] != 0) largest = std::max(largest, p.seconds);
+    }
+    std::optional<State> best;
+    double best_busiest = whole_busiest;
+    for (std::int64_t k = 2; k <= kMostBalancingShards; ++k) {
+      restore(before);
+      std::vector<Piece> split_pieces;
+      for (const Piece& p : pieces) {
+        std::int64_t parts = 1;
+        if (split[p.placement] != 0) {
+          parts = static_cast<std::int64_t>(std::ceil(static_cast<double>(k) * p.seconds / largest - 1e-9));
+          parts = std::min(p.dim, std::max(parts, column_shards(p.dim, options.column_shard_dim)));
         }
-        return best_node;
-      };
-      int best_node = least_loaded_node_with_room(piece.bytes);
-      if (best_node < 0 && to_host()) best_node = least_loaded_node_with_room(piece.bytes);
-      if (best_node < 0) {
-        plan.fits = false;
-        plan.reason = fmt::format("no node has room for table {} ({}) split over its {} GPUs", t.table,
-                                  format_bytes(piece.bytes), gpus_per_node);
-        return plan;
+        if (parts < 2) {
+          split_pieces.push_back(p);
+          continue;
+        }
+        TablePlacement& t = plan.tables[p.placement];
+        t.kind = ShardingKind::kColumnWise;
+        const double pooling = candidates[static_cast<std::size_t>(t.table)].pooling;
+        for (std::int64_t j = 0; j < parts; ++j) {
+          const std::int64_t width = p.dim / parts + (j < p.dim % parts ? 1 : 0);
+          split_pieces.push_back({p.placement, p.rows, width, 1.0,
+                                  p.bytes * static_cast<double>(width) / static_cast<double>(p.dim),
+                                  table_seconds(width, pooling), -1, static_cast<int>(j)});
+        }
       }
-      for (int i = 0; i < gpus_per_node; ++i) {
-        const std::int64_t rows = split_rows(piece.rows, gpus_per_node, i);
-        const double share = static_cast<double>(rows) / static_cast<double>(piece.rows);
-        place(piece.placement, best_node * gpus_per_node + i, rows, piece.dim, share, piece.bytes * share,
-              piece.seconds * share);
+      if (!place_pieces(std::move(split_pieces), 0, nullptr)) continue;
+      const double most = busiest();
+      if (most < best_busiest * (1 - 1e-9)) {
+        best_busiest = most;
+        best = State{plan, candidates, demand, host_bytes};
       }
-      continue;
     }
-    const auto least_loaded_with_room = [&](double bytes) {
-      int best = -1;
-      for (int r = 0; r < num_gpus; ++r) {
-        const GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
-        if (g.hbm_bytes + bytes > plan.hbm_budget_bytes) continue;
-        if (best < 0 || g.embedding_seconds < plan.gpus[static_cast<std::size_t>(best)].embedding_seconds) best = r;
-      }
-      return best;
-    };
-    int best = least_loaded_with_room(piece.bytes);
-    if (best < 0 && t.kind == ShardingKind::kTableWise && to_host()) best = least_loaded_with_room(piece.bytes);
-    if (best < 0) {
-      plan.fits = false;
-      plan.reason = fmt::format("no GPU has room for table {} ({}); the fullest GPU holds {} of {}",
-                                t.table, format_bytes(p.bytes), format_bytes(plan.max_hbm_bytes()),
-                                format_bytes(plan.hbm_budget_bytes));
-      return plan;
-    }
-    place(piece.placement, best, piece.rows, piece.dim, piece.share, piece.bytes, piece.seconds);
+    restore(best && best_busiest < whole_busiest * (1 - kSplitGain) ? *best : whole);
   }
   if (std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
         return c.host && (options.index_zipf_alpha || model.tables[static_cast<std::size_t>(c.group)].zipf_alpha);
@@ -630,6 +768,40 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
       if (o.node >= 0 && kind_ok && o.kind != ShardingKind::kTableRowWise) {
         t.error("node", "a node places table-row-wise tables only");
       }
+      // The table's dimension, to check its column shards.
+      std::int64_t dim = -1;
+      if (by_table) {
+        std::int64_t end = 0;
+        for (const TableGroup& g : model.tables) {
+          end += g.count;
+          if (table < end) {
+            dim = g.dim;
+            break;
+          }
+        }
+      } else if (by_group) {
+        for (const TableGroup& g : model.tables) {
+          if (g.name == group) dim = g.dim;
+        }
+      }
+      const bool column_wise = kind_ok && o.kind == ShardingKind::kColumnWise;
+      bool columns_ok = true;
+      if (auto columns = t.array("columns")) {
+        std::int64_t sum = 0;
+        for (std::size_t k = 0; k < columns->size(); ++k) {
+          std::int64_t width = 0;
+          columns_ok = columns->read_int(k, width, json::IntRange{1, std::max<std::int64_t>(1, dim)}) && columns_ok;
+          o.columns.push_back(width);
+          sum += width;
+        }
+        if (kind_ok && !column_wise) {
+          t.error("columns", "columns split column-wise tables only");
+          columns_ok = false;
+        } else if (columns_ok && dim > 0 && sum != dim) {
+          t.error("columns", fmt::format("the column shards' widths add up to {}; the table's dim is {}", sum, dim));
+          columns_ok = false;
+        }
+      }
       if (auto ranks = t.array("ranks")) {
         bool ranks_ok = true;
         for (std::size_t k = 0; k < ranks->size(); ++k) {
@@ -637,25 +809,12 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
           ranks_ok = ranks->read_int(k, rank, json::IntRange{0, num_gpus - 1}) && ranks_ok;
           o.ranks.push_back(static_cast<int>(rank));
         }
-        // The table's dimension, to count its column shards.
-        std::int64_t dim = -1;
-        if (by_table) {
-          std::int64_t end = 0;
-          for (const TableGroup& g : model.tables) {
-            end += g.count;
-            if (table < end) {
-              dim = g.dim;
-              break;
-            }
-          }
-        } else if (by_group) {
-          for (const TableGroup& g : model.tables) {
-            if (g.name == group) dim = g.dim;
-          }
-        }
-        if (kind_ok && o.kind != ShardingKind::kColumnWise) {
+        if (kind_ok && !column_wise) {
           t.error("ranks", "ranks place column-wise tables only (a table-wise table takes 'rank')");
-        } else if (kind_ok && dim > 0 && ranks_ok &&
+        } else if (kind_ok && !o.columns.empty() && columns_ok && ranks_ok && o.ranks.size() != o.columns.size()) {
+          t.error("ranks", fmt::format("expected {} ranks, one per entry of 'columns', got {}", o.columns.size(),
+                                       o.ranks.size()));
+        } else if (kind_ok && o.columns.empty() && dim > 0 && ranks_ok &&
                    static_cast<std::int64_t>(o.ranks.size()) != column_shards(dim, options.column_shard_dim)) {
           t.error("ranks", fmt::format("expected {} ranks, one per column shard of at most {} columns (dim {}), "
                                        "got {}",
@@ -709,7 +868,9 @@ std::string sharding_file_text(const ShardingPlan& plan, int gpus_per_node, cons
       case ShardingKind::kColumnWise: {
         std::vector<int> ranks;
         for (const Shard& s : t.shards) ranks.push_back(s.rank);
-        text += fmt::format(", \"ranks\": [{}]", fmt::join(ranks, ", "));
+        std::vector<std::int64_t> columns;
+        for (const Shard& s : t.shards) columns.push_back(s.dim);
+        text += fmt::format(", \"columns\": [{}], \"ranks\": [{}]", fmt::join(columns, ", "), fmt::join(ranks, ", "));
         break;
       }
       case ShardingKind::kTableRowWise:

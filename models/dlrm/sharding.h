@@ -15,11 +15,15 @@
 // The planner estimates each shard's cost (fused TBE forward + backward
 // time for its share of lookups at the given per-GPU batch) and places
 // shards greedily, largest first, on the least-loaded GPU whose HBM still has
-// room (longest-processing-time scheduling). Memory per shard counts the
-// weights and the row-wise AdaGrad state (one fp32 per row). When the tables
-// do not fit in HBM, the largest tables move to host memory (DDR) behind an
-// HBM cache with the given hit rate (ISCA 2022, section 4.3); if even that
-// does not fit, the plan says so with the numbers and is not simulated.
+// room (longest-processing-time scheduling). When the tables do not divide
+// over the GPUs, "auto" splits those that left a GPU above the mean
+// column-wise, in as many even shards as balance the GPUs best, if that
+// lowers the busiest GPU's embedding work plus exchange. Memory per shard
+// counts the weights and the row-wise AdaGrad state (one fp32 per row). When
+// the tables do not fit in HBM, the largest tables move to host memory (DDR)
+// behind an HBM cache with the given hit rate (ISCA 2022, section 4.3); if
+// even that does not fit, the plan says so with the numbers and is not
+// simulated.
 
 #ifndef ZIONSIM_MODELS_DLRM_SHARDING_H_
 #define ZIONSIM_MODELS_DLRM_SHARDING_H_
@@ -69,16 +73,20 @@ enum class TableMemory { kAuto, kHbm, kHost };
 std::string_view to_string(TableMemory memory);
 
 /// A user's choice for one table (from a sharding file): its kind, and for
-/// table-wise tables the GPU, for column-wise tables the GPU of each column
-/// shard, for table-row-wise tables the node; and its memory.
+/// table-wise tables the GPU, for column-wise tables the width and GPU of each
+/// column shard, for table-row-wise tables the node; and its memory.
 struct TableOverride {
   std::int64_t table = 0;  ///< index among the model's expanded tables
   ShardingKind kind = ShardingKind::kTableWise;
   int rank = -1;  ///< table-wise: the GPU; -1 lets the planner choose
   int node = -1;  ///< table-row-wise: the node; -1 lets the planner choose
   /// Column-wise: the GPU of each column shard, in column order (one per
-  /// ShardingOptions::column_shard_dim columns); empty lets the planner choose.
+  /// entry of `columns`, or per ShardingOptions::column_shard_dim columns);
+  /// empty lets the planner choose.
   std::vector<int> ranks;
+  /// Column-wise: each shard's width in columns, in column order (they add
+  /// up to the table's dim); empty: column_shard_dim each, the last narrower.
+  std::vector<std::int64_t> columns;
   TableMemory memory = TableMemory::kAuto;
 };
 
@@ -116,6 +124,10 @@ struct ShardingOptions {
   /// (models/dlrm/cache_model.h), instead of host_cache_hit_rate. Unset, a
   /// table group's own TableGroup::zipf_alpha does the same for its tables.
   std::optional<double> index_zipf_alpha;
+  /// One GPU's rate for the embedding exchange (its share of the NICs across
+  /// servers, NVLink inside one), which "auto" weighs against embedding work
+  /// when it splits tables to balance the GPUs; 0 weighs the work alone.
+  double exchange_bytes_per_second = 0;
 };
 
 struct GpuLoad {
@@ -169,8 +181,8 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
                            const DeviceProfile& device, const ShardingOptions& options);
 
 /// A sharding file (docs/sharding_files.md) that pins every table of `plan`
-/// where it is: its kind, its GPU (table-wise), the GPU of each column shard
-/// (column-wise), its node (table-row-wise) and its memory. Planning with it
+/// where it is: its kind, its GPU (table-wise), the width and GPU of each
+/// column shard (column-wise), its node (table-row-wise) and its memory. Planning with it
 /// on the same GPUs gives the same plan again, shard for shard. The plan must
 /// fit. `description` goes into the file's "description", `model` (when
 /// given) into its "model", which a reader checks against its model.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -79,6 +80,60 @@ TEST(ShardingTest, ModelAOn128GpusIsBalanced) {
   for (const GpuLoad& g : plan.gpus) EXPECT_EQ(g.shards, 32);
 }
 
+// Model A's 4,096 equal tables do not divide over 768 GPUs (5 1/3 each):
+// LPT alone gives 256 GPUs 6 tables, 12.5% above the mean. Balancing splits
+// those 256 tables column-wise in three shards of 32, 31 and 31 columns on
+// three GPUs, and every GPU carries 5 tables and one shard. On 384 GPUs
+// (10 2/3 each) the best split saves 1.1% of the busiest GPU's work, less
+// than the indices each extra shard receives cost at a 25 GB/s NIC: the
+// tables stay whole, unless the exchange is left out of the trade-off.
+TEST(ShardingTest, ModelABalancesTablesThatDoNotDivide) {
+  const DlrmModel a = load_model("dlrm-a");
+  ShardingOptions nic;
+  nic.exchange_bytes_per_second = 25e9;  // one 200 Gb/s NIC per GPU (ZionEX)
+  ShardingOptions whole = nic;
+  whole.scheme = "table_wise";
+  const ShardingPlan plan = plan_sharding(a, 768, 8, a100(), nic);
+  expect_consistent(a, plan, 768);
+  const ShardingPlan table_wise = plan_sharding(a, 768, 8, a100(), whole);
+  EXPECT_NEAR(table_wise.load_imbalance(), 6.0 / (4096.0 / 768), 1e-9);
+  EXPECT_LT(plan.load_imbalance(), 1.001);
+  double most = 0;
+  double most_whole = 0;
+  for (const GpuLoad& g : plan.gpus) most = std::max(most, g.embedding_seconds);
+  for (const GpuLoad& g : table_wise.gpus) most_whole = std::max(most_whole, g.embedding_seconds);
+  EXPECT_LT(most, most_whole * 0.92);
+  int split = 0;
+  for (const TablePlacement& t : plan.tables) {
+    if (t.kind == ShardingKind::kTableWise) continue;
+    ASSERT_EQ(t.kind, ShardingKind::kColumnWise);
+    ++split;
+    ASSERT_EQ(t.shards.size(), 3u);
+    EXPECT_EQ(t.shards[0].dim, 32);
+    EXPECT_EQ(t.shards[1].dim, 31);
+    EXPECT_EQ(t.shards[2].dim, 31);
+    EXPECT_NE(t.shards[0].rank, t.shards[1].rank);
+    EXPECT_NE(t.shards[0].rank, t.shards[2].rank);
+    EXPECT_NE(t.shards[1].rank, t.shards[2].rank);
+  }
+  EXPECT_EQ(split, 256);
+  for (const GpuLoad& g : plan.gpus) EXPECT_EQ(g.shards, 6);
+  // HBM is conserved: the shards hold what the whole tables would.
+  double bytes = 0;
+  double bytes_whole = 0;
+  for (const GpuLoad& g : plan.gpus) bytes += g.hbm_bytes;
+  for (const GpuLoad& g : table_wise.gpus) bytes_whole += g.hbm_bytes;
+  EXPECT_NEAR(bytes, bytes_whole, bytes_whole * 1e-12);
+
+  const ShardingPlan kept = plan_sharding(a, 384, 8, a100(), nic);
+  expect_consistent(a, kept, 384);
+  for (const TablePlacement& t : kept.tables) EXPECT_EQ(t.kind, ShardingKind::kTableWise);
+  EXPECT_NEAR(kept.load_imbalance(), 11.0 / (4096.0 / 384), 1e-9);
+  const ShardingPlan work_alone = plan_sharding(a, 384, 8, a100(), {});
+  expect_consistent(a, work_alone, 384);
+  EXPECT_LT(work_alone.load_imbalance(), 1.001);
+}
+
 // One node cannot hold model A: 1.6 TB of fp16 weights plus 33 GB of state
 // against 8 x 30 GB of HBM and 1.35 TB of usable host memory. The plan says so.
 TEST(ShardingTest, ModelAOnOneNodeDoesNotFit) {
@@ -111,7 +166,9 @@ TEST(ShardingTest, ModelFUsesHostMemory) {
 // shares over a node's GPUs: one table of 200 lookups per sample (200 x 8 +
 // 2 x 128 x 2 = 2,112 bytes per sample) beside fifteen of one (520 bytes),
 // 9,912 in all. On 2 and 4 nodes (three shares: 1,858 and 929 bytes) it goes
-// table-row-wise and the cold ones stay whole; on one node nothing moves.
+// table-row-wise and the cold ones stay whole. On one node no NIC is in the
+// way, and balancing splits it column-wise instead (it alone is 200/215 of
+// the work), over more than one GPU.
 TEST(ShardingTest, AutoSpreadsATableWhoseExchangeOneNicCannotCarry) {
   DlrmModel m;
   m.name = "hot-table";
@@ -125,7 +182,8 @@ TEST(ShardingTest, AutoSpreadsATableWhoseExchangeOneNicCannotCarry) {
   for (const int gpus : {8, 16, 32}) {
     const ShardingPlan plan = plan_sharding(m, gpus, 8, a100(), {});
     expect_consistent(m, plan, gpus);
-    EXPECT_EQ(plan.tables[0].kind, gpus == 8 ? ShardingKind::kTableWise : ShardingKind::kTableRowWise) << gpus;
+    EXPECT_EQ(plan.tables[0].kind, gpus == 8 ? ShardingKind::kColumnWise : ShardingKind::kTableRowWise) << gpus;
+    EXPECT_GT(plan.tables[0].shards.size(), 1u) << gpus;
     for (std::size_t t = 1; t < plan.tables.size(); ++t) EXPECT_EQ(plan.tables[t].kind, ShardingKind::kTableWise) << gpus;
   }
 }
@@ -381,15 +439,17 @@ void expect_same_plan(const ShardingPlan& a, const ShardingPlan& b) {
 }
 
 // A plan written as a sharding file and read back gives the same plan, for
-// every kind of placement: table-wise (model A), column-wise, table-row-wise,
-// replicated, and tables moved to host memory (model F, DCNv2 replicated).
+// every kind of placement: table-wise (model A), column-wise (model A on 192
+// GPUs: balancing's shards of 32 and 31 columns), table-row-wise, replicated,
+// and tables moved to host memory (model F, DCNv2 replicated).
 TEST(ShardingTest, EmittedFilesReproduceThePlan) {
   struct Case {
     const char* model;
     int gpus;
     const char* scheme;
   };
-  for (const Case& c : {Case{"dlrm-a", 128, "auto"}, Case{"dlrm-f", 128, "auto"}, Case{"dlrm-dcnv2", 16, "auto"},
+  for (const Case& c : {Case{"dlrm-a", 128, "auto"}, Case{"dlrm-a", 192, "auto"}, Case{"dlrm-f", 128, "auto"},
+                        Case{"dlrm-dcnv2", 16, "auto"},
                         Case{"dlrm-dcnv2", 16, "column_wise"}, Case{"dlrm-dcnv2", 16, "table_row_wise"},
                         Case{"dlrm-dcnv2", 16, "data_parallel"}, Case{"dlrm-dcnv2", 16, "row_wise"},
                         Case{"dlrm-i", 64, "auto"}}) {
@@ -458,6 +518,21 @@ TEST(ShardingTest, ColumnShardRanks) {
   ASSERT_EQ(plan.tables[0].shards.size(), 2u);
   EXPECT_EQ(plan.tables[0].shards[0].rank, 3);
   EXPECT_EQ(plan.tables[0].shards[1].rank, 11);
+  // Widths of the file's choosing.
+  const ShardingPlan widths = plan_sharding(
+      m, 16, 8, a100(),
+      parse_sharding_file(
+          R"({"schema_version": 1, "tables": [{"table": 0, "kind": "column_wise", "columns": [100, 20, 8], "ranks": [3, 11, 4]}]})",
+          "s.json", m, 16, 8));
+  expect_consistent(m, widths, 16);
+  ASSERT_EQ(widths.tables[0].shards.size(), 3u);
+  EXPECT_EQ(widths.tables[0].shards[0].dim, 100);
+  EXPECT_EQ(widths.tables[0].shards[1].dim, 20);
+  EXPECT_EQ(widths.tables[0].shards[2].dim, 8);
+  EXPECT_EQ(widths.tables[0].shards[2].rank, 4);
+  ShardingOptions short_columns;
+  short_columns.overrides = {TableOverride{.table = 0, .kind = ShardingKind::kColumnWise, .columns = {64, 32}}};
+  EXPECT_THROW(plan_sharding(m, 16, 8, a100(), short_columns), InputError);
   ShardingOptions small;
   small.hbm_reserve_fraction = 0.999;
   small.overrides = {TableOverride{.table = 0, .kind = ShardingKind::kColumnWise, .ranks = {3, 11}}};
@@ -475,7 +550,11 @@ TEST(ShardingTest, BadPinsAreReported) {
         {"table": 0, "kind": "table_wise", "ranks": [1, 2]},
         {"table": 1, "kind": "column_wise", "ranks": [1, 2, 3]},
         {"group": "cat_2", "kind": "column_wise", "ranks": [1, 16]},
-        {"table": 3, "kind": "row_wise", "memory": "ddr"}]})",
+        {"table": 3, "kind": "row_wise", "memory": "ddr"},
+        {"table": 4, "kind": "table_wise", "columns": [64, 64]},
+        {"table": 5, "kind": "column_wise", "columns": [64, 60]},
+        {"table": 6, "kind": "column_wise", "columns": [64, 32, 32], "ranks": [1, 2]},
+        {"table": 7, "kind": "column_wise", "columns": [0, 128]}]})",
                         "s.json", m, 16, 8);
     FAIL();
   } catch (const InputError& e) {
@@ -484,7 +563,11 @@ TEST(ShardingTest, BadPinsAreReported) {
               "s.json: /tables/1/ranks: expected 2 ranks, one per column shard of at most 64 columns (dim 128), "
               "got 3\n"
               "s.json: /tables/2/ranks/1: expected an integer in [0, 15], got 16\n"
-              "s.json: /tables/3/memory: unknown value 'ddr'; valid: auto, hbm, host");
+              "s.json: /tables/3/memory: unknown value 'ddr'; valid: auto, hbm, host\n"
+              "s.json: /tables/4/columns: columns split column-wise tables only\n"
+              "s.json: /tables/5/columns: the column shards' widths add up to 124; the table's dim is 128\n"
+              "s.json: /tables/6/ranks: expected 3 ranks, one per entry of 'columns', got 2\n"
+              "s.json: /tables/7/columns/0: expected an integer in [1, 128], got 0");
   }
 }
 
