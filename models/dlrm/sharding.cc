@@ -433,8 +433,8 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
   // room. `over`, when given, collects the tables that balancing may split
   // (splittable) and that left their GPU above `level`.
   const auto splittable = [&](const TablePlacement& t) {
-    return options.scheme == "auto" && t.kind == ShardingKind::kTableWise && !t.host_memory &&
-           override_of[static_cast<std::size_t>(t.table)] == nullptr &&
+    return options.scheme == "auto" && options.split_to_balance && t.kind == ShardingKind::kTableWise &&
+           !t.host_memory && override_of[static_cast<std::size_t>(t.table)] == nullptr &&
            candidates[static_cast<std::size_t>(t.table)].dim > 1;
   };
   const auto place_pieces = [&](std::vector<Piece> pieces, double level, std::vector<std::size_t>* over) {
@@ -627,8 +627,10 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
         const double pooling = candidates[static_cast<std::size_t>(t.table)].pooling;
         for (std::int64_t j = 0; j < parts; ++j) {
           const std::int64_t width = p.dim / parts + (j < p.dim % parts ? 1 : 0);
+          // As the column-wise case above computes a shard, to the bit: a
+          // sharding file of this plan must give it back.
           split_pieces.push_back({p.placement, p.rows, width, 1.0,
-                                  p.bytes * static_cast<double>(width) / static_cast<double>(p.dim),
+                                  p.bytes * (static_cast<double>(width) / static_cast<double>(p.dim)),
                                   table_seconds(width, pooling), -1, static_cast<int>(j)});
         }
       }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -464,6 +465,87 @@ TEST(ShardingTest, EmittedFilesReproduceThePlan) {
     EXPECT_EQ(pinned.overrides.size(), planned.tables.size());
     expect_same_plan(planned, plan_sharding(m, c.gpus, 8, a100(), pinned));
   }
+}
+
+// Balancing on random models (fixed seed): groups of 1 to 40 tables of
+// random rows, dims and pooling, on 1 to 6 nodes, with and without the
+// exchange in the trade-off. Against the same plan without balancing: only
+// tables it kept whole become column-wise, in shards at most one column
+// apart in width and at most 64 wide; every other table is placed the same
+// way; and, weighing the work alone, the busiest GPU does less by at least
+// the 1% balancing asks of a split, or the plans are identical. Every plan
+// reads back from its sharding file shard for shard.
+TEST(ShardingTest, BalancingOnRandomModels) {
+  std::mt19937_64 rng(20261201);
+  const auto uniform = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+  };
+  int splits = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    DlrmModel m;
+    m.name = fmt::format("random-{}", trial);
+    m.dense_features = 16;
+    m.embedding_type = DataType::kFp16;
+    const std::int64_t groups = uniform(1, 4);
+    for (std::int64_t g = 0; g < groups; ++g) {
+      m.tables.push_back(TableGroup{.name = fmt::format("g{}", g),
+                                    .count = uniform(1, 40),
+                                    .rows = uniform(100'000, 20'000'000),
+                                    .dim = 4 * uniform(4, 64),
+                                    .pooling = static_cast<double>(uniform(1, 80))});
+    }
+    m.bottom_mlp = Mlp{.input = 16, .widths = {64, 32}};
+    m.interaction.kind = InteractionKind::kDot;
+    m.top_mlp = Mlp{.input = m.interaction_output(), .widths = {64, 1}};
+    const int gpus = 8 * static_cast<int>(uniform(1, 6));
+    ShardingOptions o;
+    o.exchange_bytes_per_second = trial % 2 == 0 ? 0 : 25e9;
+    ShardingOptions whole = o;
+    whole.split_to_balance = false;
+    SCOPED_TRACE(fmt::format("trial {}: {} groups on {} GPUs", trial, groups, gpus));
+    const ShardingPlan plan = plan_sharding(m, gpus, 8, a100(), o);
+    const ShardingPlan kept = plan_sharding(m, gpus, 8, a100(), whole);
+    ASSERT_EQ(plan.fits, kept.fits);
+    if (!plan.fits) continue;
+    expect_consistent(m, plan, gpus);
+    expect_consistent(m, kept, gpus);
+    bool split = false;
+    for (std::size_t t = 0; t < plan.tables.size(); ++t) {
+      const TablePlacement& a = plan.tables[t];
+      const TablePlacement& b = kept.tables[t];
+      if (a.kind == b.kind) continue;
+      split = true;
+      ASSERT_EQ(b.kind, ShardingKind::kTableWise);
+      ASSERT_EQ(a.kind, ShardingKind::kColumnWise);
+      ASSERT_GE(a.shards.size(), 2u);
+      std::int64_t widest = 0;
+      std::int64_t narrowest = a.shards.front().dim;
+      for (const Shard& sh : a.shards) {
+        widest = std::max(widest, sh.dim);
+        narrowest = std::min(narrowest, sh.dim);
+      }
+      EXPECT_LE(widest - narrowest, 1);
+      EXPECT_LE(widest, 64);
+    }
+    const auto busiest = [](const ShardingPlan& p) {
+      double most = 0;
+      for (const GpuLoad& g : p.gpus) most = std::max(most, g.embedding_seconds);
+      return most;
+    };
+    if (!split) {
+      expect_same_plan(plan, kept);
+    } else {
+      ++splits;
+      if (o.exchange_bytes_per_second == 0) {
+        EXPECT_LT(busiest(plan), 0.99 * busiest(kept));
+      }
+    }
+    expect_same_plan(plan, plan_sharding(m, gpus, 8, a100(),
+                                         parse_sharding_file(sharding_file_text(plan, 8, "t"), "t.json", m, gpus, 8)));
+  }
+  // The seed gives both outcomes.
+  EXPECT_GT(splits, 3);
+  EXPECT_LT(splits, 37);
 }
 
 // "memory": host puts a table in host memory behind its cache even when HBM
