@@ -87,6 +87,7 @@ expect 0 out '"cache_hit_rate": 0.8218' -- plan --model dlrm-f --nodes 16 --inde
 # each) balance: 256 of them split column-wise in three.
 expect 0 out "^note: the busiest GPU's embedding work is 31.9% above the mean" -- plan --model dlrm-dcnv2 --nodes 2
 expect 0 out "^column_wise  *256 " -- plan --model dlrm-a --nodes 96
+expect 0 out "^balancing: 256 tables split column-wise into 768 shards to even out the GPUs' work (max/mean 1.125 whole)" -- plan --model dlrm-a --nodes 96
 expect 0 out "^embedding fwd+bwd (ms) .* 1\.000$" -- plan --model dlrm-a --nodes 96
 expect 2 err "give --prefetch-cache or --vary prefetch-cache=..., not both" -- whatif --model dlrm-f --nodes 16 --prefetch-cache --vary prefetch-cache=off,on
 

@@ -249,6 +249,13 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
                   "planner's estimate;\n exchange: the indices, pooled-embedding and gradient payload each GPU sends "
                   "per iteration)\n\n",
              budget, s.plan.hbm_reserve_fraction * 100);
+  if (s.plan.balance_split_tables > 0) {
+    fmt::print(out,
+               "balancing: {} table{} split column-wise into {} shards to even out the GPUs' work (max/mean {:.3f} "
+               "whole)\n\n",
+               s.plan.balance_split_tables, s.plan.balance_split_tables == 1 ? "" : "s",
+               s.plan.balance_split_shards, s.plan.whole_load_imbalance);
+  }
   // Every GPU waits for the busiest in the all-to-all: say so when the plan
   // leaves one well above the mean (tables that do not divide over the
   // GPUs, or a few heavy ones), unless a search already ran.
@@ -332,6 +339,9 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
   j["cache_fraction"] = o.cache_fraction;
   j["index_zipf_alpha"] = o.index_zipf_alpha ? nlohmann::ordered_json(*o.index_zipf_alpha) : nlohmann::ordered_json();
   j["load_imbalance"] = s.plan.load_imbalance();
+  j["balancing"] = {{"split_tables", s.plan.balance_split_tables},
+                    {"split_shards", s.plan.balance_split_shards},
+                    {"whole_load_imbalance", s.plan.whole_load_imbalance}};
   j["max_hbm_gbyte"] = s.plan.max_hbm_bytes() / 1e9;
   j["host_memory_tables"] = s.plan.host_memory_tables();
   nlohmann::ordered_json kinds = nlohmann::ordered_json::array();

@@ -641,7 +641,17 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
         best = State{plan, candidates, demand, host_bytes};
       }
     }
+    const double whole_imbalance = whole.plan.load_imbalance();
     restore(best && best_busiest < whole_busiest * (1 - kSplitGain) ? *best : whole);
+    plan.whole_load_imbalance = whole_imbalance;
+    for (const TablePlacement& t : plan.tables) {
+      if (t.kind != whole.plan.tables[static_cast<std::size_t>(t.table)].kind) {
+        ++plan.balance_split_tables;
+        plan.balance_split_shards += static_cast<std::int64_t>(t.shards.size());
+      }
+    }
+  } else {
+    plan.whole_load_imbalance = plan.load_imbalance();
   }
   if (std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) {
         return c.host && (options.index_zipf_alpha || model.tables[static_cast<std::size_t>(c.group)].zipf_alpha);

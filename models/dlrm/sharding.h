@@ -155,6 +155,12 @@ struct ShardingPlan {
   /// one, or with index_zipf_alpha the mean over their lookups (1 without
   /// any); each table's is TablePlacement::cache_hit_rate.
   double host_cache_hit_rate = 1.0;
+  /// Balancing (auto): how many tables it split column-wise, into how many
+  /// shards in all, and load_imbalance() with those tables whole; 0, 0 and
+  /// load_imbalance() when it split none.
+  std::int64_t balance_split_tables = 0;
+  std::int64_t balance_split_shards = 0;
+  double whole_load_imbalance = 1.0;
   /// max / mean of embedding_seconds over GPUs (1 is perfect balance).
   double load_imbalance() const;
   double max_hbm_bytes() const;

@@ -118,6 +118,9 @@ TEST(ShardingTest, ModelABalancesTablesThatDoNotDivide) {
     EXPECT_NE(t.shards[1].rank, t.shards[2].rank);
   }
   EXPECT_EQ(split, 256);
+  EXPECT_EQ(plan.balance_split_tables, 256);
+  EXPECT_EQ(plan.balance_split_shards, 768);
+  EXPECT_NEAR(plan.whole_load_imbalance, table_wise.load_imbalance(), 1e-12);
   for (const GpuLoad& g : plan.gpus) EXPECT_EQ(g.shards, 6);
   // HBM is conserved: the shards hold what the whole tables would.
   double bytes = 0;
@@ -129,6 +132,8 @@ TEST(ShardingTest, ModelABalancesTablesThatDoNotDivide) {
   const ShardingPlan kept = plan_sharding(a, 384, 8, a100(), nic);
   expect_consistent(a, kept, 384);
   for (const TablePlacement& t : kept.tables) EXPECT_EQ(t.kind, ShardingKind::kTableWise);
+  EXPECT_EQ(kept.balance_split_tables, 0);
+  EXPECT_EQ(kept.whole_load_imbalance, kept.load_imbalance());
   EXPECT_NEAR(kept.load_imbalance(), 11.0 / (4096.0 / 384), 1e-9);
   const ShardingPlan work_alone = plan_sharding(a, 384, 8, a100(), {});
   expect_consistent(a, work_alone, 384);
