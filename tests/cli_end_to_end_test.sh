@@ -89,6 +89,8 @@ expect 0 out "^note: the busiest GPU's embedding work is 31.9% above the mean" -
 expect 0 out "^column_wise  *256 " -- plan --model dlrm-a --nodes 96
 expect 0 out "^balancing: 256 tables split column-wise into 768 shards to even out the GPUs' work (max/mean 1.125 whole)" -- plan --model dlrm-a --nodes 96
 expect 0 out "^embedding fwd+bwd (ms) .* 1\.000$" -- plan --model dlrm-a --nodes 96
+# A size too large for the machine is refused before it starts, with the numbers.
+expect 2 err "^zionsim: error: --nodes: 4096 nodes (32768 GPUs) would need about 1300 GiB to simulate (about 1.3 KB per pair" -- whatif --model dlrm-a --nodes 4096
 expect 2 err "give --prefetch-cache or --vary prefetch-cache=..., not both" -- whatif --model dlrm-f --nodes 16 --prefetch-cache --vary prefetch-cache=off,on
 
 # A what-if iteration emitted as a trace and run back simulates to the same

@@ -25,6 +25,7 @@
 #include "sim/simulator.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
+#include "tools/memory_estimate.h"
 #include "tools/commands.h"
 #include "tools/plan_search.h"
 #include "topology/router.h"
@@ -318,6 +319,74 @@ InputError with_context(const InputError& e, const std::string& context) {
 
 // Every (variant, size) point of a sweep, on a pool of threads; scaling
 // within each variant.
+// The GPUs of `o`'s cluster at `nodes` servers, without building it: a
+// preset's servers times its GPUs per server, an explicit graph's own;
+// nullopt when the cluster cannot be read (its run reports why).
+std::optional<std::int64_t> gpus_at(const WhatIfOptions& o, int nodes) {
+  try {
+    topology::ClusterRequest request = o.cluster;
+    if (topology::is_explicit_graph(request)) return topology::load_cluster(request).topology.num_gpus();
+    request.nodes = 1;
+    const topology::LoadedCluster one = topology::load_cluster(request);
+    return static_cast<std::int64_t>(one.topology.num_gpus()) * nodes;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+std::string gib(std::int64_t bytes) {
+  const double g = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
+  return g < 10 ? fmt::format("{:.1f} GiB", g) : fmt::format("{:.0f} GiB", g);
+}
+
+// Refuses, before any size runs, a sweep whose largest `threads` sizes
+// together are estimated to need more memory than the machine has
+// (tools/memory_estimate.h): the kernel would kill the run minutes in.
+void check_memory(const std::vector<WhatIfOptions>& variants,
+                  const std::vector<std::pair<std::size_t, std::size_t>>& tasks, int threads) {
+  const std::optional<std::int64_t> available = available_memory_bytes();
+  if (!available) return;
+  struct Need {
+    std::int64_t bytes;
+    std::int64_t gpus;
+    int nodes;
+  };
+  std::vector<Need> needs;
+  std::map<std::pair<std::size_t, int>, std::optional<std::int64_t>> gpus_of;  // (variant, nodes)
+  for (const auto& [v, i] : tasks) {
+    const WhatIfOptions& o = variants[v];
+    if (!o.memory_check) continue;
+    const int nodes = o.nodes[i];
+    auto it = gpus_of.find({v, nodes});
+    if (it == gpus_of.end()) it = gpus_of.emplace(std::pair{v, nodes}, gpus_at(o, nodes)).first;
+    if (!it->second) continue;
+    needs.push_back({estimated_simulation_bytes(*it->second, o.fidelity == "analytical"), *it->second, nodes});
+  }
+  if (needs.empty()) return;
+  std::stable_sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.bytes > b.bytes; });
+  const Need& largest = needs.front();
+  const std::string why =
+      "about 1.3 KB per pair of GPUs for the all-to-alls' flows in flight; README, \"How long a what-if takes\"";
+  if (largest.bytes > *available) {
+    throw InputError(Diagnostic{
+        "--nodes", "",
+        fmt::format("{} nodes ({} GPUs) would need about {} to simulate ({}), and this machine has {} available; "
+                    "give fewer nodes, --fidelity analytical (about half), or --skip-memory-check to try anyway",
+                    largest.nodes, largest.gpus, gib(largest.bytes), why, gib(*available))});
+  }
+  std::int64_t together = 0;
+  const auto running = std::min<std::size_t>(needs.size(), static_cast<std::size_t>(std::max(1, threads)));
+  for (std::size_t k = 0; k < running; ++k) together += needs[k].bytes;
+  if (together > *available) {
+    throw InputError(Diagnostic{
+        "--threads", "",
+        fmt::format("the {} largest sizes, simulated at once on {} threads, would need about {} together ({}), and "
+                    "this machine has {} available; give --threads 1 (or fewer sizes), or --skip-memory-check to "
+                    "try anyway",
+                    running, threads, gib(together), why, gib(*available))});
+  }
+}
+
 std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions>& variants,
                                                  std::optional<int> keep_trace_of,
                                                  const std::function<void(const WhatIfPoint&, int, int)>& progress,
@@ -363,6 +432,7 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
   const int wanted = variants.front().threads > 0 ? variants.front().threads
                                                   : static_cast<int>(std::thread::hardware_concurrency());
   const int threads = std::max(1, std::min(total, wanted));
+  check_memory(variants, tasks, threads);
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

@@ -84,6 +84,10 @@ struct WhatIfOptions {
   /// Bytes per embedding index: 8 (int64) or 4 (int32; --index-dtype).
   int index_bytes = 8;
   int threads = 0;  ///< 0: all cores
+  /// Refuse, before simulating, sizes whose estimated memory (the sizes
+  /// running at once, together) exceeds what the machine has available
+  /// (tools/memory_estimate.h); false tries anyway.
+  bool memory_check = true;
 };
 
 struct Breakdown {

@@ -44,6 +44,7 @@ struct Flags {
   double oversubscription = 0;
   std::vector<std::string> algorithms;
   bool unfused = false;
+  bool skip_memory_check = false;
   bool no_pipeline = false;
   bool prefetch_cache = false;
   std::string format = "table";
@@ -420,6 +421,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   if (f.oversubscription > 0) shorthand("--oversubscription", fmt::format("fabric.oversubscription={}", f.oversubscription));
   for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) o.algorithms[kind] = name;
   o.fused_embeddings = !f.unfused;
+  o.memory_check = !f.skip_memory_check;
   o.pipeline_input = !f.no_pipeline;
   o.prefetch_cache = f.prefetch_cache;
 
@@ -581,6 +583,9 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                 "(TorchRec's PrefetchTrainPipelineSparseDist) instead of before the embedding forward");
   cmd->add_option("--threads", options->threads, "Sweep points simulated in parallel (0: all cores)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--skip-memory-check", f->skip_memory_check,
+                "Simulate even sizes whose estimated memory exceeds what this machine has available (refused by "
+                "default, before they start)");
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--timeline", f->timeline, "Write the largest size's iteration as a Chrome/Perfetto trace")
       ->option_text("FILE");

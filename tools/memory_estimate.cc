@@ -1,0 +1,78 @@
+#include "tools/memory_estimate.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace zx::tools {
+namespace {
+
+// Per ordered pair of GPUs: the largest of the measured 1,130 to 1,260 bytes
+// (tools/memory_estimate.h), rounded up; and what a run takes besides (the
+// binary, the model, the topology: 16 MiB in all at 64 GPUs).
+constexpr double kBytesPerGpuPair = 1300;
+constexpr double kBaseBytes = 32.0 * 1024 * 1024;
+// --fidelity analytical: 158 / 314 and 553 / 1,208 MiB at 512 and 1,024 GPUs.
+constexpr double kAnalyticalShare = 0.5;
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+std::string read_text(const char* path) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical) {
+  const double pairs = static_cast<double>(gpus) * static_cast<double>(std::max<std::int64_t>(0, gpus - 1));
+  const double bytes = kBaseBytes + kBytesPerGpuPair * pairs * (analytical ? kAnalyticalShare : 1.0);
+  return static_cast<std::int64_t>(bytes);
+}
+
+std::optional<std::int64_t> parse_mem_available(std::string_view meminfo) {
+  constexpr std::string_view kKey = "MemAvailable:";
+  for (std::size_t start = 0; start < meminfo.size();) {
+    std::size_t end = meminfo.find('\n', start);
+    if (end == std::string_view::npos) end = meminfo.size();
+    std::string_view line = meminfo.substr(start, end - start);
+    start = end + 1;
+    if (!line.starts_with(kKey)) continue;
+    line.remove_prefix(kKey.size());
+    if (!line.ends_with(" kB")) return std::nullopt;
+    line.remove_suffix(3);
+    const std::optional<std::int64_t> kib = parse_int(line);
+    if (!kib) return std::nullopt;
+    return *kib * 1024;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> parse_cgroup_headroom(std::string_view max, std::string_view current) {
+  const std::optional<std::int64_t> limit = parse_int(max);
+  const std::optional<std::int64_t> used = parse_int(current);
+  if (!limit || !used) return std::nullopt;
+  return std::max<std::int64_t>(0, *limit - *used);
+}
+
+std::optional<std::int64_t> available_memory_bytes() {
+  std::optional<std::int64_t> available = parse_mem_available(read_text("/proc/meminfo"));
+  const std::optional<std::int64_t> cgroup =
+      parse_cgroup_headroom(read_text("/sys/fs/cgroup/memory.max"), read_text("/sys/fs/cgroup/memory.current"));
+  if (cgroup) available = available ? std::min(*available, *cgroup) : *cgroup;
+  return available;
+}
+
+}  // namespace zx::tools

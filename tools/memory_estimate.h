@@ -1,0 +1,45 @@
+// File: tools/memory_estimate.h
+//
+// How much memory a what-if simulation will take, and how much the machine
+// has, so that a size too large for it is refused with the numbers before it
+// starts instead of being killed by the kernel (or failing with bad_alloc)
+// minutes in.
+//
+// The estimate is empirical. A DLRM iteration's all-to-alls start a few flows
+// per ordered pair of GPUs, and the network model keeps the flows in flight
+// (FlowNetwork::recycle_flow_ids), so peak memory grows with the square of
+// the GPUs: model A, `zionsim whatif --model dlrm-a --nodes N`, peaks at 314
+// MiB on 512 GPUs, 1,208 MiB on 1,024, 4,510 MiB on 2,048 and 17.7 GiB on
+// 4,096 (README, "How long a what-if takes"): 1,130 to 1,260 bytes per pair.
+// `--fidelity analytical` takes about half (158 and 553 MiB at 512 and 1,024
+// GPUs).
+
+#ifndef ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_
+#define ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace zx::tools {
+
+/// Upper estimate of the peak memory, in bytes, of simulating one iteration
+/// on `gpus` GPUs (see the header comment).
+std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical);
+
+/// `MemAvailable` of /proc/meminfo text, in bytes; nullopt when absent or
+/// malformed.
+std::optional<std::int64_t> parse_mem_available(std::string_view meminfo);
+
+/// A cgroup v2 limit: `memory.max` less `memory.current`, in bytes; nullopt
+/// for "max" (no limit) or malformed text.
+std::optional<std::int64_t> parse_cgroup_headroom(std::string_view max, std::string_view current);
+
+/// What this process may still allocate: the smaller of the kernel's
+/// MemAvailable and the cgroup's headroom, whichever are known; nullopt when
+/// neither is (then nothing is checked).
+std::optional<std::int64_t> available_memory_bytes();
+
+}  // namespace zx::tools
+
+#endif  // ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_

@@ -1,0 +1,57 @@
+// Tests of the memory estimate that guards what-if sizes: it covers the peaks
+// measured for model A (README, "How long a what-if takes") without
+// overstating them by more than a third, grows with the square of the GPUs,
+// and the machine's available memory is read from /proc/meminfo and cgroup v2
+// text, refusing malformed text rather than guessing.
+
+#include "tools/memory_estimate.h"
+
+#include <gtest/gtest.h>
+
+namespace zx::tools {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024;
+
+TEST(MemoryEstimateTest, CoversTheMeasuredPeaks) {
+  struct Measured {
+    std::int64_t gpus;
+    double peak_mib;
+    bool analytical;
+  };
+  // README, "How long a what-if takes" (one run each, 2-core machine).
+  for (const Measured& m : {Measured{512, 314, false}, Measured{1024, 1208, false}, Measured{2048, 4510, false},
+                            Measured{4096, 17.7 * 1024, false}, Measured{512, 158, true},
+                            Measured{1024, 553, true}}) {
+    const double estimate = static_cast<double>(estimated_simulation_bytes(m.gpus, m.analytical)) / kMiB;
+    EXPECT_GE(estimate, m.peak_mib) << m.gpus;
+    EXPECT_LE(estimate, m.peak_mib * 1.35) << m.gpus;
+  }
+  // Squared growth: 32,768 GPUs (4,096 ZionEX nodes) need more than a TiB.
+  EXPECT_GT(estimated_simulation_bytes(32768, false), std::int64_t{1} << 40);
+  const double ratio = static_cast<double>(estimated_simulation_bytes(8192, false)) /
+                       static_cast<double>(estimated_simulation_bytes(4096, false));
+  EXPECT_NEAR(ratio, 4.0, 0.01);
+  EXPECT_LT(estimated_simulation_bytes(8192, true), estimated_simulation_bytes(8192, false));
+}
+
+TEST(MemoryEstimateTest, ReadsMemAvailable) {
+  EXPECT_EQ(parse_mem_available("MemTotal:       24576000 kB\nMemFree:         1000 kB\n"
+                                "MemAvailable:   23729228 kB\nBuffers: 1 kB\n"),
+            std::int64_t{23729228} * 1024);
+  EXPECT_EQ(parse_mem_available("MemAvailable: 5 kB"), 5 * 1024);
+  EXPECT_FALSE(parse_mem_available("MemTotal: 1 kB\n"));
+  EXPECT_FALSE(parse_mem_available("MemAvailable: lots kB\n"));
+  EXPECT_FALSE(parse_mem_available("MemAvailable: 12 MB\n"));
+  EXPECT_FALSE(parse_mem_available(""));
+}
+
+TEST(MemoryEstimateTest, ReadsCgroupHeadroom) {
+  EXPECT_EQ(parse_cgroup_headroom("8589934592\n", "1073741824\n"), std::int64_t{7} << 30);
+  EXPECT_EQ(parse_cgroup_headroom("100\n", "200\n"), 0);
+  EXPECT_FALSE(parse_cgroup_headroom("max\n", "1073741824\n"));
+  EXPECT_FALSE(parse_cgroup_headroom("", ""));
+}
+
+}  // namespace
+}  // namespace zx::tools
