@@ -118,6 +118,11 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   sharding.dense_optimizer = o.dense_optimizer;
   sharding.index_bytes = o.index_bytes;
   sharding.exchange_bytes_per_second = exchange_rate(cluster, nodes);
+  if (!o.a2a_forward_dtype.empty()) {
+    sharding.exchange_forward_bytes = models::element_bytes(models::parse_data_type(o.a2a_forward_dtype));
+  }
+  const std::string& backward = o.a2a_backward_dtype.empty() ? o.a2a_forward_dtype : o.a2a_backward_dtype;
+  if (!backward.empty()) sharding.exchange_backward_bytes = models::element_bytes(models::parse_data_type(backward));
   models::ShardingPlan plan = models::plan_sharding(model, gpus, gpn, device, sharding);
   return PlannedSize{.cluster = std::move(cluster),
                      .nodes = nodes,

@@ -561,14 +561,16 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
   };
   // What balancing minimises: the busiest GPU's embedding work plus the
   // busiest GPU's exchange (indices in, pooled embeddings out, their gradients
-  // back) at options.exchange_bytes_per_second; the two follow each other on
-  // the iteration's critical path. A column shard's owner takes a copy of all
-  // its table's indices, so splitting can cost more exchange than it saves
-  // work (DLRM-DCNv2 on 2 nodes).
+  // back, in their wire types) at options.exchange_bytes_per_second; the two
+  // follow each other on the iteration's critical path. A column shard's
+  // owner takes a copy of all its table's indices, so splitting can cost more
+  // exchange than it saves work (DLRM-DCNv2 on 2 nodes).
   const auto busiest = [&] {
     double most = 0;
     for (const GpuLoad& g : plan.gpus) most = std::max(most, g.embedding_seconds);
     if (options.exchange_bytes_per_second <= 0) return most;
+    const double pooled_bytes = (options.exchange_forward_bytes > 0 ? options.exchange_forward_bytes : elem) +
+                                (options.exchange_backward_bytes > 0 ? options.exchange_backward_bytes : elem);
     std::vector<double> exchange(static_cast<std::size_t>(num_gpus), 0.0);
     for (const TablePlacement& t : plan.tables) {
       if (t.kind == ShardingKind::kDataParallel) continue;
@@ -581,7 +583,7 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
                                       : static_cast<double>(sh.dim);
         exchange[static_cast<std::size_t>(sh.rank)] +=
             static_cast<double>(global_batch) *
-            (c.pooling * sh.lookup_share * options.index_bytes + 2.0 * pooled_dim * elem);
+            (c.pooling * sh.lookup_share * options.index_bytes + pooled_dim * pooled_bytes);
       }
     }
     return most + *std::max_element(exchange.begin(), exchange.end()) / options.exchange_bytes_per_second;

@@ -128,6 +128,10 @@ struct ShardingOptions {
   /// servers, NVLink inside one), which "auto" weighs against embedding work
   /// when it splits tables to balance the GPUs; 0 weighs the work alone.
   double exchange_bytes_per_second = 0;
+  /// Bytes per pooled value on the wire, forward and backward
+  /// (--a2a-precision); 0: the embeddings' type.
+  int exchange_forward_bytes = 0;
+  int exchange_backward_bytes = 0;
   /// "auto" splits tables column-wise to balance the GPUs (see the top of
   /// this file); false keeps every table it places table-wise whole.
   bool split_to_balance = true;
