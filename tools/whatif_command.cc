@@ -472,7 +472,8 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     partial_links.push_back(partial);
   }
   bool hinted = false;
-  const auto running = [&point_name, &partial_links, &hinted, &variants](
+  bool hinted_slices = false;
+  const auto running = [&point_name, &partial_links, &hinted, &hinted_slices, &variants](
                            int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
     fmt::print(std::cerr, "whatif: {} running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n",
                point_name(variant, nodes), p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
@@ -483,6 +484,19 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
                  "whatif: a link or switch at partial speed makes each flow's finish re-solve most of the fabric; "
                  "--completion-quantum-ns 1000 runs several times faster for about 1% of iteration time "
                  "(docs/cluster_files.md, \"Simulation time\")\n");
+    }
+    // The pipelined collectives (hierarchical's default slices) cost about 3x
+    // the simulation time of one slice (README, "How long a what-if takes").
+    const WhatIfOptions& vo = variants[v].options;
+    const bool pipelined = !vo.algorithm_options.contains("hierarchical") &&
+                           std::any_of(vo.algorithms.begin(), vo.algorithms.end(),
+                                       [](const auto& a) { return a.second == "hierarchical"; });
+    if (!hinted_slices && seconds >= 60 && pipelined) {
+      hinted_slices = true;
+      fmt::print(std::cerr,
+                 "whatif: the collectives across servers run pipelined (hierarchical, several slices), about 3x "
+                 "the simulation time of one slice; --options 'hierarchical={{\"chunks\": 1}}' is the fast path "
+                 "for large sweeps (iterations 1-5% longer; README, \"How long a what-if takes\")\n");
     }
   };
   std::vector<std::vector<WhatIfPoint>> all;
