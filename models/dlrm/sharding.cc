@@ -563,8 +563,9 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
   // busiest GPU's exchange (indices in, pooled embeddings out, their gradients
   // back, in their wire types) at options.exchange_bytes_per_second; the two
   // follow each other on the iteration's critical path. A column shard's
-  // owner takes a copy of all its table's indices, so splitting can cost more
-  // exchange than it saves work (DLRM-DCNv2 on 2 nodes).
+  // owner takes a copy of all its table's indices, and every GPU sends it
+  // one, so splitting can cost more exchange than it saves work (DLRM-DCNv2
+  // on 2 nodes; model A on 48 and 192 nodes).
   const auto busiest = [&] {
     double most = 0;
     for (const GpuLoad& g : plan.gpus) most = std::max(most, g.embedding_seconds);
@@ -572,6 +573,16 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     const double pooled_bytes = (options.exchange_forward_bytes > 0 ? options.exchange_forward_bytes : elem) +
                                 (options.exchange_backward_bytes > 0 ? options.exchange_backward_bytes : elem);
     std::vector<double> exchange(static_cast<std::size_t>(num_gpus), 0.0);
+    // Every GPU also sends its own samples' indices to every shard's owner:
+    // a column shard is one more copy of its table's indices from each GPU.
+    double index_sends = 0;
+    for (const TablePlacement& t : plan.tables) {
+      if (t.kind == ShardingKind::kDataParallel) continue;
+      const Candidate& c = candidates[static_cast<std::size_t>(t.table)];
+      for (const Shard& sh : t.shards) {
+        index_sends += static_cast<double>(options.batch_per_gpu) * c.pooling * sh.lookup_share * options.index_bytes;
+      }
+    }
     for (const TablePlacement& t : plan.tables) {
       if (t.kind == ShardingKind::kDataParallel) continue;
       const Candidate& c = candidates[static_cast<std::size_t>(t.table)];
@@ -586,7 +597,8 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
             (c.pooling * sh.lookup_share * options.index_bytes + pooled_dim * pooled_bytes);
       }
     }
-    return most + *std::max_element(exchange.begin(), exchange.end()) / options.exchange_bytes_per_second;
+    return most +
+           (index_sends + *std::max_element(exchange.begin(), exchange.end())) / options.exchange_bytes_per_second;
   };
   std::vector<std::size_t> over;
   if (!place_pieces(pieces, level * (1 + kSplitTolerance), &over)) return plan;
