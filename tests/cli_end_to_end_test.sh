@@ -91,6 +91,7 @@ expect 0 out "^balancing: 256 tables split column-wise into 768 shards to even o
 expect 0 out "^embedding fwd+bwd (ms) .* 1\.000$" -- plan --model dlrm-a --nodes 96
 # A size too large for the machine is refused before it starts, with the numbers.
 expect 2 err "^zionsim: error: --nodes: 4096 nodes (32768 GPUs) would need about 1300 GiB to simulate (about 1.3 KB per pair" -- whatif --model dlrm-a --nodes 4096
+expect 2 err "^zionsim: error: --nodes: 2048 nodes (16384 GPUs) would need about 325 GiB to simulate" -- plan --model dlrm-a --nodes 2048 --search
 expect 2 err "give --prefetch-cache or --vary prefetch-cache=..., not both" -- whatif --model dlrm-f --nodes 16 --prefetch-cache --vary prefetch-cache=off,on
 
 # A what-if iteration emitted as a trace and run back simulates to the same

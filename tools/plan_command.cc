@@ -46,6 +46,7 @@ struct Flags {
   bool search = false;
   std::vector<std::string> algorithms;
   bool unfused = false;
+  bool skip_memory_check = false;
   bool no_pipeline = false;
   bool prefetch_cache = false;
 };
@@ -490,6 +491,8 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--threads", options->threads, "Simulations run in parallel by --search (0: all cores)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--skip-memory-check", f->skip_memory_check,
+                "--search: simulate even when the estimated memory exceeds what this machine has available");
   cmd->add_option("--emit-sharding", f->emit_sharding,
                   "Write the plan as a sharding file that pins every table (edit it, then whatif --sharding FILE)")
       ->option_text("FILE");
@@ -507,6 +510,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       for (const auto& [kind, name] : o.algorithms) used.push_back(name);
       check_algorithm_options_used(o.algorithm_options, used);
       o.fused_embeddings = !f->unfused;
+      o.memory_check = !f->skip_memory_check;
       o.pipeline_input = !f->no_pipeline;
       o.prefetch_cache = f->prefetch_cache;
       if (!o.cluster.degradations.empty() && !f->search) {
