@@ -195,6 +195,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   point.communication = cluster.communication;
   point.global_batch = batch * point.gpus;
   point.load_imbalance = plan.load_imbalance();
+  point.balance_split_tables = plan.balance_split_tables;
   point.host_memory_tables = plan.host_memory_tables();
   point.max_hbm_gbyte = plan.max_hbm_bytes() / 1e9;
   for (const models::GpuLoad& g : plan.gpus) {

@@ -117,6 +117,8 @@ struct WhatIfPoint {
   Breakdown breakdown;
   std::string bottleneck;  ///< the largest breakdown part and the busiest link
   double load_imbalance = 1;
+  /// Tables the planner's balancing split column-wise (models::ShardingPlan).
+  std::int64_t balance_split_tables = 0;
   /// The GPU with the most kernel time (union of its compute intervals;
   /// the lowest rank on ties): a straggler (--degrade gpu:R) or the
   /// heaviest embedding shard.

@@ -309,6 +309,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
                            {"resolves", p.resolves},
                            {"resolved_flows", p.resolved_flows}};
         r["sharding"] = {{"load_imbalance", p.load_imbalance},
+                         {"balance_split_tables", p.balance_split_tables},
                          {"host_memory_tables", p.host_memory_tables},
                          {"max_hbm_gbyte", p.max_hbm_gbyte},
                          {"max_iteration_hbm_gbyte", p.max_iteration_hbm_gbyte},
