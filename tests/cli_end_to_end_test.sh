@@ -92,6 +92,22 @@ expect 0 out "^embedding fwd+bwd (ms) .* 1\.000$" -- plan --model dlrm-a --nodes
 # A size too large for the machine is refused before it starts, with the numbers.
 expect 2 err "^zionsim: error: --nodes: 4096 nodes (32768 GPUs) would need about 1300 GiB to simulate (about 1.3 KB per pair" -- whatif --model dlrm-a --nodes 4096
 expect 2 err "^zionsim: error: --nodes: 2048 nodes (16384 GPUs) would need about 325 GiB to simulate" -- plan --model dlrm-a --nodes 2048 --search
+# A timeline keeps every flow's record: the estimate says so.
+expect 2 err "^zionsim: error: --nodes: 4096 nodes (32768 GPUs) would need about 1328 GiB to simulate and write as a timeline or trace" -- whatif --model dlrm-a --nodes 4096 --timeline "$out.timeline.json"
+# run: a trace's memory grows with its largest all-to-all (32,768 ranks here),
+# not with its ranks (the same ranks computing only run at once).
+big_trace=$(mktemp)
+{
+  printf '{"schema_version": 1, "ranks": 32768, "streams": ["s"], "collectives": [{"id": 0, "kind": "all_to_all", "size_bytes": 1048576, "ranks": [0'
+  for ((r = 1; r < 32768; ++r)); do printf ',%d' "$r"; done
+  printf ']}], "ops": [{"id": 0, "rank": 0, "stream": "s", "kind": "collective", "collective": 0}'
+  for ((r = 1; r < 32768; ++r)); do printf ',{"id": %d, "rank": %d, "stream": "s", "kind": "collective", "collective": 0}' "$r" "$r"; done
+  printf ']}\n'
+} >"$big_trace"
+expect 2 err "^zionsim: error: --trace: a run whose all-to-alls span 32768 GPUs would need about 1300 GiB to simulate" -- run --trace "$big_trace" --nodes 4096
+sed -e 's/"kind": "collective", "collective": 0/"kind": "compute", "duration_ns": 10/g' -e 's/"collectives": \[.*\]}\], "ops"/"ops"/' "$big_trace" >"$big_trace.compute"
+expect 0 out "^iteration time: 0.000010 ms" -- run --trace "$big_trace.compute" --nodes 4096
+rm -f "$big_trace" "$big_trace.compute"
 expect 2 err "give --prefetch-cache or --vary prefetch-cache=..., not both" -- whatif --model dlrm-f --nodes 16 --prefetch-cache --vary prefetch-cache=off,on
 
 # A what-if iteration emitted as a trace and run back simulates to the same

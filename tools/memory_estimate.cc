@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace zx::tools {
 namespace {
 
@@ -16,6 +18,12 @@ constexpr double kBytesPerGpuPair = 1300;
 constexpr double kBaseBytes = 32.0 * 1024 * 1024;
 // --fidelity analytical: 158 / 314 and 553 / 1,208 MiB at 512 and 1,024 GPUs.
 constexpr double kAnalyticalShare = 0.5;
+// Every flow's record kept (tools/memory_estimate.h): on top of the estimate
+// for the flows in flight (whose 1,300 bytes per pair cover the kept flows'
+// 3.1 x 380), 2,140 flows x 380 bytes per GPU, rounded up. That puts the
+// measured 269, 682 and 1,977 MiB (256, 512, 1,024 GPUs) at 338, 806 and
+// 2,231 MiB.
+constexpr double kKeptBytesPerGpu = 900.0 * 1024;
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -36,10 +44,19 @@ std::string read_text(const char* path) {
 
 }  // namespace
 
-std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical) {
+std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical, bool keep_flows) {
   const double pairs = static_cast<double>(gpus) * static_cast<double>(std::max<std::int64_t>(0, gpus - 1));
+  if (keep_flows) {  // the records do not shrink with the fidelity
+    return static_cast<std::int64_t>(kBaseBytes + kBytesPerGpuPair * pairs +
+                                     kKeptBytesPerGpu * static_cast<double>(gpus));
+  }
   const double bytes = kBaseBytes + kBytesPerGpuPair * pairs * (analytical ? kAnalyticalShare : 1.0);
   return static_cast<std::int64_t>(bytes);
+}
+
+std::string gib_text(std::int64_t bytes) {
+  const double g = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
+  return g < 10 ? fmt::format("{:.1f} GiB", g) : fmt::format("{:.0f} GiB", g);
 }
 
 std::optional<std::int64_t> parse_mem_available(std::string_view meminfo) {

@@ -13,19 +13,31 @@
 // 4,096 (README, "How long a what-if takes"): 1,130 to 1,260 bytes per pair.
 // `--fidelity analytical` takes about half (158 and 553 MiB at 512 and 1,024
 // GPUs).
+//
+// A run that writes a timeline or a trace (`--timeline`, `--emit-trace`)
+// keeps every flow's record to the end, about 380 bytes a flow whatever the
+// fidelity, and model A's iteration starts about 3.1 flows per pair of GPUs
+// plus 2,140 per GPU (the pipelined all-reduce's slices): it peaks at 269
+// MiB on 256 GPUs, 682 on 512 and 1,977 on 1,024 (`--fidelity analytical`
+// 654 on 512), 1.6 to 3 times a run without.
 
 #ifndef ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_
 #define ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace zx::tools {
 
 /// Upper estimate of the peak memory, in bytes, of simulating one iteration
-/// on `gpus` GPUs (see the header comment).
-std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical);
+/// on `gpus` GPUs (see the header comment); `keep_flows`: every flow's record
+/// is kept to the end (a timeline or a trace is written).
+std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical, bool keep_flows = false);
+
+/// Bytes as GiB for messages: "1.3 GiB", "81 GiB".
+std::string gib_text(std::int64_t bytes);
 
 /// `MemAvailable` of /proc/meminfo text, in bytes; nullopt when absent or
 /// malformed.

@@ -35,6 +35,32 @@ TEST(MemoryEstimateTest, CoversTheMeasuredPeaks) {
   EXPECT_LT(estimated_simulation_bytes(8192, true), estimated_simulation_bytes(8192, false));
 }
 
+TEST(MemoryEstimateTest, CoversTheMeasuredPeaksWhenEveryFlowIsKept) {
+  struct Measured {
+    std::int64_t gpus;
+    double peak_mib;
+    bool analytical;
+  };
+  // `zionsim whatif --model dlrm-a --nodes N --timeline FILE`, peak RSS (one
+  // run each, 2-core machine): every flow's record is kept to the end.
+  for (const Measured& m : {Measured{256, 269.3, false}, Measured{512, 681.8, false},
+                            Measured{1024, 1976.5, false}, Measured{512, 654.0, true}}) {
+    const double estimate =
+        static_cast<double>(estimated_simulation_bytes(m.gpus, m.analytical, /*keep_flows=*/true)) / kMiB;
+    EXPECT_GE(estimate, m.peak_mib) << m.gpus;
+    EXPECT_LE(estimate, m.peak_mib * 1.35) << m.gpus;
+  }
+  // Kept records cost more than flows in flight, and the fidelity does not
+  // shrink them.
+  EXPECT_GT(estimated_simulation_bytes(1024, false, true), estimated_simulation_bytes(1024, false, false));
+  EXPECT_EQ(estimated_simulation_bytes(1024, true, true), estimated_simulation_bytes(1024, false, true));
+}
+
+TEST(MemoryEstimateTest, FormatsGib) {
+  EXPECT_EQ(gib_text(std::int64_t{3} << 29), "1.5 GiB");
+  EXPECT_EQ(gib_text(std::int64_t{81} << 30), "81 GiB");
+}
+
 TEST(MemoryEstimateTest, ReadsMemAvailable) {
   EXPECT_EQ(parse_mem_available("MemTotal:       24576000 kB\nMemFree:         1000 kB\n"
                                 "MemAvailable:   23729228 kB\nBuffers: 1 kB\n"),

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/memory_estimate.h"
 #include "tools/parallel.h"
 #include "tools/variations.h"
 #include "topology/router.h"
@@ -58,6 +60,7 @@ struct Flags {
   int critical_ops = 20;
   std::vector<std::string> vary;
   int threads = 0;  // --vary's variants run in parallel; 0: one per core
+  bool skip_memory_check = false;
   std::set<std::string> given;  // flags on the command line that a --vary knob would contradict
 };
 
@@ -230,6 +233,59 @@ models::OpGraph load_run_graph(const Flags& f, const AlgorithmSources& sources, 
   return graph;
 }
 
+// The GPUs of the trace's largest all-to-all: what a run's memory grows with
+// (its flows, one per pair of members, are in flight together; other
+// collectives start a few flows per member).
+std::int64_t all_to_all_gpus(const models::OpGraph& graph) {
+  std::size_t largest = 0;
+  for (const models::CollectiveCall& c : graph.collectives) {
+    if (c.kind == "all_to_all") largest = std::max(largest, c.ranks.size());
+  }
+  return static_cast<std::int64_t>(largest);
+}
+
+// Refuses, before anything runs, runs estimated to need more memory than
+// this machine has (tools/memory_estimate.h, fitted on DLRM iterations, whose
+// all-to-alls keep a few flows in flight per pair of GPUs): per run, the GPUs
+// of its largest all-to-all and whether it is analytical; the `threads`
+// largest run at once.
+void check_run_memory(const Flags& f, const std::vector<std::pair<std::int64_t, bool>>& runs, int threads) {
+  if (f.skip_memory_check || runs.empty()) return;
+  const std::optional<std::int64_t> available = available_memory_bytes();
+  if (!available) return;
+  const bool kept = !f.timeline.empty();
+  std::vector<std::pair<std::int64_t, std::int64_t>> bytes;  // (estimate, ranks)
+  for (const auto& [ranks, analytical] : runs) {
+    bytes.emplace_back(estimated_simulation_bytes(ranks, analytical, kept), ranks);
+  }
+  std::sort(bytes.begin(), bytes.end(), std::greater<>());
+  const std::string why = fmt::format(
+      "about 1.3 KB per pair of GPUs for flows in flight{}, as a DLRM iteration's all-to-alls take; README, \"How "
+      "long a what-if takes\"",
+      kept ? " and 900 KB per GPU for the records --timeline keeps" : "");
+  if (bytes.front().first > *available) {
+    throw InputError(Diagnostic{
+        "--trace", "",
+        fmt::format("a run whose all-to-alls span {} GPUs would need about {} to simulate ({}), and this machine "
+                    "has {} available; give "
+                    "{}--skip-memory-check to try anyway",
+                    bytes.front().second, gib_text(bytes.front().first), why, gib_text(*available),
+                    kept ? "no --timeline (its records grow with every flow), or " : "")});
+  }
+  const std::size_t wanted =
+      threads > 0 ? static_cast<std::size_t>(threads) : std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t running = std::min(bytes.size(), wanted);
+  std::int64_t together = 0;
+  for (std::size_t k = 0; k < running; ++k) together += bytes[k].first;
+  if (together > *available) {
+    throw InputError(Diagnostic{
+        "--threads", "",
+        fmt::format("the {} largest variants, simulated at once, would need about {} together ({}), and this "
+                    "machine has {} available; give --threads 1, or --skip-memory-check to try anyway",
+                    running, gib_text(together), why, gib_text(*available))});
+  }
+}
+
 // Every variant checked (cluster, profile, trace, ranks) before any runs,
 // then run one after another.
 int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& sources, const Flags& f,
@@ -259,6 +315,11 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
       throw InputError(std::move(diagnostics));
     }
   }
+  std::vector<std::pair<std::int64_t, bool>> runs;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    runs.emplace_back(all_to_all_gpus(setups[i].graph), variants[i].flags.fidelity == "analytical");
+  }
+  check_run_memory(f, runs, f.threads);
   // The variants run side by side, each on its own simulator and network.
   std::vector<Summary> summaries(variants.size());
   parallel_for(variants.size(), f.threads, [&](std::size_t i) {
@@ -366,6 +427,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   const models::DeviceProfile& device = system.device;
   const std::string trace_name = f.trace.size() == 1 ? f.trace.front() : fmt::format("{} files", f.trace.size());
   const models::OpGraph graph = load_run_graph(f, sources, trace_name, cluster, device);
+  check_run_memory(f, {{all_to_all_gpus(graph), f.fidelity == "analytical"}}, 1);
   OutputFile timeline_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   sim::Simulator sim;
@@ -519,6 +581,8 @@ void add_run_command(CLI::App& app, CommandContext& context) {
       ->take_all();
   cmd->add_option("--threads", f->threads, "With --vary: variants simulated in parallel (0: all cores)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--skip-memory-check", f->skip_memory_check,
+                "Run even when the simulation is estimated to need more memory than this machine has available");
   cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
     for (const char* flag : {"--gpu", "--profile", "--fidelity", "--completion-quantum-ns"}) {
       if (cmd->count(flag) > 0) f->given.insert(flag);

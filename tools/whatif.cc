@@ -340,22 +340,21 @@ std::optional<std::int64_t> gpus_at(const WhatIfOptions& o, int nodes) {
   }
 }
 
-std::string gib(std::int64_t bytes) {
-  const double g = static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
-  return g < 10 ? fmt::format("{:.1f} GiB", g) : fmt::format("{:.0f} GiB", g);
-}
-
 // Refuses, before any size runs, a sweep whose largest `threads` sizes
 // together are estimated to need more memory than the machine has
 // (tools/memory_estimate.h): the kernel would kill the run minutes in.
+// The size `kept_nodes`, if any, keeps every flow's record for a timeline or
+// a trace.
 void check_memory(const std::vector<WhatIfOptions>& variants,
-                  const std::vector<std::pair<std::size_t, std::size_t>>& tasks, int threads) {
+                  const std::vector<std::pair<std::size_t, std::size_t>>& tasks, int threads,
+                  std::optional<int> kept_nodes) {
   const std::optional<std::int64_t> available = available_memory_bytes();
   if (!available) return;
   struct Need {
     std::int64_t bytes;
     std::int64_t gpus;
     int nodes;
+    bool kept;
   };
   std::vector<Need> needs;
   std::map<std::pair<std::size_t, int>, std::optional<std::int64_t>> gpus_of;  // (variant, nodes)
@@ -366,19 +365,32 @@ void check_memory(const std::vector<WhatIfOptions>& variants,
     auto it = gpus_of.find({v, nodes});
     if (it == gpus_of.end()) it = gpus_of.emplace(std::pair{v, nodes}, gpus_at(o, nodes)).first;
     if (!it->second) continue;
-    needs.push_back({estimated_simulation_bytes(*it->second, o.fidelity == "analytical"), *it->second, nodes});
+    const bool kept = kept_nodes && *kept_nodes == nodes;
+    needs.push_back(
+        {estimated_simulation_bytes(*it->second, o.fidelity == "analytical", kept), *it->second, nodes, kept});
   }
   if (needs.empty()) return;
   std::stable_sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.bytes > b.bytes; });
   const Need& largest = needs.front();
-  const std::string why =
+  const bool any_kept = std::any_of(needs.begin(), needs.end(), [](const Need& n) { return n.kept; });
+  std::string why =
       "about 1.3 KB per pair of GPUs for the all-to-alls' flows in flight; README, \"How long a what-if takes\"";
+  if (any_kept) {
+    why.insert(why.find(';'), ", and for the size written as a timeline or trace about 900 KB more per GPU: "
+                              "every flow's record is kept");
+  }
   if (largest.bytes > *available) {
     throw InputError(Diagnostic{
         "--nodes", "",
-        fmt::format("{} nodes ({} GPUs) would need about {} to simulate ({}), and this machine has {} available; "
-                    "give fewer nodes, --fidelity analytical (about half), or --skip-memory-check to try anyway",
-                    largest.nodes, largest.gpus, gib(largest.bytes), why, gib(*available))});
+        largest.kept
+            ? fmt::format("{} nodes ({} GPUs) would need about {} to simulate and write as a timeline or trace "
+                          "({}), and this machine has {} available; write a smaller size (the largest of --nodes "
+                          "is the one written), or give --skip-memory-check to try anyway",
+                          largest.nodes, largest.gpus, gib_text(largest.bytes), why, gib_text(*available))
+            : fmt::format("{} nodes ({} GPUs) would need about {} to simulate ({}), and this machine has {} "
+                          "available; give fewer nodes, --fidelity analytical (about half), or "
+                          "--skip-memory-check to try anyway",
+                          largest.nodes, largest.gpus, gib_text(largest.bytes), why, gib_text(*available))});
   }
   std::int64_t together = 0;
   const auto running = std::min<std::size_t>(needs.size(), static_cast<std::size_t>(std::max(1, threads)));
@@ -389,7 +401,7 @@ void check_memory(const std::vector<WhatIfOptions>& variants,
         fmt::format("the {} largest sizes, simulated at once on {} threads, would need about {} together ({}), and "
                     "this machine has {} available; give --threads 1 (or fewer sizes), or --skip-memory-check to "
                     "try anyway",
-                    running, threads, gib(together), why, gib(*available))});
+                    running, threads, gib_text(together), why, gib_text(*available))});
   }
 }
 
@@ -438,7 +450,7 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
   const int wanted = variants.front().threads > 0 ? variants.front().threads
                                                   : static_cast<int>(std::thread::hardware_concurrency());
   const int threads = std::max(1, std::min(total, wanted));
-  check_memory(variants, tasks, threads);
+  check_memory(variants, tasks, threads, keep_trace_of);
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
