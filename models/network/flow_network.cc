@@ -299,6 +299,7 @@ void FlowNetwork::sweep(Link& link) {
 }
 
 void FlowNetwork::join(std::uint32_t f) {
+  if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) flush_history_before(sim_.now());
   joined_since_resolve_ = true;
   state_[f] = State::kActive;
   progress_[f].last_update = sim_.now();
@@ -322,9 +323,7 @@ void FlowNetwork::join(std::uint32_t f) {
       bottleneck = std::min(bottleneck, links_[route_links_[pos]].params.capacity_bytes_per_s);
     }
     set_rate(f, bottleneck);
-    if (record_history_) {
-      record_links(std::span<const std::uint32_t>(route_links_).subspan(begin, end - begin));
-    }
+    if (record_history_) note_history(std::span<const std::uint32_t>(route_links_).subspan(begin, end - begin));
     reschedule_completion_event();
     return;
   }
@@ -340,9 +339,8 @@ void FlowNetwork::add_seed(std::uint32_t link) {
   seeds_.push_back(link);
 }
 
-void FlowNetwork::record_links(std::span<const std::uint32_t> links) {
+void FlowNetwork::record_links(std::span<const std::uint32_t> links, sim::TimePoint now) const {
   if (history_.size() < links_.size()) history_.resize(links_.size());
-  const sim::TimePoint now = sim_.now();
   for (std::uint32_t l : links) {
     double load = 0;
     for (std::uint32_t g : links_[l].flows) load += slots_[g].rate;
@@ -356,8 +354,30 @@ void FlowNetwork::record_links(std::span<const std::uint32_t> links) {
   }
 }
 
+void FlowNetwork::note_history(std::span<const std::uint32_t> links) {
+  if (history_pending_mark_.size() < links_.size()) history_pending_mark_.resize(links_.size(), 0);
+  history_pending_ps_ = sim_.now().count_ps();
+  for (std::uint32_t l : links) {
+    if (history_pending_mark_[l]) continue;
+    history_pending_mark_[l] = 1;
+    history_pending_.push_back(l);
+  }
+}
+
+void FlowNetwork::flush_history_before(sim::TimePoint now) {
+  if (!history_pending_.empty() && history_pending_ps_ != now.count_ps()) flush_history();
+}
+
+void FlowNetwork::flush_history() const {
+  if (history_pending_.empty()) return;
+  record_links(history_pending_, sim::TimePoint::from_ps(history_pending_ps_));
+  for (std::uint32_t l : history_pending_) history_pending_mark_[l] = 0;
+  history_pending_.clear();
+}
+
 const std::vector<FlowNetwork::UtilisationSample>& FlowNetwork::link_history(std::uint32_t link) const {
   static const std::vector<UtilisationSample> kEmpty;
+  flush_history();
   return link < history_.size() ? history_[link] : kEmpty;
 }
 
@@ -457,6 +477,7 @@ void FlowNetwork::reschedule_completion_event() {
 void FlowNetwork::finish_due() {
   completion_scheduled_ = false;
   const sim::TimePoint now = sim_.now();
+  if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) flush_history_before(now);
   flush_completions();
   // The finished flows, in a member buffer: an all-to-all's last instants
   // finish hundreds of thousands of flows each.
@@ -519,7 +540,7 @@ void FlowNetwork::finish_due() {
       if (link.active == 0) link.busy_total += now - link.busy_since;
       link.bytes_carried += size;
       if (fidelity_ == NetworkFidelity::kFlow) add_seed(l);
-      if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) record_links({&l, 1});
+      if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) note_history({&l, 1});
     }
   }
   if (!seeds_.empty()) request_resolve();
@@ -544,8 +565,8 @@ void FlowNetwork::resolve() {
   if (record_history_) touched = seeds_;
   if (!removal_only || !resolve_incremental()) resolve_component();
   if (record_history_) {
-    record_links(touched);
-    record_links(component_links_);
+    record_links(touched, sim_.now());
+    record_links(component_links_, sim_.now());
   }
   joined_since_resolve_ = false;
   left_min_level_ = std::numeric_limits<double>::infinity();

@@ -138,7 +138,8 @@ double cpu_seconds() {
 // once outside the timed region (its tables fill lazily, inside routing).
 // Routing (route_into for every pair, into one flat array) and simulation
 // (start_flow for every pair, then run to the end) are timed separately.
-void all_to_all(benchmark::State& state, const topology::Topology& topo) {
+void all_to_all(benchmark::State& state, const topology::Topology& topo,
+                NetworkFidelity fidelity = NetworkFidelity::kFlow, bool history = false) {
   const std::vector<LinkParams> params = link_params(topo);
   const int gpus = topo.num_gpus();
   const sim::Bytes size = sim::Bytes::mib(1);
@@ -170,7 +171,8 @@ void all_to_all(benchmark::State& state, const topology::Topology& topo) {
     start = std::chrono::steady_clock::now();
     const double cpu_start = cpu_seconds();
     sim::Simulator sim;
-    FlowNetwork net(sim, params);
+    FlowNetwork net(sim, params, fidelity);
+    net.record_link_history(history);
     const std::span<const std::uint32_t> all(links);
     for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
       net.start_flow(all.subspan(offsets[i], offsets[i + 1] - offsets[i]), size, {});
@@ -218,6 +220,21 @@ void BM_AllToAllHalfSpeedSpine(benchmark::State& state) {
   all_to_all(state, topology::degrade_links(healthy, {topology::parse_degradation("device:spine0=0.5")}));
 }
 BENCHMARK(BM_AllToAllHalfSpeedSpine)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+
+// The all-to-all at the analytical fidelity with the links' utilisation
+// recorded (what --timeline --fidelity analytical does): every flow joins
+// and leaves on its own, and each link is sampled once per instant, not once
+// per flow (a sum over its thousands of flows each time made model A's
+// 64-node timeline take 39 s instead of 4).
+//   AllToAllAnalyticalHistory/16  16,256 flows: sim 50 ms before, 18 ms after
+//   AllToAllAnalyticalHistory/32  65,280 flows: sim 483 ms before, 47 ms after
+// (one run each; before, 4x the flows cost 10x: each sample summed a NIC's
+// flows).
+void BM_AllToAllAnalyticalHistory(benchmark::State& state) {
+  all_to_all(state, topology::build_cluster(topology::preset_spec("zionex", static_cast<int>(state.range(0)))),
+             NetworkFidelity::kAnalytical, /*history=*/true);
+}
+BENCHMARK(BM_AllToAllAnalyticalHistory)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 // n (10,000) flows between random GPU pairs of a 64-node ZionEX, each starting
 // at a random instant in the first n microseconds (fixed seed), of 64 KiB to 16 MiB: many

@@ -755,6 +755,27 @@ TEST(FlowNetworkTest, LinkUtilisationHistory) {
   }
 }
 
+// At the analytical fidelity every flow runs at its bottleneck alone, so a
+// link's load is the number of its flows: 1,000 flows starting together are
+// one sample of 1,000 (not one per flow), and a flow that replaces a
+// finished one at the same instant leaves the load, and the history, as it
+// was.
+TEST(FlowNetworkTest, AnalyticalHistorySamplesEachInstantOnce) {
+  sim::Simulator sim;
+  FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}}, NetworkFidelity::kAnalytical);
+  net.record_link_history(true);
+  for (int i = 0; i < 999; ++i) net.start_flow(route({0}), Bytes(2'000'000), {});
+  // 1 ms in, the last flow ends and another starts in its place.
+  net.start_flow(route({0}), Bytes(1'000'000), [&] { net.start_flow(route({0}), Bytes(1'000'000), {}); });
+  sim.run();
+  const auto& h = net.link_history(0);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].time, TimePoint::zero());
+  EXPECT_EQ(h[0].utilisation, 1000.0);
+  EXPECT_EQ(h[1].time, TimePoint::zero() + Duration::ms(2));
+  EXPECT_EQ(h[1].utilisation, 0.0);
+}
+
 TEST(FlowNetworkTest, HottestLinksByLoadRelativeToCapacity) {
   sim::Simulator sim;
   // Link 0: 10 GB/s carrying 4 MB (0.4 ms of load); link 1: 1 GB/s carrying
