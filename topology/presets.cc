@@ -288,10 +288,24 @@ Topology build_cluster(const ClusterSpec& s) {
                     device_link);
       }
     }
+    // Every GPU tray has its own x16 link up to a socket: with as many
+    // sockets as trays or more (ZionEX: 4 and 4), socket c takes tray
+    // c mod trays; with fewer, consecutive trays share a socket (DGX H100:
+    // 2 sockets, GPUs 0-3 on the first, 4-7 on the second, as `nvidia-smi
+    // topo -m` there gives their NUMA affinity), so that no GPU is cut off
+    // from the host.
     std::vector<NodeId> cpus;
     for (int c = 0; c < s.cpus_per_node; ++c) {
       cpus.push_back(add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
-      b.add_cable(cpus.back(), gpu_trays[static_cast<std::size_t>(c % trays)], host_link);
+      if (s.cpus_per_node >= trays) {
+        b.add_cable(cpus.back(), gpu_trays[static_cast<std::size_t>(c % trays)], host_link);
+      }
+    }
+    if (s.cpus_per_node < trays) {
+      for (int t = 0; t < trays; ++t) {
+        b.add_cable(cpus[static_cast<std::size_t>(t * s.cpus_per_node / trays)],
+                    gpu_trays[static_cast<std::size_t>(t)], host_link);
+      }
     }
     for (std::size_t a = 0; a < cpus.size(); ++a) {
       for (std::size_t c = a + 1; c < cpus.size(); ++c) b.add_cable(cpus[a], cpus[c], upi);

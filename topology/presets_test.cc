@@ -4,6 +4,7 @@
 
 #include "topology/presets.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -75,8 +76,11 @@ TEST(PresetsTest, ZionCountsMatchClosedForms) {
   }
 }
 
-// HGX: two sockets (one UPI pair), Gen5 devices: 29 nodes and 86 links per
+// HGX: two sockets (one UPI pair), Gen5 devices: 29 nodes and 90 links per
 // server; fabrics: backend R + 8 spines, front end R + 2 spines when R > 1.
+// Each of the 4 GPU trays has its own x16 link to a socket, trays 0-1 to the
+// first and 2-3 to the second (GPUs 0-3 and 4-7 by NUMA node on a DGX H100).
+
 TEST(PresetsTest, HgxCountsMatchClosedForms) {
   for (int n : {1, 2, 16, 64}) {
     const Topology t = build_cluster(preset_spec("hgx", n));
@@ -85,9 +89,24 @@ TEST(PresetsTest, HgxCountsMatchClosedForms) {
     SCOPED_TRACE(n);
     EXPECT_EQ(c.nodes[NodeKind::kCpu], 2 * n);
     EXPECT_EQ(c.links[LinkKind::kUpi], 2 * n);
-    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 40 * n + 8 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 40 * n + 12 * n);
     EXPECT_EQ(t.num_nodes(), static_cast<std::size_t>(29 * n + 2 * r + (r > 1 ? 10 : 0)));
-    EXPECT_EQ(t.num_links(), static_cast<std::size_t>(86 * n + (r > 1 ? 20 * r : 0)));
+    EXPECT_EQ(t.num_links(), static_cast<std::size_t>(90 * n + (r > 1 ? 20 * r : 0)));
+    const auto tray_socket = [&](int tray) {
+      int socket = -1;
+      for (const LinkId l : t.out_links(*t.find(fmt::format("node0/pcie_gpu{}", tray)))) {
+        const NodeInfo& to = t.node(t.link(l).dst);
+        if (to.kind == NodeKind::kCpu) {
+          EXPECT_EQ(socket, -1) << "tray " << tray << " has two sockets";
+          socket = to.local_index;
+        }
+      }
+      return socket;
+    };
+    EXPECT_EQ(tray_socket(0), 0);
+    EXPECT_EQ(tray_socket(1), 0);
+    EXPECT_EQ(tray_socket(2), 1);
+    EXPECT_EQ(tray_socket(3), 1);
   }
 }
 

@@ -23,6 +23,7 @@
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/graphviz.hpp>
 #include <boost/graph/reverse_graph.hpp>
+#include <boost/range/iterator_range.hpp>
 #pragma GCC diagnostic pop
 
 namespace zx::topology {
@@ -155,6 +156,36 @@ std::vector<bool> reachable_from(const G& g, std::size_t start) {
   return seen;
 }
 
+// What a search from every CPU socket reaches without leaving the socket's
+// server, passing only through switches and sockets (a GPU or a NIC may end
+// a path, not carry it on): over `g`'s links forward, or backward when `g`
+// is the reversed graph. `nodes` gives each vertex's NodeInfo.
+template <class G>
+std::vector<bool> reached_from_hosts(const G& g, const internal::Graph& nodes) {
+  const std::size_t n = boost::num_vertices(nodes);
+  std::vector<bool> seen(n, false);
+  std::vector<std::size_t> queue;
+  for (std::size_t i = 0; i < n; ++i) {
+    const NodeInfo& info = nodes[i].info;
+    if (info.kind == NodeKind::kCpu && info.server >= 0) {
+      seen[i] = true;
+      queue.push_back(i);
+    }
+  }
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    const std::size_t v = queue[q];
+    const NodeInfo& at = nodes[v].info;
+    if (at.kind == NodeKind::kGpu || at.kind == NodeKind::kNic) continue;
+    for (const auto e : boost::make_iterator_range(boost::out_edges(boost::vertex(v, g), g))) {
+      const std::size_t w = boost::target(e, g);
+      if (seen[w] || nodes[w].info.server != at.server) continue;
+      seen[w] = true;
+      queue.push_back(w);
+    }
+  }
+  return seen;
+}
+
 }  // namespace
 
 Topology TopologyBuilder::build() {
@@ -264,6 +295,34 @@ Topology TopologyBuilder::build() {
           const NodeInfo& info = impl->graph[index(g)].info;
           error(node_where(index(g)),
                 fmt::format("GPU rank {} and GPU rank 0 cannot reach each other", info.rank));
+        }
+      }
+    }
+    // Host copies (input batches, host-memory tables' rows) run between a
+    // GPU and a CPU socket of its server, inside the server: on a server
+    // with sockets, every GPU needs such a path each way.
+    std::vector<bool> has_host;
+    for (std::size_t i = 0; i < n; ++i) {
+      const NodeInfo& info = impl->graph[i].info;
+      if (info.kind != NodeKind::kCpu || info.server < 0) continue;
+      if (has_host.size() <= static_cast<std::size_t>(info.server)) {
+        has_host.resize(static_cast<std::size_t>(info.server) + 1, false);
+      }
+      has_host[static_cast<std::size_t>(info.server)] = true;
+    }
+    if (!has_host.empty()) {
+      const std::vector<bool> down = reached_from_hosts(impl->graph, impl->graph);
+      const std::vector<bool> up = reached_from_hosts(boost::make_reverse_graph(impl->graph), impl->graph);
+      for (NodeId g : impl->gpu_by_rank) {
+        const NodeInfo& info = impl->graph[index(g)].info;
+        const auto server = static_cast<std::size_t>(info.server);
+        if (info.server < 0 || server >= has_host.size() || !has_host[server]) continue;
+        if (!down[index(g)] || !up[index(g)]) {
+          error(node_where(index(g)),
+                fmt::format("GPU rank {} has no path {} a CPU socket of its server (server {}) inside the server, "
+                            "through switches only: its host copies (input batches) need one each way; "
+                            "link its PCIe switch to a socket",
+                            info.rank, !down[index(g)] ? "from" : "to", info.server));
         }
       }
     }

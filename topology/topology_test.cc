@@ -106,6 +106,55 @@ TEST(TopologyTest, BuilderRejectsDisconnectedGpus) {
   }
 }
 
+// On a server with CPU sockets every GPU reaches one, each way, through
+// switches of its server: a GPU whose switch only leads to a NIC (DGX-like
+// trays wired to too few sockets) is an error; a path that leaves the server
+// or passes through another GPU does not count.
+TEST(TopologyTest, BuilderRejectsGpusCutOffFromTheirHost) {
+  TopologyBuilder b("test");
+  const NodeId cpu = b.add_node({.kind = NodeKind::kCpu, .name = "node0/cpu0", .server = 0});
+  const NodeId tray0 = b.add_node({.kind = NodeKind::kPcieSwitch, .name = "node0/pcie_gpu0", .server = 0});
+  const NodeId tray1 = b.add_node({.kind = NodeKind::kPcieSwitch, .name = "node0/pcie_gpu1", .server = 0});
+  const NodeId g0 = b.add_node(gpu("node0/gpu0", 0));
+  const NodeId g1 = b.add_node(gpu("node0/gpu1", 1));
+  const NodeId g2 = b.add_node(gpu("node0/gpu2", 2));
+  const NodeId nic = b.add_node({.kind = NodeKind::kNic, .name = "node0/nic0", .server = 0});
+  const NodeId fabric = b.add_node({.kind = NodeKind::kEthernetSwitch, .name = "rsw", .tier = SwitchTier::kRack, .server = -1});
+  b.add_cable(cpu, tray0, pcie());
+  b.add_cable(g0, tray0, pcie());
+  b.add_cable(g1, tray1, pcie());
+  b.add_link(cpu, g2, pcie());  // gpu2: in from the socket ...
+  b.add_cable(tray0, nic, pcie());
+  b.add_cable(nic, fabric, pcie());
+  b.add_cable(tray1, fabric, pcie());  // tray1 reaches the socket only through the fabric
+  b.add_cable(g0, g1, pcie());         // ... or through gpu0
+  b.add_link(g2, tray1, pcie());       // gpu2's way up leaves the server
+  try {
+    b.build();
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string text = e.what();
+    ASSERT_EQ(e.diagnostics().size(), 2u) << text;
+    EXPECT_NE(e.diagnostics()[0].location.find("node0/gpu1"), std::string::npos) << text;
+    EXPECT_NE(text.find("GPU rank 1 has no path from a CPU socket of its server (server 0)"), std::string::npos)
+        << text;
+    EXPECT_NE(e.diagnostics()[1].location.find("node0/gpu2"), std::string::npos) << text;
+    EXPECT_NE(text.find("GPU rank 2 has no path to a CPU socket"), std::string::npos) << text;
+  }
+}
+
+// A server without sockets needs no host path (its copies run at the GPU
+// profile's rate): two GPUs and a switch build.
+TEST(TopologyTest, ServerWithoutSocketsNeedsNoHostPath) {
+  TopologyBuilder b;
+  const NodeId g0 = b.add_node(gpu("node0/gpu0", 0));
+  const NodeId g1 = b.add_node(gpu("node0/gpu1", 1));
+  const NodeId sw = b.add_node({.kind = NodeKind::kPcieSwitch, .name = "node0/sw", .server = 0});
+  b.add_cable(g0, sw, pcie());
+  b.add_cable(g1, sw, pcie());
+  EXPECT_EQ(b.build().num_gpus(), 2);
+}
+
 // DOT output: one vertex per node, a full-duplex cable drawn once with
 // dir=both, a one-way link drawn as a plain arrow.
 TEST(TopologyTest, GraphvizDrawsCablesOnce) {
