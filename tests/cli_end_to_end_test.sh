@@ -28,6 +28,18 @@ expect 0 out "clusters:" -- list
 expect 0 out "\"degrade\": \[\"gpu:3=0.5\"\]" -- topology --nodes 1 --degrade gpu:3=0.5 --format json
 # The communication library's latencies: the defaults, and --set changes them
 # (topology summary, collective footer, the dump's "communication" object).
+lacks() {  # lacks PATTERN -- ARGS...: status 0, and stdout without PATTERN
+  local pattern=$1
+  shift 2
+  "$zionsim" "$@" >"$out" 2>"$err"
+  local status=$?
+  if [[ $status -ne 0 ]] || grep -q -- "$pattern" "$out"; then
+    echo "FAIL: zionsim $*: status $status (want 0), stdout has '$pattern'"
+    echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"
+    failures=$((failures + 1))
+  fi
+}
+
 expect 0 out "^communication library: launch 6.6 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- topology --nodes 2
 expect 0 out "^# communication library: launch 2 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- collective --nodes 1 -b 8 -e 8 --set communication.launch_latency_ns=2000
 expect 0 out "\"communication\": {\"launch_latency_ns\":6600.0,\"transfer_latency_ns\":250.0,\"network_transfer_latency_ns\":1200.0}" -- topology --nodes 1 --set communication.transfer_latency_ns=250 --format json
@@ -42,6 +54,13 @@ expect 0 out '"launch_latency_ns": 1000.0,' -- whatif --model dlrm-a-small --nod
 # 8 B all-reduced by a ring on one server: the launch and 14 transfers of
 # 0.4 us beside 14 x 0.2 us on the links: 15.00 us (NCCL's model: 15.00).
 expect 0 out "^ *8 *2 *fp32 | *15.00 .*| *15.00 " -- collective --nodes 1 -b 8 -e 8 --algo ring nccl
+# A ring of one channel leaves each server through one GPU and NIC: over
+# several servers the sweep says so and how to use every NIC, not on one
+# server nor once channels are given.
+expect 0 out "^# ring: 1 channel (its default), .*'ring={\"channels\": 8}' (8x the steps" -- collective --nodes 2 --algo ring -b 1M -e 1M
+lacks "^# ring:" -- collective --nodes 1 --algo ring -b 1M -e 1M
+lacks "^# ring:" -- collective --nodes 2 --algo ring --options 'ring={"channels": 8}' -b 1M -e 1M
+lacks "^# ring:" -- collective --nodes 2 --algo hierarchical -b 1M -e 1M
 expect 0 out "^ *8 *2 *fp32 | *2.80 " -- collective --nodes 1 -b 8 -e 8 --algo ring --set communication.launch_latency_ns=0 --set communication.transfer_latency_ns=0
 expect 0 out "scaling is against 2 nodes, where 2994 tables live in host memory" -- whatif --model dlrm-a --nodes 2,8
 expect 0 out "\"name\": \"h200\"" -- list gpus --format json

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -425,6 +426,23 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   fmt::print(out, "# communication library{}: launch {}, per transfer {} inside a server, {} between servers{}\n",
              varied ? " (first variant)" : "", c.launch.to_string(), c.transfer.to_string(),
              c.network_transfer.to_string(), nccl ? " (not in the nccl columns: NCCL's cost model has its own)" : "");
+  // The ring's default, one channel, keeps big groups cheap to simulate but
+  // leaves each server through one GPU and its NIC, where NCCL's rings use
+  // every NIC: say so, and how to ask for more, when it matters.
+  if (std::find(algorithms.begin(), algorithms.end(), "ring") != algorithms.end() &&
+      !setups.front().options.algorithm_options.contains("ring")) {
+    const topology::Topology& t = setups.front().cluster.topology;
+    std::map<int, int> members;  // server -> ranks of the group on it
+    for (int r = 0; r < setups.front().ranks; ++r) ++members[t.node(t.gpu(r)).server];
+    int most = 0;
+    for (const auto& [server, count] : members) most = std::max(most, count);
+    if (members.size() > 1 && most > 1) {
+      fmt::print(out,
+                 "# ring: 1 channel (its default), so each ring leaves a server through one GPU and its NIC; NCCL's "
+                 "rings leave through all of them: --options 'ring={{\"channels\": {}}}' ({}x the steps to simulate)\n",
+                 most, most);
+    }
+  }
   return kExitOk;
 }
 

@@ -55,7 +55,8 @@ class Topology {
 /// add_* never throw for bad input; build() throws one zx::InputError listing
 /// every problem (duplicate names, dangling endpoints, self loops, efficiency
 /// outside (0, 1], negative latency, GPU ranks not dense, GPUs that cannot
-/// reach each other).
+/// reach each other, a GPU with no path to or from a CPU socket of its
+/// server inside the server when the server has sockets).
 class TopologyBuilder {
  public:
   /// `source` names the input in diagnostics ("<preset zionex>", "cluster.json").

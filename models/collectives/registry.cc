@@ -77,7 +77,7 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
   registry.add(
       "ring",
       "NCCL ring: all-reduce, reduce-scatter, all-gather, broadcast, reduce; options "
-      "chunks, channels (each leaves a server through its own NIC)",
+      "chunks, channels (default 1; each leaves a server through its own NIC, as NCCL's rings use every NIC)",
       [](json::ObjectReader& o) { return std::make_unique<RingAlgorithm>(parse_ring_options(o)); });
   registry.add("double_binary_tree",
                "all-reduce on two complementary binary trees (NCCL, Sanders et al. 2009); option "
