@@ -92,14 +92,16 @@ expect 0 out "embeddings | nodes" -- whatif --model dlrm-a-small --nodes 1 --var
 expect 0 out '"throughput_vs_first_variant"' -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused --format json
 expect 0 out '"embeddings": "unfused"' -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused --format json
 # Model F keeps tables in host memory: prefetching the cache's misses of the
-# next batch takes them off the critical path (48.482 -> 43.476 ms).
-expect 0 out "^ *on |    16   128    65536     28\.544" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
-expect 0 out "^ *off |    16   128    65536     33\.550" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
+# next batch takes them off the critical path (15.450 -> 10.444 ms).
+expect 0 out "^ *on |    16   128    65536     10\.444" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
+expect 0 out "^ *off |    16   128    65536     15\.450" -- whatif --model dlrm-f --nodes 16 --vary prefetch-cache=off,on
 # NCCL's own cost model prices the dense all-reduce (README's what-if flag).
 expect 0 out "^ *nccl |     1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --vary algo.all_reduce=hierarchical,nccl
 expect 0 out "^    1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --algo all_reduce=nccl-2.13
-# Zipf lookups: each host-memory table's hit rate is an LRU cache's.
-expect 0 out "hit rate 82.2% over their lookups (LRU, Zipf alpha 1.05)" -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05
+# Zipf lookups: each host-memory table's hit rate is an LRU cache's, of 5%
+# of its shards' rows: 91.5 M table-row-wise (48 tables), 5.7 M row-wise (9).
+expect 0 out "hit rate 85.4% over their lookups (LRU, Zipf alpha 1.05)" -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05
+expect 0 out '"cache_hit_rate": 0.8595' -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05 --per-table --format json
 expect 0 out '"cache_hit_rate": 0.8218' -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05 --per-table --format json
 # A plan whose busiest GPU carries well above the mean says so (DCNv2's few
 # heavy tables on 16 GPUs). Model A's 4,096 tables over 768 GPUs (5 1/3

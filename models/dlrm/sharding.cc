@@ -65,6 +65,9 @@ struct Candidate {
   ShardingKind kind;
   bool host = false;
   double hit = 1.0;  // host: the HBM cache's hit rate
+  // auto chose table-row-wise in host memory: a node's GPUs cannot hold the
+  // table in HBM; if no node has host memory left for it, it goes row-wise.
+  bool needs_host = false;
 };
 
 // A piece to place on a GPU by the LPT pass.
@@ -134,8 +137,14 @@ std::int64_t ShardingPlan::host_memory_tables() const {
 namespace {
 
 // One placement with options.hbm_reserve_fraction of HBM kept back.
+// `spread_in_host`: auto may put a table too large for a node's HBM
+// table-row-wise in a node's host memory (else row-wise over every GPU);
+// those no node had host memory left for went row-wise instead, during the
+// placement, and are listed in `fell_back`.
 ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_node, const DeviceProfile& device,
-                          const ShardingOptions& options) {
+                          const ShardingOptions& options, bool spread_in_host,
+                          std::vector<std::int64_t>& fell_back) {
+  fell_back.clear();
   const std::vector<std::string> schemes = sharding_scheme_names();
   if (std::find(schemes.begin(), schemes.end(), options.scheme) == schemes.end()) {
     std::string message = fmt::format("unknown sharding scheme '{}'", options.scheme);
@@ -158,6 +167,9 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
                                             options.host_cache_fraction, options.index_zipf_alpha.value_or(-1))});
   }
   const int num_nodes = num_gpus / gpus_per_node;
+  // Host memory one node lends to tables.
+  const double node_host_capacity = options.host_memory_bytes_per_node * options.host_memory_usable_fraction;
+  const double host_capacity = node_host_capacity * num_nodes;
   const std::int64_t global_batch = options.batch_per_gpu * num_gpus;
   const int elem = element_bytes(model.embedding_type);
 
@@ -235,9 +247,21 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
       } else if (num_gpus > 1 && bytes <= options.data_parallel_max_bytes) {
         c.kind = ShardingKind::kDataParallel;
       } else if (bytes > plan.hbm_budget_bytes / 2) {
-        c.kind = num_nodes > 1 && bytes / gpus_per_node <= plan.hbm_budget_bytes / 2
-                     ? ShardingKind::kTableRowWise
-                     : ShardingKind::kRowWise;
+        // Spread over one node's GPUs (table-row-wise): in their HBM when a
+        // share fits half a GPU's budget, else in the node's host memory
+        // behind their caches. Row-wise over every GPU instead makes each
+        // GPU reduce-scatter the whole global batch's partial pools of the
+        // table, which grows with the cluster (model F on 64 ZionEX nodes:
+        // 116.9 ms row-wise, 9.5 ms table-row-wise in host memory).
+        if (num_nodes > 1 && bytes / gpus_per_node <= plan.hbm_budget_bytes / 2) {
+          c.kind = ShardingKind::kTableRowWise;
+        } else if (spread_in_host && num_nodes > 1 && bytes <= node_host_capacity &&
+                   bytes * options.host_cache_fraction / gpus_per_node <= plan.hbm_budget_bytes / 2) {
+          c.kind = ShardingKind::kTableRowWise;
+          c.needs_host = true;
+        } else {
+          c.kind = ShardingKind::kRowWise;
+        }
       }
       candidates.push_back(c);
     }
@@ -271,6 +295,7 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
                                                               candidates.size())});
     }
     candidates[static_cast<std::size_t>(o.table)].kind = o.kind;
+    candidates[static_cast<std::size_t>(o.table)].needs_host = false;  // the file decides
     override_of[static_cast<std::size_t>(o.table)] = &o;
   }
 
@@ -299,6 +324,17 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     host_bytes += c.bytes;
   };
   for (Candidate& c : candidates) {
+    if (c.needs_host) {
+      // Table-row-wise in host memory while the nodes have room in total;
+      // the rest row-wise, in HBM or host memory as the demand decides.
+      c.needs_host = host_bytes + c.bytes <= host_capacity;
+      if (c.needs_host) {
+        move_to_host(c);
+      } else {
+        c.kind = ShardingKind::kRowWise;
+      }
+      continue;
+    }
     if (memory_of(c) != TableMemory::kHost) continue;
     if (options.host_memory_bytes_per_node <= 0) {
       throw InputError(Diagnostic{"sharding", "",
@@ -308,8 +344,6 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     move_to_host(c);
   }
   const double slack = 0.97;  // leave room for uneven packing
-  const double host_capacity =
-      options.host_memory_bytes_per_node * options.host_memory_usable_fraction * num_nodes;
   if (demand > total_budget * slack || host_bytes > 0) {
     if (options.host_memory_bytes_per_node <= 0) {
       plan.fits = false;
@@ -354,6 +388,8 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
     plan.tables[placement].shards.push_back({rank, rows, dim, share});
     GpuLoad& g = plan.gpus[static_cast<std::size_t>(rank)];
     g.hbm_bytes += bytes;
+    // A host-memory shard's HBM is its cache: cache fraction of its bytes.
+    if (plan.tables[placement].host_memory) g.host_bytes += bytes / options.host_cache_fraction;
     g.embedding_seconds += seconds;
     ++g.shards;
   };
@@ -437,6 +473,26 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
            !t.host_memory && override_of[static_cast<std::size_t>(t.table)] == nullptr &&
            candidates[static_cast<std::size_t>(t.table)].dim > 1;
   };
+  // Whether node n's host memory has room for a host-memory piece whose HBM
+  // cache takes `cache_bytes`.
+  const auto node_host_room = [&](int n, double cache_bytes) {
+    double used = 0;
+    for (int i = 0; i < gpus_per_node; ++i) used += plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)].host_bytes;
+    return used + cache_bytes / options.host_cache_fraction <= node_host_capacity;
+  };
+  // Whether a host-memory table spread row-wise over every GPU has room on
+  // each: its cache's share in HBM, its share of each node's host memory.
+  const auto row_wise_fits = [&](const Candidate& c) {
+    for (int n = 0; n < num_nodes; ++n) {
+      const double node_share = c.bytes * options.host_cache_fraction / num_nodes;
+      if (!node_host_room(n, node_share)) return false;
+      for (int i = 0; i < gpus_per_node; ++i) {
+        const GpuLoad& g = plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)];
+        if (g.hbm_bytes + node_share / gpus_per_node > plan.hbm_budget_bytes) return false;
+      }
+    }
+    return true;
+  };
   const auto place_pieces = [&](std::vector<Piece> pieces, double level, std::vector<std::size_t>* over) {
     std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
       if (a.seconds != b.seconds) return a.seconds > b.seconds;
@@ -480,14 +536,15 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
         return true;
       };
       if (t.kind == ShardingKind::kTableRowWise) {
-        // The least-loaded node with room for a 1/gpus_per_node share on each GPU.
+        // The least-loaded node with room for a 1/gpus_per_node share on each
+        // GPU, and in its host memory for a host-memory table.
         const auto least_loaded_node_with_room = [&](double bytes) {
           int best_node = -1;
           double best_load = 0;
           for (int n = 0; n < num_nodes; ++n) {
             if (fixed != nullptr && fixed->node >= 0 && n != fixed->node) continue;
             double load = 0;
-            bool room = true;
+            bool room = !t.host_memory || node_host_room(n, bytes);
             for (int i = 0; i < gpus_per_node; ++i) {
               const GpuLoad& g = plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)];
               load += g.embedding_seconds;
@@ -502,6 +559,22 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
         };
         int best_node = least_loaded_node_with_room(piece.bytes);
         if (best_node < 0 && to_host()) best_node = least_loaded_node_with_room(piece.bytes);
+        if (best_node < 0 && c.needs_host && row_wise_fits(c)) {
+          // No node has host memory left for all of it: auto spreads it over
+          // every GPU (and node) instead.
+          c.kind = t.kind = ShardingKind::kRowWise;
+          fell_back.push_back(c.table);
+          c.hit = hit_rate(c);
+          t.cache_hit_rate = c.hit;
+          const double bytes = c.bytes * options.host_cache_fraction;
+          const double seconds = host_seconds(c);
+          for (int r = 0; r < num_gpus; ++r) {
+            const std::int64_t rows = split_rows(c.rows, num_gpus, r);
+            const double share = static_cast<double>(rows) / static_cast<double>(c.rows);
+            place(piece.placement, r, rows, c.dim, share, bytes * share, seconds * share);
+          }
+          continue;
+        }
         if (best_node < 0) {
           plan.fits = false;
           plan.reason = fmt::format("no node has room for table {} ({}) split over its {} GPUs", t.table,
@@ -521,6 +594,7 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
         for (int r = 0; r < num_gpus; ++r) {
           const GpuLoad& g = plan.gpus[static_cast<std::size_t>(r)];
           if (g.hbm_bytes + bytes > plan.hbm_budget_bytes) continue;
+          if (t.host_memory && !node_host_room(r / gpus_per_node, bytes)) continue;
           if (best < 0 || g.embedding_seconds < plan.gpus[static_cast<std::size_t>(best)].embedding_seconds) best = r;
         }
         return best;
@@ -696,7 +770,21 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
   ShardingOptions o = options;
   ShardingPlan plan;
   for (int pass = 0;; ++pass) {
-    plan = place_tables(model, num_gpus, gpus_per_node, device, o);
+    std::vector<std::int64_t> fell_back;
+    plan = place_tables(model, num_gpus, gpus_per_node, device, o, /*spread_in_host=*/true, fell_back);
+    // Tables that went row-wise during the placement are placed again as
+    // row-wise from the start, with the fixed placements, as a sharding file
+    // of the plan (--emit-sharding) places them: the same plan to the bit.
+    ShardingOptions again = o;
+    for (int round = 0; plan.fits && !fell_back.empty() && round < 8; ++round) {
+      for (const std::int64_t t : fell_back) {
+        again.overrides.push_back({.table = t, .kind = ShardingKind::kRowWise, .memory = TableMemory::kHost});
+      }
+      plan = place_tables(model, num_gpus, gpus_per_node, device, again, /*spread_in_host=*/true, fell_back);
+    }
+    // Host memory holds fewer tables whole per node than spread over all:
+    // when that leaves no room, the tables go row-wise over every GPU.
+    if (!plan.fits) plan = place_tables(model, num_gpus, gpus_per_node, device, o, /*spread_in_host=*/false, fell_back);
     plan.hbm_reserve_fraction = o.hbm_reserve_fraction;
     if (!plan.fits) return plan;
     double needed = 0;  // the largest iteration memory of a GPU

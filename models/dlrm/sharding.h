@@ -139,6 +139,9 @@ struct ShardingOptions {
 
 struct GpuLoad {
   double hbm_bytes = 0;           ///< embedding weights, state and caches
+  /// Host memory of this GPU's node that its host-memory shards take
+  /// (weights and state; their caches are in hbm_bytes).
+  double host_bytes = 0;
   double embedding_seconds = 0;   ///< estimated TBE forward + backward time
   std::int64_t shards = 0;
   /// HBM the iteration needs besides the embeddings (models/dlrm/memory.h).

@@ -28,12 +28,30 @@ const DeviceProfile& a100() {
   return p;
 }
 
-// Checks the invariants every plan must keep.
-void expect_consistent(const DlrmModel& model, const ShardingPlan& plan, int gpus) {
+// Checks the invariants every plan must keep: within every GPU's HBM budget
+// and every node's host memory (the default 90% of 1.5 TB), every host-memory
+// table's bytes in exactly one node's host memory, shards that add up.
+void expect_consistent(const DlrmModel& model, const ShardingPlan& plan, int gpus, int gpus_per_node = 8) {
   ASSERT_TRUE(plan.fits) << model.name << ": " << plan.reason;
   ASSERT_EQ(plan.tables.size(), static_cast<std::size_t>(model.num_tables()));
   ASSERT_EQ(plan.gpus.size(), static_cast<std::size_t>(gpus));
   for (const GpuLoad& g : plan.gpus) EXPECT_LE(g.hbm_bytes, plan.hbm_budget_bytes);
+  const ShardingOptions defaults;
+  double host_bytes = 0;
+  for (int n = 0; n < gpus / gpus_per_node; ++n) {
+    double node = 0;
+    for (int i = 0; i < gpus_per_node; ++i) node += plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)].host_bytes;
+    EXPECT_LE(node, defaults.host_memory_bytes_per_node * defaults.host_memory_usable_fraction * (1 + 1e-12))
+        << "node " << n;
+    host_bytes += node;
+  }
+  double host_tables = 0;  // weights (embedding type) and one fp32 of row-wise state per row
+  for (const TablePlacement& p : plan.tables) {
+    const TableGroup& group = model.tables[static_cast<std::size_t>(p.group)];
+    const double row_bytes = static_cast<double>(group.dim * element_bytes(model.embedding_type)) + 4;
+    if (p.host_memory) host_tables += static_cast<double>(group.rows) * row_bytes;
+  }
+  EXPECT_NEAR(host_bytes, host_tables, 1e-9 * host_tables + 1);
   for (std::size_t t = 0; t < plan.tables.size(); ++t) {
     const TablePlacement& p = plan.tables[t];
     EXPECT_EQ(p.table, static_cast<std::int64_t>(t));
@@ -174,6 +192,75 @@ TEST(ShardingTest, ModelFUsesHostMemory) {
   EXPECT_LT(plan.host_memory_tables(), 64);
 }
 
+// Model F's 378 GB tables fit no node's HBM (8 x 32 GB) but a node's host
+// memory (90% of 1.5 TB: three of them): across nodes auto keeps each one
+// table-row-wise in one node's host memory, behind its GPUs' caches, so that
+// its partial pools are reduced inside the node, not over every GPU. On 32
+// nodes that is every table, two per node; on 16 the nodes' host memory
+// holds 48 of the 64 and the rest go row-wise over every GPU; on one node,
+// or with host memory too small for one table, row-wise as before.
+TEST(ShardingTest, TablesTooLargeForANodesHbmGoTableRowWiseInHostMemory) {
+  const DlrmModel f = load_model("dlrm-f");
+  const ShardingPlan on32 = plan_sharding(f, 256, 8, a100(), {});
+  expect_consistent(f, on32, 256);
+  std::map<int, int> per_node;
+  for (const TablePlacement& t : on32.tables) {
+    EXPECT_EQ(t.kind, ShardingKind::kTableRowWise) << t.table;
+    EXPECT_TRUE(t.host_memory) << t.table;
+    ASSERT_EQ(t.shards.size(), 8u);
+    ++per_node[t.shards.front().rank / 8];
+  }
+  EXPECT_EQ(per_node.size(), 32u);
+  for (const auto& [node, tables] : per_node) EXPECT_EQ(tables, 2) << "node " << node;
+
+  const ShardingPlan on16 = plan_sharding(f, 128, 8, a100(), {});
+  expect_consistent(f, on16, 128);
+  std::map<ShardingKind, int> kinds;
+  for (const TablePlacement& t : on16.tables) {
+    ++kinds[t.kind];
+    if (t.kind == ShardingKind::kTableRowWise) {
+      EXPECT_TRUE(t.host_memory) << t.table;
+    }
+  }
+  EXPECT_EQ(kinds[ShardingKind::kTableRowWise], 48);
+  EXPECT_EQ(kinds[ShardingKind::kRowWise], 16);
+
+  // On 48 nodes with host memory for one table each (90% of 600 GB): 48
+  // table-row-wise, the rest row-wise (in HBM or host memory).
+  ShardingOptions smaller;
+  smaller.host_memory_bytes_per_node = 6.0e11;
+  const ShardingPlan one = plan_sharding(f, 384, 8, a100(), smaller);
+  ASSERT_TRUE(one.fits) << one.reason;
+  EXPECT_EQ(std::count_if(one.tables.begin(), one.tables.end(),
+                          [](const TablePlacement& t) { return t.kind == ShardingKind::kTableRowWise; }),
+            48);
+  // Host memory too small for a whole table: row-wise over every GPU.
+  ShardingOptions tiny;
+  tiny.host_memory_bytes_per_node = 4.0e11;
+  const ShardingPlan none = plan_sharding(f, 512, 8, a100(), tiny);
+  ASSERT_TRUE(none.fits) << none.reason;
+  for (const TablePlacement& t : none.tables) EXPECT_EQ(t.kind, ShardingKind::kRowWise) << t.table;
+
+  // A sharding file's kind wins: row-wise stays row-wise.
+  ShardingOptions file;
+  file.scheme = "row_wise";
+  for (const TablePlacement& t : plan_sharding(f, 256, 8, a100(), file).tables) {
+    EXPECT_EQ(t.kind, ShardingKind::kRowWise) << t.table;
+  }
+}
+
+// Table-wise tables in host memory take their node's host memory: model F's
+// 64 tables, one per GPU, would put eight on each of the first eight nodes
+// (3 TB on a node of 1.35 TB usable); the planner moves them on.
+TEST(ShardingTest, HostMemoryTablesRespectEachNodesHostMemory) {
+  const DlrmModel f = load_model("dlrm-f");
+  ShardingOptions o;
+  o.scheme = "table_wise";
+  const ShardingPlan plan = plan_sharding(f, 512, 8, a100(), o);
+  expect_consistent(f, plan, 512);
+  EXPECT_GT(plan.host_memory_tables(), 32);
+}
+
 // auto spreads a table whose exchange would take more than three GPUs'
 // shares over a node's GPUs: one table of 200 lookups per sample (200 x 8 +
 // 2 x 128 x 2 = 2,112 bytes per sample) beside fifteen of one (520 bytes),
@@ -230,10 +317,11 @@ TEST(ShardingTest, TablesThatFitNoGpuGoToHostMemory) {
 }
 
 // The HBM cache's hit rate: the fixed one on every host-memory table, or,
-// with Zipf lookups, an LRU cache of 5% of each row-wise shard's rows
-// (732 M rows / 128 GPUs), the same for all of model F's equal tables and
-// their mean; a bigger cache or more skew hits more. Bad cache options are
-// refused.
+// with Zipf lookups, an LRU cache of 5% of each shard's rows: 732 M rows / 8
+// GPUs for model F's table-row-wise tables on 16 nodes, / 128 for the
+// row-wise ones; the plan's rate is their mean over the lookups (the tables'
+// poolings are equal). A bigger cache or more skew hits more. Bad cache
+// options are refused.
 TEST(ShardingTest, HostMemoryTablesHitTheirCache) {
   const DlrmModel f = load_model("dlrm-f");
   ShardingOptions o;
@@ -248,13 +336,24 @@ TEST(ShardingTest, HostMemoryTablesHitTheirCache) {
   ASSERT_TRUE(zipf.fits) << zipf.reason;
   const double rows = static_cast<double>(732'000'000 / 128);
   const double expected = lru_hit_rate_zipf(rows, 0.05 * rows, 1.05);
+  const double node_rows = static_cast<double>(732'000'000 / 8);
+  const double node_expected = lru_hit_rate_zipf(node_rows, 0.05 * node_rows, 1.05);
   EXPECT_GT(expected, 0.5);
   EXPECT_LT(expected, 0.99);
+  EXPECT_GT(node_expected, expected);  // a larger cache of the same share hits more under Zipf
+  double sum = 0;
+  int host_tables = 0;
   for (const TablePlacement& t : zipf.tables) {
-    ASSERT_EQ(t.kind, ShardingKind::kRowWise);
-    EXPECT_EQ(t.cache_hit_rate, t.host_memory ? expected : 1.0) << t.table;
+    ASSERT_TRUE(t.kind == ShardingKind::kRowWise || t.kind == ShardingKind::kTableRowWise) << t.table;
+    const double rate = t.kind == ShardingKind::kRowWise ? expected : node_expected;
+    EXPECT_EQ(t.cache_hit_rate, t.host_memory ? rate : 1.0) << t.table;
+    if (t.host_memory) {
+      sum += t.cache_hit_rate;
+      ++host_tables;
+    }
   }
-  EXPECT_NEAR(zipf.host_cache_hit_rate, expected, 1e-12);  // a mean over the tables
+  ASSERT_GT(host_tables, 0);
+  EXPECT_NEAR(zipf.host_cache_hit_rate, sum / host_tables, 1e-12);  // a mean over the tables
 
   ShardingOptions skewed = o;
   skewed.index_zipf_alpha = 1.2;
@@ -279,17 +378,24 @@ TEST(ShardingTest, HostMemoryTablesHitTheirCache) {
   fixed_rate.host_cache_hit_rate = 0.75;
   const ShardingPlan mixed = plan_sharding(skew_model, 128, 8, a100(), fixed_rate);
   ASSERT_TRUE(mixed.fits) << mixed.reason;
-  const double hot = lru_hit_rate_zipf(rows, 0.05 * rows, 1.2);
+  // A shard's rate under Zipf(alpha): its rows, of a row-wise or a
+  // table-row-wise table.
+  const auto shard_rate = [&](const TablePlacement& t, double alpha) {
+    const double r = t.kind == ShardingKind::kRowWise ? rows : node_rows;
+    return lru_hit_rate_zipf(r, 0.05 * r, alpha);
+  };
+  double hottest = 0;
   for (const TablePlacement& t : mixed.tables) {
     if (!t.host_memory) continue;
-    EXPECT_EQ(t.cache_hit_rate, t.group == 0 ? hot : 0.75) << t.table;
+    EXPECT_EQ(t.cache_hit_rate, t.group == 0 ? shard_rate(t, 1.2) : 0.75) << t.table;
+    hottest = std::max(hottest, t.cache_hit_rate);
   }
   EXPECT_GT(mixed.host_cache_hit_rate, 0.75);
-  EXPECT_LT(mixed.host_cache_hit_rate, hot);
+  EXPECT_LT(mixed.host_cache_hit_rate, hottest);
   const ShardingPlan overridden = plan_sharding(skew_model, 128, 8, a100(), o);
   for (const TablePlacement& t : overridden.tables) {
     if (t.host_memory) {
-      EXPECT_EQ(t.cache_hit_rate, expected) << t.table;
+      EXPECT_EQ(t.cache_hit_rate, shard_rate(t, 1.05)) << t.table;
     }
   }
 
