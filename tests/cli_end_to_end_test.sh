@@ -61,6 +61,14 @@ expect 0 out "^# ring: 1 channel (its default), .*'ring={\"channels\": 8}' (8x t
 lacks "^# ring:" -- collective --nodes 1 --algo ring -b 1M -e 1M
 lacks "^# ring:" -- collective --nodes 2 --algo ring --options 'ring={"channels": 8}' -b 1M -e 1M
 lacks "^# ring:" -- collective --nodes 2 --algo hierarchical -b 1M -e 1M
+# The double binary tree likewise, channels and pipelining; a chain inside a
+# server, as NCCL's, unless "layout": "flat" (8 B on one server: 15.00 us as
+# the ring's path, 10.20 us flat).
+expect 0 out "^# double_binary_tree: 1 channel and 1 chunk (its defaults), .*\"channels\": 8, \"chunks\": 16}' (128x the steps" -- collective --nodes 2 --algo double_binary_tree ring -b 1M -e 1M
+lacks "^# double_binary_tree:" -- collective --nodes 2 --algo double_binary_tree --options 'double_binary_tree={"chunks": 4}' -b 1M -e 1M
+expect 0 out "^ *8 *2 *fp32 | *15.00 " -- collective --nodes 1 -b 8 -e 8 --algo double_binary_tree
+expect 0 out "^ *8 *2 *fp32 | *10.20 " -- collective --nodes 1 -b 8 -e 8 --algo double_binary_tree --options 'double_binary_tree={"layout": "flat"}'
+expect 2 err "/layout: unknown value 'tree'; valid: flat, servers" -- collective --nodes 2 --algo double_binary_tree --options 'double_binary_tree={"layout": "tree"}'
 expect 0 out "^ *8 *2 *fp32 | *2.80 " -- collective --nodes 1 -b 8 -e 8 --algo ring --set communication.launch_latency_ns=0 --set communication.transfer_latency_ns=0
 expect 0 out "scaling is against 2 nodes, where 2994 tables live in host memory" -- whatif --model dlrm-a --nodes 2,8
 expect 0 out "\"name\": \"h200\"" -- list gpus --format json

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -426,22 +427,33 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   fmt::print(out, "# communication library{}: launch {}, per transfer {} inside a server, {} between servers{}\n",
              varied ? " (first variant)" : "", c.launch.to_string(), c.transfer.to_string(),
              c.network_transfer.to_string(), nccl ? " (not in the nccl columns: NCCL's cost model has its own)" : "");
-  // The ring's default, one channel, keeps big groups cheap to simulate but
-  // leaves each server through one GPU and its NIC, where NCCL's rings use
-  // every NIC: say so, and how to ask for more, when it matters.
-  if (std::find(algorithms.begin(), algorithms.end(), "ring") != algorithms.end() &&
-      !setups.front().options.algorithm_options.contains("ring")) {
-    const topology::Topology& t = setups.front().cluster.topology;
-    std::map<int, int> members;  // server -> ranks of the group on it
-    for (int r = 0; r < setups.front().ranks; ++r) ++members[t.node(t.gpu(r)).server];
-    int most = 0;
-    for (const auto& [server, count] : members) most = std::max(most, count);
-    if (members.size() > 1 && most > 1) {
-      fmt::print(out,
-                 "# ring: 1 channel (its default), so each ring leaves a server through one GPU and its NIC; NCCL's "
-                 "rings leave through all of them: --options 'ring={{\"channels\": {}}}' ({}x the steps to simulate)\n",
-                 most, most);
-    }
+  // The ring's and the double binary tree's defaults, one channel (and, for
+  // the trees, one unpipelined chunk), keep big groups cheap to simulate but
+  // leave each server through one GPU and its NIC, where NCCL's rings and
+  // trees use every NIC: say so, and how to ask for more, when it matters.
+  const topology::Topology& t = setups.front().cluster.topology;
+  std::map<int, int> members;  // server -> ranks of the group on it
+  for (int r = 0; r < setups.front().ranks; ++r) ++members[t.node(t.gpu(r)).server];
+  int most = 0;
+  for (const auto& [server, count] : members) most = std::max(most, count);
+  const auto defaults_used = [&](std::string_view name) {
+    return members.size() > 1 && most > 1 && std::find(algorithms.begin(), algorithms.end(), name) != algorithms.end() &&
+           !setups.front().options.algorithm_options.contains(std::string(name));
+  };
+  if (defaults_used("ring")) {
+    fmt::print(out,
+               "# ring: 1 channel (its default), so each ring leaves a server through one GPU and its NIC; NCCL's "
+               "rings leave through all of them: --options 'ring={{\"channels\": {}}}' ({}x the steps to simulate)\n",
+               most, most);
+  }
+  if (defaults_used("double_binary_tree")) {
+    constexpr int kChunks = 16;  // pieces of 4 MiB per tree and channel at 1 GiB on 8 channels
+    fmt::print(out,
+               "# double_binary_tree: 1 channel and 1 chunk (its defaults), so each tree leaves a server through "
+               "one GPU and its NIC and passes the whole buffer hop by hop; NCCL's trees use every NIC and "
+               "pipeline: --options 'double_binary_tree={{\"channels\": {}, \"chunks\": {}}}' ({}x the steps to "
+               "simulate)\n",
+               most, kChunks, most * kChunks);
   }
   return kExitOk;
 }

@@ -80,10 +80,11 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
       "chunks, channels (default 1; each leaves a server through its own NIC, as NCCL's rings use every NIC)",
       [](json::ObjectReader& o) { return std::make_unique<RingAlgorithm>(parse_ring_options(o)); });
   registry.add("double_binary_tree",
-               "all-reduce on two complementary binary trees (NCCL, Sanders et al. 2009); option "
-               "chunks",
+               "all-reduce on two complementary binary trees over the servers, a chain inside each (NCCL, "
+               "Sanders et al. 2009); options chunks, channels (default 1; each leaves a server through its own "
+               "NIC), layout (servers, or flat: the trees over all members)",
                [](json::ObjectReader& o) {
-                 return std::make_unique<DoubleBinaryTreeAlgorithm>(parse_tree_options(o));
+                 return std::make_unique<DoubleBinaryTreeAlgorithm>(parse_double_binary_tree_options(o));
                });
   registry.add(
       "tree", "pipelined binary tree: broadcast, reduce; option chunks",

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include "base/json_reader.h"
 #include "models/collectives/internal/plan_builder.h"
@@ -142,27 +143,78 @@ CollectivePlan TreeAlgorithm::lower(const CollectiveRequest& request,
   return std::move(plan).finish();
 }
 
+DoubleBinaryTreeOptions parse_double_binary_tree_options(json::ObjectReader& options) {
+  DoubleBinaryTreeOptions out;
+  options.read_int("chunks", out.chunks, {.min = 1, .max = 1024});
+  options.read_int("channels", out.channels, {.min = 1, .max = 64});
+  std::string layout;
+  if (options.read_enum("layout", layout, {"flat", "servers"})) {
+    out.layout = layout == "flat" ? DoubleBinaryTreeOptions::Layout::kFlat : DoubleBinaryTreeOptions::Layout::kServers;
+  }
+  return out;
+}
+
 CollectivePlan DoubleBinaryTreeAlgorithm::lower(const CollectiveRequest& request,
                                                 const TopologyView& topology) const {
   check_lowerable(*this, request, topology);
   const int n = static_cast<int>(request.ranks.size());
   const int elem = size_bytes(request.dtype);
-  const std::vector<int> member = topology.ring_order();
   PlanBuilder plan(request.kind, n);
+  const int channels = options_.channels;
+  const std::vector<std::vector<int>> servers = topology.members_by_server();
+  const int num_servers = static_cast<int>(servers.size());
+  // Tree t of channel c over group indices (positions are members).
+  std::vector<int> identity(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) identity[static_cast<std::size_t>(i)] = i;
+  const auto layout_tree = [&](int t, int c) {
+    if (options_.layout == DoubleBinaryTreeOptions::Layout::kFlat) {
+      const std::vector<int> order = topology.ring_order(c);  // position -> member
+      const auto by_position = t == 0 ? internal::btree_parents(n) : second_tree_parents(n);
+      std::vector<std::optional<int>> parents(static_cast<std::size_t>(n));
+      for (int p = 0; p < n; ++p) {
+        if (const auto up = by_position[static_cast<std::size_t>(p)]) {
+          parents[static_cast<std::size_t>(order[static_cast<std::size_t>(p)])] = order[static_cast<std::size_t>(*up)];
+        }
+      }
+      return make_tree(std::move(parents));
+    }
+    // Each server's chain, starting at its (c mod size)-th member; the
+    // servers' trees join the chains' heads.
+    const auto server_parent = t == 0 ? internal::btree_parents(num_servers) : second_tree_parents(num_servers);
+    const auto head = [&](int s) {
+      const std::vector<int>& m = servers[static_cast<std::size_t>(s)];
+      return m[static_cast<std::size_t>(c) % m.size()];
+    };
+    std::vector<std::optional<int>> parents(static_cast<std::size_t>(n));
+    for (int s = 0; s < num_servers; ++s) {
+      const std::vector<int>& m = servers[static_cast<std::size_t>(s)];
+      const std::size_t first = static_cast<std::size_t>(c) % m.size();
+      for (std::size_t i = 1; i < m.size(); ++i) {
+        parents[static_cast<std::size_t>(m[(first + i) % m.size()])] = m[(first + i - 1) % m.size()];
+      }
+      if (const auto up = server_parent[static_cast<std::size_t>(s)]) parents[static_cast<std::size_t>(head(s))] = head(*up);
+    }
+    return make_tree(std::move(parents));
+  };
+  // The buffer in halves, each half over the channels, each part in chunks.
   const auto halves = split_bytes(request.bytes_per_rank, 2, elem);
-  const Tree trees[2] = {make_tree(internal::btree_parents(n)), make_tree(second_tree_parents(n))};
-  std::vector<std::uint32_t> pieces[2];
+  std::vector<Tree> trees;
+  std::vector<std::vector<std::uint32_t>> pieces;
   for (int t = 0; t < 2; ++t) {
-    for (sim::Bytes size :
-         split_bytes(halves[static_cast<std::size_t>(t)], options_.chunks, elem)) {
-      pieces[t].push_back(plan.add_chunk(size, {}, {}));
+    const auto parts = split_bytes(halves[static_cast<std::size_t>(t)], channels, elem);
+    for (int c = 0; c < channels; ++c) {
+      trees.push_back(layout_tree(t, c));
+      pieces.emplace_back();
+      for (sim::Bytes size : split_bytes(parts[static_cast<std::size_t>(c)], options_.chunks, elem)) {
+        pieces.back().push_back(plan.add_chunk(size, {}, {}));
+      }
     }
   }
-  // Both trees reduce up first, then broadcast down; the executor runs the
-  // two trees concurrently since their steps are independent.
-  std::vector<std::vector<std::uint32_t>> into_root[2];
-  for (int t = 0; t < 2; ++t) into_root[t] = reduce_up(plan, trees[t], member, pieces[t]);
-  for (int t = 0; t < 2; ++t) broadcast_down(plan, trees[t], member, pieces[t], into_root[t]);
+  // Every tree reduces up first, then broadcasts down; the executor runs the
+  // trees concurrently since their steps are independent.
+  std::vector<std::vector<std::vector<std::uint32_t>>> into_root;
+  for (std::size_t i = 0; i < trees.size(); ++i) into_root.push_back(reduce_up(plan, trees[i], identity, pieces[i]));
+  for (std::size_t i = 0; i < trees.size(); ++i) broadcast_down(plan, trees[i], identity, pieces[i], into_root[i]);
   return std::move(plan).finish();
 }
 

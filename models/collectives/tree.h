@@ -20,8 +20,19 @@
 //                       Every tree edge carries each half twice, so all ranks
 //                       together send 2(n-1) x S.
 //
-// Simplification: NCCL builds its trees over servers with a chain inside each
-// server; here the tree spans the members directly.
+//                       Layout "servers" (the default), as NCCL builds them:
+//                       the two trees span the servers, and inside each
+//                       server the members form a chain whose head talks to
+//                       the parent server's head and the child servers'
+//                       heads (NCCL's TREE pattern), so each tree edge
+//                       between servers carries each half twice: 2(N-1) x S
+//                       crosses the fabric on N servers. Layout "flat": the
+//                       trees span the members directly (ring order).
+//                       Option "channels" K: the buffer splits over K tree
+//                       pairs; channel c's chains start at each server's
+//                       (c mod size)-th member, so the channels leave
+//                       servers through different GPUs and NICs, as NCCL's
+//                       do (the ring's channels likewise).
 
 #ifndef ZIONSIM_MODELS_COLLECTIVES_TREE_H_
 #define ZIONSIM_MODELS_COLLECTIVES_TREE_H_
@@ -55,16 +66,27 @@ class TreeAlgorithm : public CollectiveAlgorithm {
   TreeOptions options_;
 };
 
+struct DoubleBinaryTreeOptions {
+  enum class Layout { kServers, kFlat };
+  int chunks = 1;    ///< pipeline pieces per tree and channel, in [1, 1024]
+  int channels = 1;  ///< tree pairs, in [1, 64]
+  Layout layout = Layout::kServers;
+};
+
+/// Reads {"chunks": int, "channels": int, "layout": "servers"|"flat"};
+/// problems go to the reader's diagnostics.
+DoubleBinaryTreeOptions parse_double_binary_tree_options(json::ObjectReader& options);
+
 class DoubleBinaryTreeAlgorithm : public CollectiveAlgorithm {
  public:
-  explicit DoubleBinaryTreeAlgorithm(TreeOptions options = {}) : options_(options) {}
+  explicit DoubleBinaryTreeAlgorithm(DoubleBinaryTreeOptions options = {}) : options_(options) {}
   std::string_view name() const override { return "double_binary_tree"; }
   bool supports(CollectiveKind kind) const override { return kind == CollectiveKind::kAllReduce; }
   CollectivePlan lower(const CollectiveRequest& request,
                        const TopologyView& topology) const override;
 
  private:
-  TreeOptions options_;
+  DoubleBinaryTreeOptions options_;
 };
 
 }  // namespace zx::models::collectives

@@ -5,12 +5,17 @@
 //     edge); the root sends (broadcast) or receives (reduce) S per child.
 //   double_binary_tree all-reduce: each tree carries half the buffer up and
 //     down its n-1 edges: 2(n-1) x S in all, in 2 x 2 x chunks x (n-1) steps;
-//     no rank sends more than 2 x S (at most two children per tree, and an
-//     inner node of one tree is a leaf of the other).
+//     flat, no rank sends more than 2 x S (at most two children per tree,
+//     and an inner node of one tree is a leaf of the other); over servers,
+//     2(N-1) x S crosses between the N servers.
 
 #include "models/collectives/tree.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
 
 #include "models/collectives/testing/plan_checker.h"
 
@@ -49,19 +54,72 @@ TEST(TreeTest, BroadcastAndReduceCarryTheBufferOncePerEdge) {
   }
 }
 
+using Layout = DoubleBinaryTreeOptions::Layout;
+
+// Bytes of the plan's transfers between members on different servers, and
+// the members that send them.
+std::pair<std::int64_t, std::set<int>> across_servers(const CollectivePlan& plan, const TopologyView& view) {
+  std::int64_t bytes = 0;
+  std::set<int> senders;
+  for (const Step& step : plan.steps) {
+    for (const Transfer& t : step.transfers) {
+      if (view.member(t.src).server == view.member(t.dst).server) continue;
+      bytes += t.size.count();
+      senders.insert(t.src);
+    }
+  }
+  return {bytes, senders};
+}
+
 TEST(TreeTest, DoubleBinaryTreeAllReduce) {
   for (int n : kSizes) {
     for (int chunks : {1, 3}) {
       const std::int64_t s = 4 * 2 * 3 * 500;
       const CollectiveRequest req = request(CollectiveKind::kAllReduce, n, s);
       const auto report = check_plan(
-          DoubleBinaryTreeAlgorithm({chunks}).lower(req, TopologyView::packed(n, 8)), req);
+          DoubleBinaryTreeAlgorithm({.chunks = chunks, .layout = Layout::kFlat}).lower(req, TopologyView::packed(n, 8)),
+          req);
       ASSERT_TRUE(report.ok()) << "n=" << n << "\n" << report.summary();
       EXPECT_EQ(report.total_bytes.count(), 2 * (n - 1) * s);
       EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * 2 * chunks * (n - 1)));
       for (int r = 0; r < n; ++r) EXPECT_LE(report.bytes_sent[r].count(), 2 * s) << "rank " << r;
     }
   }
+}
+
+// NCCL's layout: binary trees over the N servers, a chain inside each. Every
+// tree spans the n members, so 2(n-1) x S in all as flat; but only the
+// servers' tree edges cross the fabric: each half up and down N-1 of them,
+// 2(N-1) x S (flat on 64 members of 8 servers: far more). With K channels
+// the chains start at K different members, and so many members send across.
+TEST(TreeTest, DoubleBinaryTreeOverServers) {
+  for (int n : {8, 16, 24, 64, 128}) {
+    const int num_servers = (n + 7) / 8;
+    for (int channels : {1, 2, 8}) {
+      for (int chunks : {1, 3}) {
+        const std::int64_t s = 4 * 2 * 8 * 3 * 500;
+        const CollectiveRequest req = request(CollectiveKind::kAllReduce, n, s);
+        const TopologyView view = TopologyView::packed(n, 8);
+        const CollectivePlan plan =
+            DoubleBinaryTreeAlgorithm({.chunks = chunks, .channels = channels}).lower(req, view);
+        const auto report = check_plan(plan, req);
+        ASSERT_TRUE(report.ok()) << "n=" << n << " channels=" << channels << "\n" << report.summary();
+        EXPECT_EQ(report.total_bytes.count(), 2 * (n - 1) * s);
+        EXPECT_EQ(report.num_steps, static_cast<std::size_t>(2 * 2 * channels * chunks * (n - 1)));
+        const auto [bytes, senders] = across_servers(plan, view);
+        EXPECT_EQ(bytes, 2 * (num_servers - 1) * s) << "n=" << n << " channels=" << channels;
+        if (num_servers > 1) {
+          // Each channel's head on every server sends across, and no other member.
+          EXPECT_EQ(senders.size(), static_cast<std::size_t>(num_servers * std::min(channels, 8)))
+              << "n=" << n << " channels=" << channels;
+        }
+      }
+    }
+  }
+  const CollectiveRequest req = request(CollectiveKind::kAllReduce, 64, 4 * 1000);
+  const TopologyView view = TopologyView::packed(64, 8);
+  const auto flat = across_servers(DoubleBinaryTreeAlgorithm({.layout = Layout::kFlat}).lower(req, view), view);
+  EXPECT_GT(flat.first, 2 * 7 * 4 * 1000);
 }
 
 TEST(TreeTest, UnevenSizesAndOneRank) {
