@@ -106,6 +106,10 @@ expect 0 out "^ *off |    16   128    65536     15\.450" -- whatif --model dlrm-
 # NCCL's own cost model prices the dense all-reduce (README's what-if flag).
 expect 0 out "^ *nccl |     1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --vary algo.all_reduce=hierarchical,nccl
 expect 0 out "^    1     8     4096" -- whatif --model dlrm-a-small --nodes 1 --algo all_reduce=nccl-2.13
+# Host memory is a node's: model F on 16 nodes fills it (3 tables of 378 GB
+# table-row-wise and 9 row-wise shares), within the 1,350 GB usable.
+expect 0 out "^host memory (GB) *1345.599 *1345.599 *1345.599 *1.000$" -- plan --model dlrm-f --nodes 16
+expect 0 out "^(of 1350.0 GB usable per node: 90% of 1500.0 GB)$" -- plan --model dlrm-f --nodes 16
 # Zipf lookups: each host-memory table's hit rate is an LRU cache's, of 5%
 # of its shards' rows: 91.5 M table-row-wise (48 tables), 5.7 M row-wise (9).
 expect 0 out "hit rate 85.4% over their lookups (LRU, Zipf alpha 1.05)" -- plan --model dlrm-f --nodes 16 --index-zipf-alpha 1.05

@@ -60,6 +60,7 @@ struct GpuRow {
   std::int64_t shards = 0;
   double hbm_bytes = 0;
   double iteration_bytes = 0;  // HBM the iteration needs besides embeddings
+  double host_bytes = 0;       // its host-memory shards' bytes in its node's host memory
   double embedding_ms = 0;
   std::int64_t sent_bytes = 0;      // embedding exchange payload leaving the GPU
   std::int64_t received_bytes = 0;  // and arriving at it
@@ -124,6 +125,7 @@ Report make_report(const WhatIfOptions& o, int nodes) {
                                  .shards = g.shards,
                                  .hbm_bytes = g.hbm_bytes,
                                  .iteration_bytes = g.iteration_bytes,
+                                 .host_bytes = g.host_bytes,
                                  .embedding_ms = g.embedding_seconds * 1e3});
   }
   const models::OpGraph graph = workloads::build_dlrm_iteration(s.model, s.plan, s.gpus, s.gpus_per_node, s.device,
@@ -245,6 +247,17 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
   line("HBM for the iteration (GB)", iteration);
   line("embedding fwd+bwd (ms)", emb);
   line("exchange sent (MB)", sent);
+  if (s.plan.host_memory_tables() > 0) {
+    // Host memory is a node's: its GPUs' host-memory shards together.
+    std::vector<GpuRow> nodes(static_cast<std::size_t>(s.gpus / s.gpus_per_node));
+    for (const GpuRow& g : r.gpus) nodes[static_cast<std::size_t>(g.node)].host_bytes += g.host_bytes;
+    const models::ShardingOptions defaults;
+    fmt::print(out, "per node\n");
+    line("host memory (GB)", stats_of(nodes, [](const GpuRow& g) { return g.host_bytes / 1e9; }));
+    fmt::print(out, "(of {:.1f} GB usable per node: {:g}% of {:.1f} GB)\n",
+               defaults.host_memory_bytes_per_node * defaults.host_memory_usable_fraction / 1e9,
+               defaults.host_memory_usable_fraction * 100, defaults.host_memory_bytes_per_node / 1e9);
+  }
   fmt::print(out, "(HBM budget {:.1f} GB per GPU for embeddings after the {:.0f}% reserve; the iteration's HBM: dense "
                   "weights and\n optimizer state, activations, pooled embeddings and indices; embedding time is the "
                   "planner's estimate;\n exchange: the indices, pooled-embedding and gradient payload each GPU sends "
@@ -357,6 +370,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
                     {"shards", g.shards},
                     {"hbm_gbyte", g.hbm_bytes / 1e9},
                     {"iteration_hbm_gbyte", g.iteration_bytes / 1e9},
+                    {"host_gbyte", g.host_bytes / 1e9},
                     {"embedding_ms", g.embedding_ms},
                     {"exchange_sent_bytes", g.sent_bytes},
                     {"exchange_received_bytes", g.received_bytes}});
@@ -401,10 +415,11 @@ void print_csv(std::ostream& out, const Flags& f, const Report& r) {
     return;
   }
   fmt::print(out,
-             "rank,node,shards,hbm_gbyte,embedding_ms,exchange_sent_bytes,exchange_received_bytes,iteration_hbm_gbyte\n");
+             "rank,node,shards,hbm_gbyte,embedding_ms,exchange_sent_bytes,exchange_received_bytes,iteration_hbm_gbyte,"
+             "host_gbyte\n");
   for (const GpuRow& g : r.gpus) {
-    fmt::print(out, "{},{},{},{:.6f},{:.6f},{},{},{:.6f}\n", g.rank, g.node, g.shards, g.hbm_bytes / 1e9,
-               g.embedding_ms, g.sent_bytes, g.received_bytes, g.iteration_bytes / 1e9);
+    fmt::print(out, "{},{},{},{:.6f},{:.6f},{},{},{:.6f},{:.6f}\n", g.rank, g.node, g.shards, g.hbm_bytes / 1e9,
+               g.embedding_ms, g.sent_bytes, g.received_bytes, g.iteration_bytes / 1e9, g.host_bytes / 1e9);
   }
 }
 
