@@ -577,8 +577,27 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
         }
         if (best_node < 0) {
           plan.fits = false;
-          plan.reason = fmt::format("no node has room for table {} ({}) split over its {} GPUs", t.table,
-                                    format_bytes(piece.bytes), gpus_per_node);
+          if (t.host_memory) {
+            // The host memory of the node a sharding file names, else of the
+            // emptiest node.
+            int node = fixed != nullptr && fixed->node >= 0 ? fixed->node : -1;
+            double used = 0;
+            for (int n = 0; n < num_nodes; ++n) {
+              if (node >= 0 && n != node) continue;
+              double u = 0;
+              for (int i = 0; i < gpus_per_node; ++i) u += plan.gpus[static_cast<std::size_t>(n * gpus_per_node + i)].host_bytes;
+              if (node >= 0 || n == 0 || u < used) used = u;
+            }
+            plan.reason = fmt::format(
+                "no node has room for table {} ({} in host memory, its {} cache split over a node's {} GPUs): {} has {} "
+                "of its {} of usable host memory taken",
+                t.table, format_bytes(c.bytes), format_bytes(piece.bytes), gpus_per_node,
+                node >= 0 ? fmt::format("node {}, where the sharding file puts it,", node) : "the emptiest node",
+                format_bytes(used), format_bytes(node_host_capacity));
+          } else {
+            plan.reason = fmt::format("no node has room for table {} ({}) split over its {} GPUs", t.table,
+                                      format_bytes(piece.bytes), gpus_per_node);
+          }
           return false;
         }
         for (int i = 0; i < gpus_per_node; ++i) {
@@ -784,7 +803,12 @@ ShardingPlan plan_sharding(const DlrmModel& model, int num_gpus, int gpus_per_no
     }
     // Host memory holds fewer tables whole per node than spread over all:
     // when that leaves no room, the tables go row-wise over every GPU.
-    if (!plan.fits) plan = place_tables(model, num_gpus, gpus_per_node, device, o, /*spread_in_host=*/false, fell_back);
+    if (!plan.fits) {
+      ShardingPlan spread = std::move(plan);
+      plan = place_tables(model, num_gpus, gpus_per_node, device, o, /*spread_in_host=*/false, fell_back);
+      // Neither fits: the first plan's reason, the planner's own choice.
+      if (!plan.fits) plan.reason = spread.reason;
+    }
     plan.hbm_reserve_fraction = o.hbm_reserve_fraction;
     if (!plan.fits) return plan;
     double needed = 0;  // the largest iteration memory of a GPU

@@ -241,6 +241,20 @@ TEST(ShardingTest, TablesTooLargeForANodesHbmGoTableRowWiseInHostMemory) {
   ASSERT_TRUE(none.fits) << none.reason;
   for (const TablePlacement& t : none.tables) EXPECT_EQ(t.kind, ShardingKind::kRowWise) << t.table;
 
+  // Four pinned to one node's host memory: the fourth finds it full, and
+  // the reason says so with the numbers.
+  ShardingOptions pinned;
+  for (std::int64_t t = 0; t < 4; ++t) {
+    pinned.overrides.push_back({.table = t, .kind = ShardingKind::kTableRowWise, .node = 0, .memory = TableMemory::kHost});
+  }
+  const ShardingPlan full = plan_sharding(f, 256, 8, a100(), pinned);
+  EXPECT_FALSE(full.fits);
+  EXPECT_EQ(full.reason,
+            "no node has room for table 3 (377.7 GB in host memory, its 18.9 GB cache split over a node's 8 GPUs): "
+            "node 0, where the sharding file puts it, has 1.13 TB of its 1.35 TB of usable host memory taken");
+  pinned.overrides.pop_back();
+  expect_consistent(f, plan_sharding(f, 256, 8, a100(), pinned), 256);
+
   // A sharding file's kind wins: row-wise stays row-wise.
   ShardingOptions file;
   file.scheme = "row_wise";
