@@ -299,6 +299,17 @@ TEST(CliTest, PlanOfModelAMatchesClosedForms) {
   EXPECT_TRUE(contains(table.out, "busiest GPUs by estimated embedding time (--per-gpu for all 128)")) << table.out;
 }
 
+// The plan reports the host memory it placed tables against: the
+// cluster's, 90% of it usable, in the table and in JSON.
+TEST(CliTest, PlanUsesTheClustersHostMemory) {
+  const Result table = run({"plan", "--model", "dlrm-f", "--nodes", "8", "--set", "host.memory_gbyte=4000"});
+  ASSERT_EQ(table.status, kExitOk) << table.err;
+  EXPECT_TRUE(contains(table.out, "(of 3600.0 GB usable per node: 90% of 4000.0 GB)")) << table.out;
+  const Result json = run({"plan", "--model", "dlrm-f", "--nodes", "8", "--cluster", "hgx", "--format", "json"});
+  ASSERT_EQ(json.status, kExitOk) << json.err;
+  EXPECT_TRUE(contains(json.out, "\"host_memory_gbyte_per_node\": 2000.0")) << json.out.substr(0, 400);
+}
+
 // DCNv2 mixes replicated, table-wise and table-row-wise tables (with the
 // reduce-scatter and all-gather of the row-wise shards): what all GPUs send
 // is what all receive, and every table is listed once with its GPUs.
@@ -455,7 +466,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"collective", "--vary", "nodes=1,0"}, "--vary: nodes: expected an integer in [1, 8192], got '0'"},
       {{"collective", "--vary", "nodes=1,2", "--ranks", "12"},
        "--ranks: expected 1 to 8 ranks, got 12 (in the variant nodes=1)"},
-      {{"collective", "--vary", "gpu=a100-40gb,b200"}, "unknown GPU profile 'b200'"},
+      {{"collective", "--vary", "gpu=a100-40gb,b300"}, "unknown GPU profile 'b300'"},
       {{"collective", "--vary", "fabric.spine=4"}, "unknown key 'spine' (did you mean 'spines'?)"},
       {{"calibrate", "--measurements", "nope.jsonl", "--out", "p.json"}, "nope.jsonl"},
       {{"whatif", "--batch-per-gpu", "4", "--global-batch", "64"}, "excludes"},

@@ -251,12 +251,12 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const Flags& f, cons
     // Host memory is a node's: its GPUs' host-memory shards together.
     std::vector<GpuRow> nodes(static_cast<std::size_t>(s.gpus / s.gpus_per_node));
     for (const GpuRow& g : r.gpus) nodes[static_cast<std::size_t>(g.node)].host_bytes += g.host_bytes;
-    const models::ShardingOptions defaults;
+    const double usable_fraction = models::ShardingOptions{}.host_memory_usable_fraction;
+    const double host_memory = static_cast<double>(s.cluster.host_memory.count());
     fmt::print(out, "per node\n");
     line("host memory (GB)", stats_of(nodes, [](const GpuRow& g) { return g.host_bytes / 1e9; }));
-    fmt::print(out, "(of {:.1f} GB usable per node: {:g}% of {:.1f} GB)\n",
-               defaults.host_memory_bytes_per_node * defaults.host_memory_usable_fraction / 1e9,
-               defaults.host_memory_usable_fraction * 100, defaults.host_memory_bytes_per_node / 1e9);
+    fmt::print(out, "(of {:.1f} GB usable per node: {:g}% of {:.1f} GB)\n", host_memory * usable_fraction / 1e9,
+               usable_fraction * 100, host_memory / 1e9);
   }
   fmt::print(out, "(HBM budget {:.1f} GB per GPU for embeddings after the {:.0f}% reserve; the iteration's HBM: dense "
                   "weights and\n optimizer state, activations, pooled embeddings and indices; embedding time is the "
@@ -318,6 +318,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const Report& r) {
   j["nodes"] = s.nodes;
   j["gpus"] = s.gpus;
   j["gpus_per_node"] = s.gpus_per_node;
+  j["host_memory_gbyte_per_node"] = static_cast<double>(s.cluster.host_memory.count()) / 1e9;
   j["gpu"] = s.device.name;
   j["batch_per_gpu"] = s.batch_per_gpu;
   j["global_batch"] = s.batch_per_gpu * s.gpus;

@@ -51,6 +51,7 @@ void print_summary(std::ostream& out, const topology::LoadedCluster& cluster) {
   fmt::print(out, "longest GPU-to-GPU route: {} hops, {} (rank {} -> rank {})\n",
              s.longest_route_hops, s.longest_route_latency.to_string(), s.longest_route_src_rank,
              s.longest_route_dst_rank);
+  fmt::print(out, "host memory: {:g} GB per server\n", static_cast<double>(cluster.host_memory.count()) / 1e9);
   const topology::CommunicationLatencies& c = cluster.communication;
   fmt::print(out, "communication library: launch {}, per transfer {} inside a server, {} between servers\n",
              c.launch.to_string(), c.transfer.to_string(), c.network_transfer.to_string());
@@ -73,7 +74,7 @@ void add_topology_command(CLI::App& app, CommandContext& context) {
       const topology::LoadedCluster cluster = topology::load_cluster(*request);
       if (*format == "json") {
         topology::write_cluster_json(out, cluster.topology, cluster.source, cluster.degradations, cluster.gpu,
-                                     cluster.communication);
+                                     cluster.communication, cluster.host_memory);
       } else if (*format == "dot") {
         topology::write_graphviz(out, cluster.topology);
       } else {

@@ -28,6 +28,8 @@
 #include "tools/memory_estimate.h"
 #include "tools/commands.h"
 #include "tools/plan_search.h"
+#include "topology/cluster_file.h"
+#include "topology/presets.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -118,6 +120,7 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   sharding.dense_optimizer = o.dense_optimizer;
   sharding.index_bytes = o.index_bytes;
   sharding.exchange_bytes_per_second = exchange_rate(cluster, nodes);
+  sharding.host_memory_bytes_per_node = static_cast<double>(cluster.host_memory.count());
   if (!o.a2a_forward_dtype.empty()) {
     sharding.exchange_forward_bytes = models::element_bytes(models::parse_data_type(o.a2a_forward_dtype));
   }
@@ -550,6 +553,7 @@ WhatIfVariation parse_whatif_variation(const std::string& text) {
 std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
   return {{"nic-gbit", "NIC speed in Gb/s (as --nic-gbit)"},
           {"oversubscription", "rack oversubscription N:1, 1 to 1024 (as --oversubscription)"},
+          {"cluster", "a cluster preset or cluster file (as --cluster): cluster=zionex,hgx,hgx-b200"},
           {"gpu", "a GPU profile name (as --gpu)"},
           {"profile", "a GPU profile file (as --profile)"},
           {"model", "a zoo model or model file (as --model)"},
@@ -580,6 +584,17 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
   if (std::optional<std::string> set = cluster_override(key, value)) {
     o.cluster.overrides.push_back(*set);  // a cluster key is checked when the cluster loads
   } else if (apply_degrade_knob(key, value, o.cluster)) {
+  } else if (key == "cluster") {
+    if (!topology::is_cluster_path(value)) {
+      std::vector<std::string> names;
+      for (const auto& [name, what] : topology::preset_descriptions()) names.push_back(name);
+      if (std::find(names.begin(), names.end(), value) == names.end()) {
+        throw InputError(Diagnostic{"--vary", key,
+                                    fmt::format("unknown cluster '{}'; valid: {}, or the path of a .json cluster file",
+                                                value, fmt::join(names, ", "))});
+      }
+    }
+    o.cluster.cluster = value;
   } else if (key == "gpu") {
     o.gpu = value;
   } else if (key == "profile") {

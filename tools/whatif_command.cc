@@ -103,7 +103,8 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<st
   }
   const std::string gpu = gpus.size() == 1 ? *gpus.begin() : "the GPUs of each variant";
   fmt::print(out, "zionsim whatif: model {} on {} with {}, fidelity {}{}\n\n",
-             varied_keys.contains("model") ? "of each variant" : o.model, o.cluster.cluster, gpu,
+             varied_keys.contains("model") ? "of each variant" : o.model,
+             varied_keys.contains("cluster") ? "the cluster of each variant" : o.cluster.cluster, gpu,
              varied_keys.contains("fidelity") ? "of each variant" : o.fidelity,
              degraded.empty() ? "" : fmt::format(", degraded: {}", fmt::join(degraded, ", ")));
   // With --vary, one column per varied knob first, and throughput against

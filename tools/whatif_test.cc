@@ -31,6 +31,50 @@ WhatIfOptions small_model() {
   return o;
 }
 
+// The planner gets each cluster's host memory: model F's 24 TB of tables
+// do not fit 8 ZionEX nodes (1.5 TB of host memory each), and do with 4 TB
+// each, every node's host-memory tables within 90% of it.
+TEST(WhatIfTest, HostMemoryComesFromTheCluster) {
+  WhatIfOptions o;
+  o.model = "dlrm-f";
+  const PlannedSize zionex = plan_whatif_size(o, 8);
+  EXPECT_FALSE(zionex.plan.fits);
+  EXPECT_NE(zionex.plan.reason.find("8 nodes 10.80 TB of usable host memory"), std::string::npos)
+      << zionex.plan.reason;
+  o.cluster.overrides = {"host.memory_gbyte=4000"};
+  const PlannedSize big = plan_whatif_size(o, 8);
+  ASSERT_TRUE(big.plan.fits) << big.plan.reason;
+  EXPECT_EQ(big.cluster.host_memory, sim::Bytes(4'000'000'000'000));
+  EXPECT_GT(big.plan.host_memory_tables(), 0);
+  std::vector<double> per_node(8, 0.0);
+  for (std::size_t r = 0; r < big.plan.gpus.size(); ++r) per_node[r / 8] += big.plan.gpus[r].host_bytes;
+  for (double bytes : per_node) EXPECT_LE(bytes, 0.9 * 4e12 * (1 + 1e-12));
+  EXPECT_GT(*std::max_element(per_node.begin(), per_node.end()), 0.9 * 1.5e12) << "would have fitted 1.5 TB";
+}
+
+// --vary cluster=...: each variant on its own cluster and that cluster's
+// GPUs; an unknown preset is an error naming the knob.
+TEST(WhatIfTest, VaryCluster) {
+  WhatIfOptions o = small_model();
+  apply_whatif_variation(o, "cluster", "hgx-b200");
+  const PlannedSize b200 = plan_whatif_size(o, 1);
+  EXPECT_EQ(b200.device.name, "b200");
+  ASSERT_TRUE(b200.cluster.spec.has_value());
+  EXPECT_EQ(b200.cluster.spec->preset, "hgx-b200");
+  const WhatIfPoint on_b200 = one(o, 1);
+  const WhatIfPoint on_zionex = one(small_model(), 1);
+  ASSERT_TRUE(on_b200.fits && on_zionex.fits);
+  EXPECT_LT(on_b200.iteration_time_ms, on_zionex.iteration_time_ms);
+  try {
+    parse_whatif_variation("cluster=zionex,hgx-h200");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--vary: cluster: unknown cluster 'hgx-h200'; valid: hgx, hgx-b200, zion, zionex, or the path of a "
+              ".json cluster file");
+  }
+}
+
 TEST(WhatIfTest, FasterPartsNeverSlowDown) {
   const WhatIfPoint base = one(small_model(), 2);
   ASSERT_TRUE(base.fits) << base.reason;

@@ -39,6 +39,7 @@ constexpr IntRange kGpusPerNodeRange{1, 72};
 constexpr IntRange kLanesRange{1, 64};
 constexpr NumberRange kPositive{0.0, 1e6, /*exclusive=*/true};  // GB/s or Gb/s
 constexpr NumberRange kLatencyNs{0.0, 1e9};                     // up to 1 s
+constexpr NumberRange kHostMemoryGbyte{0.0, 1e6, /*exclusive=*/true};  // up to 1 PB a server
 
 std::vector<std::string> names_of(std::initializer_list<LinkKind> kinds) {
   std::vector<std::string> out;
@@ -82,6 +83,13 @@ void read_gbit(ObjectReader& o, std::string_view key, sim::BytesPerSecond& out) 
 void read_latency(ObjectReader& o, std::string_view key, sim::Duration& out) {
   double value = 0;
   if (o.read_number(key, value, kLatencyNs)) out = sim::Duration::from_ns_ceil(value);
+}
+
+void read_host_memory(ObjectReader& o, sim::Bytes& out) {
+  double value = 0;
+  if (o.read_number("memory_gbyte", value, kHostMemoryGbyte)) {
+    out = sim::Bytes(static_cast<std::int64_t>(std::llround(value * 1e9)));
+  }
 }
 
 void read_generation(ObjectReader& o, std::string_view key, LinkKind& out) {
@@ -141,6 +149,7 @@ ClusterSpec read_spec(ObjectReader& root) {
     read_efficiency(*o, "upi_efficiency", s.upi_efficiency);
     read_gbit(*o, "front_end_nic_bandwidth_gbit_per_s", s.front_end_nic_bandwidth);
     read_efficiency(*o, "tcp_efficiency", s.tcp_efficiency);
+    read_host_memory(*o, s.host_memory);
     o->finish();
   }
   if (auto o = root.object("fabric")) {
@@ -324,11 +333,19 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
     root.read_string("gpu", gpu);
     CommunicationLatencies communication;
     read_communication(root, communication);
+    // The graph's CPUs carry no memory; the servers' host memory is one
+    // value for all of them, as in the preset form.
+    sim::Bytes host_memory = ClusterSpec{}.host_memory;
+    if (auto o = root.object("host")) {
+      read_host_memory(*o, host_memory);
+      o->finish();
+    }
     Topology topology = read_graph(root, *array, diagnostics);
     doc.throw_if_errors();
     LoadedCluster loaded{std::move(topology), std::nullopt, diagnostics.source()};
     loaded.gpu = gpu;
     loaded.communication = communication;
+    loaded.host_memory = host_memory;
     return loaded;
   }
   ClusterSpec spec = read_spec(root);
@@ -339,6 +356,7 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
   LoadedCluster loaded{build_cluster(spec), spec, diagnostics.source()};
   loaded.gpu = spec.gpu;
   loaded.communication = spec.communication;
+  loaded.host_memory = spec.host_memory;
   return loaded;
 }
 
@@ -431,7 +449,7 @@ std::string preset_cluster_text(const ClusterRequest& request) {
 
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
                         const std::vector<std::string>& degradations, std::string_view gpu,
-                        const CommunicationLatencies& communication) {
+                        const CommunicationLatencies& communication, sim::Bytes host_memory) {
   using ordered = nlohmann::ordered_json;
   out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n";
   out << "  \"description\": " << ordered(fmt::format("zionsim topology of {}", source)).dump()
@@ -450,6 +468,7 @@ void write_cluster_json(std::ostream& out, const Topology& topology, std::string
   comm["transfer_latency_ns"] = ns(communication.transfer);
   comm["network_transfer_latency_ns"] = ns(communication.network_transfer);
   out << "  \"communication\": " << comm.dump() << ",\n";
+  out << "  \"host\": " << ordered{{"memory_gbyte", static_cast<double>(host_memory.count()) / 1e9}}.dump() << ",\n";
   out << "  \"nodes\": [\n";
   for (std::size_t i = 0; i < topology.num_nodes(); ++i) {
     const NodeInfo& n = topology.node(NodeId{static_cast<std::uint32_t>(i)});

@@ -60,6 +60,9 @@ struct LoadedCluster {
   std::string gpu;
   /// The file's "communication" object over the defaults (both forms).
   CommunicationLatencies communication;
+  /// Each server's host memory: the spec's, or an explicit graph's
+  /// host.memory_gbyte (ClusterSpec's default without one).
+  sim::Bytes host_memory = ClusterSpec{}.host_memory;
 };
 
 /// Resolves a request: a preset or a file, with overrides; validates
@@ -92,10 +95,12 @@ std::string preset_cluster_text(const ClusterRequest& request);
 /// the file's "degrade" list; link ones are already in the bandwidths.
 /// `gpu` (LoadedCluster::gpu), when not empty, is written as the file's
 /// "gpu", so that the dump simulates the same GPUs; `communication` is
-/// written as the file's "communication" object.
+/// written as the file's "communication" object and `host_memory` as its
+/// "host" object's memory_gbyte.
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
                         const std::vector<std::string>& degradations = {}, std::string_view gpu = {},
-                        const CommunicationLatencies& communication = {});
+                        const CommunicationLatencies& communication = {},
+                        sim::Bytes host_memory = ClusterSpec{}.host_memory);
 
 }  // namespace zx::topology
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/error.h"
 #include "base/testing/runfiles.h"
 #include "topology/cluster_file.h"
@@ -112,7 +114,7 @@ TEST(ClusterFileTest, BadRequestsNameTheFlag) {
     return std::string("(no error)");
   };
   EXPECT_EQ(message({.cluster = "zionx"}),
-            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: hgx, zion, zionex, "
+            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: hgx, hgx-b200, zion, zionex, "
             "or the path of a .json cluster file");
   EXPECT_EQ(message({.cluster = "zionex", .nodes = 0}), "--nodes: expected an integer in [1, 8192], got 0");
   EXPECT_EQ(message({.cluster = "zionex", .overrides = {"fabric"}}), "--set: expected KEY=VALUE, got 'fabric'");
@@ -205,6 +207,37 @@ TEST(ClusterFileTest, CommunicationLatencies) {
             "c.json: /communication/launch_latency_ns: expected a number in [0, 1000000000], got -1\n"
             "c.json: /communication: unknown key 'step_latency_ns'; valid: launch_latency_ns, "
             "network_transfer_latency_ns, transfer_latency_ns\n");
+}
+
+// Host memory per server: the presets' (ZionEX 1.5 TB, DGX H100 and DGX
+// B200 2 TB), host.memory_gbyte in either form and through --set, kept by
+// the explicit dump; out of range or misspelt is an error naming its pointer.
+TEST(ClusterFileTest, HostMemory) {
+  EXPECT_EQ(load_cluster({.cluster = "zionex"}).host_memory, sim::Bytes(1'500'000'000'000));
+  EXPECT_EQ(load_cluster({.cluster = "zion"}).host_memory, sim::Bytes(1'500'000'000'000));
+  EXPECT_EQ(load_cluster({.cluster = "hgx"}).host_memory, sim::Bytes(2'000'000'000'000));
+  EXPECT_EQ(load_cluster({.cluster = "hgx-b200"}).host_memory, sim::Bytes(2'000'000'000'000));
+  const LoadedCluster set =
+      load_cluster({.cluster = "zionex", .nodes = 2, .overrides = {"host.memory_gbyte=4000.5"}});
+  EXPECT_EQ(set.host_memory, sim::Bytes(4'000'500'000'000));
+  ASSERT_TRUE(set.spec.has_value());
+  EXPECT_EQ(set.spec->host_memory, set.host_memory);
+  std::ostringstream out;
+  write_cluster_json(out, set.topology, set.source, {}, "", set.communication, set.host_memory);
+  EXPECT_NE(out.str().find("\n  \"host\": {\"memory_gbyte\":4000.5},\n"), std::string::npos) << out.str().substr(0, 400);
+  EXPECT_EQ(parse_cluster(out.str(), "dump.json").host_memory, set.host_memory);
+  // An explicit graph without the key has ZionEX's.
+  std::ostringstream plain;
+  write_cluster_json(plain, build_cluster(preset_spec("zionex", 1)), "preset zionex");
+  nlohmann::json without = nlohmann::json::parse(plain.str());
+  without.erase("host");
+  EXPECT_EQ(parse_cluster(without.dump(), "g.json").host_memory, ClusterSpec{}.host_memory);
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "zionex", "host": {"memory_gbyte": 0, "memory_gb": 2}})",
+                      "c.json"),
+            "c.json: /host/memory_gbyte: expected a number in (0, 1000000), got 0\n"
+            "c.json: /host: unknown key 'memory_gb' (did you mean 'memory_gbyte'?)\n");
+  without["host"] = {{"memory_gbyte", -5}};
+  EXPECT_EQ(errors_of(without.dump(), "g.json"), "g.json: /host/memory_gbyte: expected a number in (0, 1000000), got -5\n");
 }
 
 TEST(ClusterFileTest, GoldenZionex2Nodes) {

@@ -117,12 +117,30 @@ ClusterSpec hgx() {
   s.host_pcie = LinkKind::kPcieGen5;
   // Assumption: 4 UPI 2.0 links at 16 GT/s, ~32 GB/s per direction each, between the sockets.
   s.upi_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(128);
+  // DGX H100: 2 TB of system memory (NVIDIA DGX H100 datasheet).
+  s.host_memory = sim::Bytes(2'000'000'000'000);
+  return s;
+}
+
+ClusterSpec hgx_b200() {
+  // DGX B200 (NVIDIA DGX B200 datasheet and user guide): 8 B200 GPUs on two
+  // NVSwitch chips, 14.4 TB/s of NVLink in all = 1.8 TB/s per GPU both ways,
+  // 900 GB/s per direction; 8 single-port ConnectX-7 at 400 Gb/s for the
+  // compute fabric; 2 x Xeon Platinum 8570; 2 TB of system memory (4 TB
+  // optional); PCIe Gen5. The rest as hgx().
+  ClusterSpec s = hgx();
+  s.preset = "hgx-b200";
+  s.gpu = "b200";
+  s.nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(900);
+  s.host_memory = sim::Bytes(2'000'000'000'000);
   return s;
 }
 
 constexpr PresetEntry kPresets[] = {
     {"hgx", "HGX H100-class: 8 GPUs on 450 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
      &hgx},
+    {"hgx-b200", "HGX B200-class: 8 B200 GPUs on 900 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
+     &hgx_b200},
     {"zion",
      "Zion: 8 x A100 on NVLink, no backend; scale-out via 4 x 100 Gb/s front-end NICs "
      "over TCP",

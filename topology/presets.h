@@ -136,6 +136,12 @@ struct ClusterSpec {
   sim::Duration upi_latency = sim::Duration::ns(100);
   /// 100 Gb/s front-end NIC per socket (ARCHITECTURE.md "hosts").
   sim::BytesPerSecond front_end_nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(100);
+  /// The server's host memory (DDR, all sockets together), where tables too
+  /// large for HBM live behind an HBM cache (the sharding planner keeps 90%
+  /// of it for tables): 1.5 TB per ZionEX node (ARCHITECTURE.md "host
+  /// memory", a default rather than a fact). Cluster-file key
+  /// host.memory_gbyte.
+  sim::Bytes host_memory = sim::Bytes(1'500'000'000'000);
 
   /// Assumption: 16 servers (128 GPUs, the paper's cluster) per rack switch.
   int nodes_per_rack = 16;

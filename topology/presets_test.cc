@@ -110,6 +110,34 @@ TEST(PresetsTest, HgxCountsMatchClosedForms) {
   }
 }
 
+// HGX B200 is the HGX server with DGX B200's GPUs, NVLink and memory: the
+// same devices and links as hgx, NVLink at 900 GB/s per direction.
+TEST(PresetsTest, HgxB200IsHgxWithBlackwellParts) {
+  const ClusterSpec h = preset_spec("hgx", 4);
+  const ClusterSpec b = preset_spec("hgx-b200", 4);
+  EXPECT_EQ(b.preset, "hgx-b200");
+  EXPECT_EQ(b.gpu, "b200");
+  EXPECT_EQ(b.nvlink_bandwidth.count(), 900'000'000'000);
+  EXPECT_EQ(b.nic_bandwidth, h.nic_bandwidth);
+  EXPECT_EQ(b.nic_bandwidth.count(), 50'000'000'000);
+  EXPECT_EQ(b.host_memory, sim::Bytes(2'000'000'000'000));
+  EXPECT_EQ(h.host_memory, sim::Bytes(2'000'000'000'000));
+  EXPECT_EQ(ClusterSpec{}.host_memory, sim::Bytes(1'500'000'000'000));
+  const Topology th = build_cluster(h);
+  const Topology tb = build_cluster(b);
+  EXPECT_EQ(tb.num_nodes(), th.num_nodes());
+  EXPECT_EQ(tb.num_links(), th.num_links());
+  const NodeId gpu = *tb.find("node3/gpu7");
+  const NodeId nvswitch = *tb.find("node3/nvswitch");
+  int nvlinks = 0;
+  for (LinkId l : tb.out_links(gpu)) {
+    if (tb.link(l).dst != nvswitch) continue;
+    ++nvlinks;
+    EXPECT_EQ(tb.link(l).bandwidth.count(), 900'000'000'000);
+  }
+  EXPECT_EQ(nvlinks, 1);
+}
+
 // Link parameters come from the cited defaults: 300 GB/s NVLink per GPU,
 // 25 GB/s RoCE NIC, x16 Gen4 at 31.5 GB/s (to the rounding of 128b/130b), a
 // 2 x16 tray uplink at 63 GB/s, and x16 Gen3 at 15.75 GB/s; names follow the
@@ -163,7 +191,7 @@ TEST(PresetsTest, RejectsBadInput) {
     preset_spec("zionx", 2);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("valid: hgx, zion, zionex"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("valid: hgx, hgx-b200, zion, zionex"), std::string::npos)
         << e.what();
   }
   ClusterSpec s;
@@ -177,9 +205,10 @@ TEST(PresetsTest, RejectsBadInput) {
     EXPECT_EQ(e.diagnostics().size(), 3u) << e.what();
   }
   const auto d = preset_descriptions();
-  ASSERT_EQ(d.size(), 3u);
+  ASSERT_EQ(d.size(), 4u);
   EXPECT_EQ(d[0].first, "hgx");
-  EXPECT_EQ(d[2].first, "zionex");
+  EXPECT_EQ(d[1].first, "hgx-b200");
+  EXPECT_EQ(d[3].first, "zionex");
 }
 
 // Bisection of the backend = N * 8 * 25 GB/s / (2 * oversubscription) once

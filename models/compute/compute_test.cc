@@ -32,13 +32,23 @@ TEST(DeviceProfileTest, BuiltInsCarryDatasheetPeaks) {
   const DeviceProfile h200 = builtin_device_profile("h200");
   EXPECT_EQ(h200.hbm_capacity, sim::Bytes::gib(141));
   EXPECT_EQ(h200.peak_flops(DataType::kFp8), 1978.9e12);
-  EXPECT_EQ(device_profile_descriptions().size(), 4u);
+  // B200 (HGX): dense datasheet peaks, the device query's memory and SMs.
+  const DeviceProfile b200 = builtin_device_profile("b200");
+  EXPECT_EQ(b200.peak_flops(DataType::kBf16), 2250e12);
+  EXPECT_EQ(b200.peak_flops(DataType::kFp16), 2250e12);
+  EXPECT_EQ(b200.peak_flops(DataType::kTf32), 1125e12);
+  EXPECT_EQ(b200.peak_flops(DataType::kFp8), 4500e12);
+  EXPECT_EQ(b200.peak_flops(DataType::kFp32), 75e12);
+  EXPECT_EQ(b200.hbm_bandwidth.count(), 7'672'000'000'000);
+  EXPECT_EQ(b200.hbm_capacity, sim::Bytes::gib(178));
+  EXPECT_EQ(b200.sm_count, 148);
+  EXPECT_EQ(device_profile_descriptions().size(), 5u);
   try {
     builtin_device_profile("h300");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--gpu: unknown GPU profile 'h300' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, "
+              "--gpu: unknown GPU profile 'h300' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, "
               "h100-sxm, h200, or the path of a .json profile");
   }
 }
@@ -71,7 +81,7 @@ TEST(DeviceProfileTest, FilesOverrideABaseAndReportEveryProblem) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "bad.json: /base: unknown value 'a100'; valid: a100-40gb, a100-80gb, h100-sxm, h200\n"
+              "bad.json: /base: unknown value 'a100'; valid: a100-40gb, a100-80gb, b200, h100-sxm, h200\n"
               "bad.json: /hbm/bandwidth_gbyte_per_s: expected a number in (0, 1000000), got 0\n"
               "bad.json: /efficiency/compute: expected a number in [0, 1], got 1.5\n"
               "bad.json: unknown key 'sm_cout' (did you mean 'sm_count'?)");
@@ -141,6 +151,16 @@ TEST(CostModelTest, EmbeddingForwardClosedForm) {
   const KernelCost c = embedding_forward_fused(p, s);
   EXPECT_EQ(c.hbm_bytes, gathered + streamed);
   EXPECT_NEAR(seconds(c), gathered / (1555e9 * 0.65) + streamed / (1555e9 * 0.836) + 3e-6, 1e-9);
+}
+
+// The same embedding forward on a B200 costs the A100's time scaled by the
+// HBM bandwidths (the efficiencies are the same assumption), launch aside.
+TEST(CostModelTest, EmbeddingForwardScalesWithHbmBandwidth) {
+  const EmbeddingShape s{.batch = 512, .tables = 512, .pooling = 15, .dim = 94};
+  const KernelCost a = embedding_forward_fused(a100(), s);
+  const KernelCost b = embedding_forward_fused(builtin_device_profile("b200"), s);
+  EXPECT_EQ(b.hbm_bytes, a.hbm_bytes);
+  EXPECT_NEAR((seconds(b) - 3e-6) / (seconds(a) - 3e-6), 1555.0 / 7672.0, 1e-6);
 }
 
 // Fusion never loses: the unfused forward pays a launch per table, and the

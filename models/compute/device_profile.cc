@@ -101,6 +101,44 @@ DeviceProfile hopper(std::string name, double hbm_gbyte_per_s, std::int64_t hbm_
   return p;
 }
 
+DeviceProfile blackwell(std::string name) {
+  DeviceProfile p;
+  p.name = std::move(name);
+  // HGX B200 (8 GPUs, NVIDIA HGX platform specifications): FP32 600 TF,
+  // TF32 18 PF, FP16/BF16 36 PF, FP8 72 PF, the tensor figures with
+  // sparsity; per GPU and dense (half): FP32 75 TF, TF32 1,125 TF, BF16/FP16
+  // 2,250 TF, FP8 4,500 TF (torchao's roofline table has the same 2.25e15
+  // bf16 and 4.5e15 fp8: pytorch/ao pull request 4002).
+  p.peak_fp32_flops = 75 * kTera;
+  p.peak_tf32_flops = 1125 * kTera;
+  p.peak_fp16_flops = 2250 * kTera;
+  p.peak_bf16_flops = 2250 * kTera;
+  p.peak_fp8_flops = 4500 * kTera;
+  // A B200's device query (pytorch/ao pull request 4002): 148 SMs, 178.35
+  // GiB of global memory, a 7,680-bit bus at 3,996 MHz (DDR): 7,672 GB/s.
+  // NVIDIA quotes 180 GB and 8 TB/s (DGX B200: 1,440 GB and 64 TB/s for 8);
+  // the bus width and clock give the peak a kernel can approach.
+  p.sm_count = 148;
+  // Assumption: NCCL's 16 channels on an 8-GPU, 8-NIC server, as on A100 and
+  // H100 (see a100() and hopper()).
+  p.communication_sms = 16;
+  p.hbm_capacity = sim::Bytes::gib(178);
+  p.hbm_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(7672);
+  // Assumption: A100's calibrated ZionEX efficiencies carry over until
+  // kernels_ref measurements on Blackwell replace them.
+  p.compute_efficiency = 0.705;
+  p.hbm_efficiency = 0.836;
+  p.embedding_hbm_efficiency = 0.65;
+  p.gemm_k_half = 64;
+  p.gemm_tile_m = 128;
+  p.gemm_tile_n = 128;
+  p.kernel_launch = sim::Duration::us(3);
+  // DGX B200's GPUs hang off PCIe Gen5 switches as DGX H100's (NVIDIA DGX
+  // B200 user guide): the same assumed ~50 GB/s pinned copies as hopper().
+  p.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(50);
+  return p;
+}
+
 struct BuiltIn {
   const char* name;
   const char* description;
@@ -116,6 +154,8 @@ const BuiltIn kBuiltIns[] = {
      [] { return hopper("h100-sxm", 3350, 80); }},
     {"h200", "NVIDIA H200 SXM 141GB: H100 compute, 4,800 GB/s HBM3e",
      [] { return hopper("h200", 4800, 141); }},
+    {"b200", "NVIDIA B200 (HGX) 180GB: 2,250 TF bf16, 4,500 TF fp8, 7,672 GB/s HBM3e",
+     [] { return blackwell("b200"); }},
 };
 
 std::vector<std::string> builtin_names() {

@@ -109,6 +109,7 @@ struct ShardingOptions {
   /// Tables smaller than this are replicated (data-parallel) by "auto".
   double data_parallel_max_bytes = 4.0 * 1024 * 1024;
   /// Host (DDR) memory per node for tables that do not fit in HBM; 0 disables.
+  /// whatif and plan take the cluster's (topology::ClusterSpec::host_memory).
   double host_memory_bytes_per_node = 1.5e12;  // ZionEX: 1.5 TB DDR per node (ARCHITECTURE.md)
   /// Share of host memory tables may use; the rest is the OS, the data
   /// loader and pinned staging buffers (assumption: 10%).
