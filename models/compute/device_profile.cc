@@ -69,9 +69,21 @@ DeviceProfile a100(std::string name, double hbm_gbyte_per_s, std::int64_t hbm_gi
   return p;
 }
 
+// A GPU after the A100 on a PCIe Gen5 host: A100's calibrated ZionEX
+// efficiencies, GEMM shape parameters and launch gap carry over
+// (assumption) until kernels_ref measurements on it replace them; NCCL's
+// 16 channels on an 8-GPU, 8-NIC server stay 16 SMs (on H100: the "Channel
+// NN/16" lines of an H100 cluster's NCCL log, NVIDIA/nccl issue 1453).
+DeviceProfile after_a100(std::string name, double hbm_gbyte_per_s, std::int64_t hbm_gib) {
+  DeviceProfile p = a100(std::move(name), hbm_gbyte_per_s, 0);
+  p.hbm_capacity = sim::Bytes::gib(hbm_gib);
+  // Assumption: PCIe Gen5 x16 (~63 GB/s raw), ~50 GB/s achieved pinned copies.
+  p.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(50);
+  return p;
+}
+
 DeviceProfile hopper(std::string name, double hbm_gbyte_per_s, std::int64_t hbm_gib) {
-  DeviceProfile p;
-  p.name = std::move(name);
+  DeviceProfile p = after_a100(std::move(name), hbm_gbyte_per_s, hbm_gib);
   // NVIDIA H100 Tensor Core GPU datasheet (SXM5): FP32 67 TF; TF32 494.7 TF,
   // BF16/FP16 989.4 TF, FP8 1,978.9 TF dense (half the sparsity figures);
   // 132 SMs. H200 (SXM) has the same compute with 141 GB HBM3e at 4.8 TB/s.
@@ -81,29 +93,17 @@ DeviceProfile hopper(std::string name, double hbm_gbyte_per_s, std::int64_t hbm_
   p.peak_bf16_flops = 989.4 * kTera;
   p.peak_fp8_flops = 1978.9 * kTera;
   p.sm_count = 132;
-  // NCCL on 8-GPU H100 servers with 8 NICs builds 16 channels (the
-  // "Channel NN/16" lines of an H100 cluster's NCCL log, NVIDIA/nccl issue
-  // 1453): 16 SMs, as on A100 (see a100()).
-  p.communication_sms = 16;
-  p.hbm_capacity = sim::Bytes::gib(hbm_gib);
-  p.hbm_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(hbm_gbyte_per_s);
-  // Assumption: A100's calibrated ZionEX efficiencies carry over until
-  // kernels_ref measurements on Hopper replace them.
-  p.compute_efficiency = 0.705;
-  p.hbm_efficiency = 0.836;
-  p.embedding_hbm_efficiency = 0.65;
-  p.gemm_k_half = 64;
-  p.gemm_tile_m = 128;
-  p.gemm_tile_n = 128;
-  p.kernel_launch = sim::Duration::us(3);
-  // Assumption: PCIe Gen5 x16 (~63 GB/s raw), ~50 GB/s achieved pinned copies.
-  p.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(50);
   return p;
 }
 
 DeviceProfile blackwell(std::string name) {
-  DeviceProfile p;
-  p.name = std::move(name);
+  // A B200's device query (pytorch/ao pull request 4002): 148 SMs, 178.35
+  // GiB of global memory, a 7,680-bit bus at 3,996 MHz (DDR): 7,672 GB/s.
+  // NVIDIA quotes 180 GB and 8 TB/s (DGX B200: 1,440 GB and 64 TB/s for 8);
+  // the bus width and clock give the peak a kernel can approach. DGX B200's
+  // GPUs hang off PCIe Gen5 switches as DGX H100's (NVIDIA DGX B200 user
+  // guide).
+  DeviceProfile p = after_a100(std::move(name), 7672, 178);
   // HGX B200 (8 GPUs, NVIDIA HGX platform specifications): FP32 600 TF,
   // TF32 18 PF, FP16/BF16 36 PF, FP8 72 PF, the tensor figures with
   // sparsity; per GPU and dense (half): FP32 75 TF, TF32 1,125 TF, BF16/FP16
@@ -114,28 +114,7 @@ DeviceProfile blackwell(std::string name) {
   p.peak_fp16_flops = 2250 * kTera;
   p.peak_bf16_flops = 2250 * kTera;
   p.peak_fp8_flops = 4500 * kTera;
-  // A B200's device query (pytorch/ao pull request 4002): 148 SMs, 178.35
-  // GiB of global memory, a 7,680-bit bus at 3,996 MHz (DDR): 7,672 GB/s.
-  // NVIDIA quotes 180 GB and 8 TB/s (DGX B200: 1,440 GB and 64 TB/s for 8);
-  // the bus width and clock give the peak a kernel can approach.
   p.sm_count = 148;
-  // Assumption: NCCL's 16 channels on an 8-GPU, 8-NIC server, as on A100 and
-  // H100 (see a100() and hopper()).
-  p.communication_sms = 16;
-  p.hbm_capacity = sim::Bytes::gib(178);
-  p.hbm_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(7672);
-  // Assumption: A100's calibrated ZionEX efficiencies carry over until
-  // kernels_ref measurements on Blackwell replace them.
-  p.compute_efficiency = 0.705;
-  p.hbm_efficiency = 0.836;
-  p.embedding_hbm_efficiency = 0.65;
-  p.gemm_k_half = 64;
-  p.gemm_tile_m = 128;
-  p.gemm_tile_n = 128;
-  p.kernel_launch = sim::Duration::us(3);
-  // DGX B200's GPUs hang off PCIe Gen5 switches as DGX H100's (NVIDIA DGX
-  // B200 user guide): the same assumed ~50 GB/s pinned copies as hopper().
-  p.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(50);
   return p;
 }
 
