@@ -2,12 +2,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -100,6 +102,25 @@ std::string version_line() {
   );
 }
 
+// The first word of `args` that looks like a long flag and is none of
+// `command`'s, with the nearest of them: CLI11 itself reports an unknown
+// flag only as "arguments were not expected", together with its value.
+std::optional<std::string> unknown_flag(const CLI::App& command, const std::vector<std::string>& args) {
+  std::vector<std::string> known;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) known.push_back("--" + name);
+  }
+  for (const std::string& arg : args) {
+    if (!arg.starts_with("--") || arg == "--") continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string message = fmt::format("{}: unknown flag '{}'", command.get_name(), name);
+    if (const auto guess = json::closest_match(name, known)) message += fmt::format(" (did you mean '{}'?)", *guess);
+    return message;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -147,6 +168,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       std::string message = fmt::format("unknown command '{}'", args.front());
       if (const auto guess = json::closest_match(args.front(), names)) message += fmt::format(" (did you mean '{}'?)", *guess);
       fmt::print(err, "zionsim: error: {}; one of: {}\n", message, fmt::join(names, ", "));
+    } else if (const auto flag = !chosen.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr
+                                     ? unknown_flag(*chosen.front(), args)
+                                     : std::nullopt) {
+      fmt::print(err, "zionsim: error: {}\n", *flag);
     } else {
       fmt::print(err, "zionsim: error: {}\n", e.what());
     }
