@@ -438,9 +438,27 @@ TEST(WhatIfSensitivityTest, OneResourceAtATime) {
   hbm.cluster.overrides.push_back("gpu.hbm.bandwidth_gbyte_per_s=3110");
   EXPECT_EQ(one(hbm, 2).fingerprint, all[3][0].fingerprint);
   EXPECT_LT(all[3][0].iteration_time_ms, all[0][0].iteration_time_ms);
-  // Without oversubscription there is no uplink variant.
+  // Without oversubscription there is no uplink variant, and with every
+  // table in HBM no host-memory one.
   EXPECT_EQ(sensitivity_variants(small_model(), 2).size(), 6u);
   EXPECT_THROW(sensitivity_variants(small_model(), 1), InputError);
+}
+
+// Where tables live in host memory (model F on 16 ZionEX nodes) or cannot
+// all be placed (on 8), --sensitivity also doubles the servers' host memory.
+TEST(WhatIfSensitivityTest, HostMemoryWhereTablesLiveThere) {
+  WhatIfOptions f;
+  f.model = "dlrm-f";
+  for (const std::vector<int>& nodes : {std::vector<int>{16}, std::vector<int>{8}}) {
+    f.nodes = nodes;
+    const std::vector<WhatIfVariant> variants = sensitivity_variants(f, 2);
+    ASSERT_EQ(variants.size(), 7u) << nodes.front();
+    EXPECT_EQ(variants.back().settings.front().second, "host.memory_gbyte=3000") << nodes.front();
+    EXPECT_EQ(variants.back().options.cluster.overrides.back(), "host.memory_gbyte=3000");
+  }
+  // 2 TB on an HGX server.
+  f.cluster.cluster = "hgx";
+  EXPECT_EQ(sensitivity_variants(f, 2).back().settings.front().second, "host.memory_gbyte=4000");
 }
 
 // Model F on 16 nodes keeps 57 of its 64 tables in host memory behind an
