@@ -732,8 +732,9 @@ std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, doubl
     add(s, {s});
   }
   // The servers' host memory, where the planner put tables at some size (or
-  // could not place them all): more of it keeps more tables whole in one
-  // node's memory (model F on 16 ZionEX nodes: 15.5 -> 9.4 ms with 4 TB).
+  // could not place them all): with more of it the planner keeps tables in
+  // one node's memory instead of spreading them row-wise over every GPU
+  // (model F on 16 ZionEX nodes: 15.5 -> 9.4 ms with 3 TB).
   const bool host_bound = std::any_of(base.nodes.begin(), base.nodes.end(), [&](int nodes) {
     const models::ShardingPlan plan = plan_whatif_size(base, nodes).plan;
     return !plan.fits || plan.host_memory_tables() > 0;
