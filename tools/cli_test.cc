@@ -300,6 +300,30 @@ TEST(CliTest, PlanOfModelAMatchesClosedForms) {
 }
 
 // The plan reports the host memory it placed tables against: the
+// collective --vary cluster=...: a column per cluster; a ring all-reduce
+// inside one server is bound by NVLink, 300 GB/s per direction on ZionEX
+// and 900 on HGX B200, so B200's takes about a third of the time (a little
+// less: its reductions also run on faster HBM).
+TEST(CliTest, CollectiveVariesTheCluster) {
+  const Result r = run({"collective", "--algo", "ring", "-b", "256M", "-e", "256M", "--vary",
+                        "cluster=zionex,hgx-b200", "--format", "csv"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const auto rows = csv_records(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_EQ(rows[0].at("cluster"), "zionex");
+  EXPECT_EQ(rows[1].at("cluster"), "hgx-b200");
+  const double ratio = std::stod(rows[1].at("time_us")) / std::stod(rows[0].at("time_us"));
+  EXPECT_GT(ratio, 0.28) << r.out;
+  EXPECT_LT(ratio, 0.36) << r.out;
+  const Result table = run({"collective", "--algo", "ring", "-b", "1K", "-e", "1K", "--vary", "cluster=zionex,hgx-b200"});
+  ASSERT_EQ(table.status, kExitOk) << table.err;
+  EXPECT_TRUE(contains(table.out, "all_reduce on the ranks and cluster of each variant, fp32")) << table.out;
+  EXPECT_TRUE(contains(table.out, "ring cluster=hgx-b200")) << table.out;
+  const Result both = run({"collective", "--cluster", "hgx", "--vary", "cluster=zionex,hgx-b200"});
+  EXPECT_EQ(both.status, kExitBadInput);
+  EXPECT_TRUE(contains(both.err, "--vary: cluster: give --cluster or --vary cluster=..., not both")) << both.err;
+}
+
 // cluster's, 90% of it usable, in the table and in JSON.
 TEST(CliTest, PlanUsesTheClustersHostMemory) {
   const Result table = run({"plan", "--model", "dlrm-f", "--nodes", "8", "--set", "host.memory_gbyte=4000"});
@@ -461,7 +485,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' for all_reduce (did you mean 'ring'?)"},
       {{"collective", "-b", "1X"}, "--min-bytes: expected a size such as 8, 64K, 1M or 1G, got '1X'"},
       {{"collective", "--ranks", "99"}, "--ranks: expected 1 to 8 ranks, got 99"},
-      {{"collective", "--vary", "nics=1,2"}, "--vary: nics: unknown knob 'nics'; valid: nodes, gpu, nic-gbit"},
+      {{"collective", "--vary", "nics=1,2"}, "--vary: nics: unknown knob 'nics'; valid: nodes, cluster, gpu, nic-gbit"},
       {{"collective", "--nodes", "2", "--vary", "nodes=1,2"}, "give --nodes or --vary nodes=..., not both"},
       {{"collective", "--vary", "nodes=1,0"}, "--vary: nodes: expected an integer in [1, 8192], got '0'"},
       {{"collective", "--vary", "nodes=1,2", "--ranks", "12"},

@@ -62,6 +62,7 @@ struct Flags {
   std::string gpu;
   std::string profile;
   std::vector<std::string> vary;
+  bool cluster_given = false;  // --cluster on the command line (not with --vary cluster=...)
   int threads = 0;  // rows simulated in parallel; 0: one per core
   std::string plot;
 };
@@ -75,8 +76,8 @@ struct Variant {
 
 // The knobs collective --vary takes besides the cluster's.
 constexpr const char* kVaryKnobs =
-    "nodes, gpu, nic-gbit, oversubscription, degrade (none, or link and device parts joined by +), or a cluster key "
-    "as --set takes it";
+    "nodes, cluster, gpu, nic-gbit, oversubscription, degrade (none, or link and device parts joined by +), or a "
+    "cluster key as --set takes it";
 
 std::vector<Variant> variants_of(const topology::ClusterRequest& request, const Flags& f) {
   std::vector<Variation> variations;
@@ -88,6 +89,11 @@ std::vector<Variant> variants_of(const topology::ClusterRequest& request, const 
       } else if (v.key == "nodes") {
         if (request.nodes) throw InputError(Diagnostic{"--vary", v.key, "give --nodes or --vary nodes=..., not both"});
         variation_integer(v.key, value, 1, 8192);
+      } else if (v.key == "cluster") {
+        if (f.cluster_given) {
+          throw InputError(Diagnostic{"--vary", v.key, "give --cluster or --vary cluster=..., not both"});
+        }
+        check_cluster_knob(v.key, value);
       } else if (v.key == "gpu") {
         if (!f.gpu.empty()) throw InputError(Diagnostic{"--vary", v.key, "give --gpu or --vary gpu=..., not both"});
       } else if (topology::ClusterRequest parts; apply_degrade_knob(v.key, value, parts)) {
@@ -115,6 +121,8 @@ std::vector<Variant> variants_of(const topology::ClusterRequest& request, const 
         v.request.overrides.push_back(*set);
       } else if (key == "nodes") {
         v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
+      } else if (key == "cluster") {
+        v.request.cluster = value;
       } else if (apply_degrade_knob(key, value, v.request)) {
       } else {
         v.gpu = value;
@@ -219,6 +227,8 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   if (!(f.step_factor > 1)) throw InputError(Diagnostic{"--step-factor", "", "expected a factor > 1"});
   const std::vector<Variant> variants = variants_of(base_request, f);
   const bool varied = !variants.front().settings.empty();
+  const bool cluster_varied = std::any_of(variants.front().settings.begin(), variants.front().settings.end(),
+                                          [](const auto& setting) { return setting.first == "cluster"; });
 
   std::vector<std::string> algorithms = f.algorithms;
   if (algorithms.empty()) algorithms.push_back(*kind == coll::CollectiveKind::kAllToAll ? "direct" : "ring");
@@ -393,10 +403,14 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   }
   std::vector<std::size_t> widths;
   for (const std::string& l : labels) widths.push_back(std::max<std::size_t>(33, l.size()));
-  fmt::print(out, "# zionsim collective: {} on {} of {}, {}{}, fidelity {}\n", f.op,
-             varied ? std::string("the ranks of each variant") : fmt::format("{} ranks", setups.front().ranks),
-             setups.front().cluster.source, f.dtype, wire ? fmt::format(" (on the wire: {})", f.quantize) : "",
-             f.fidelity);
+  const std::string where =
+      cluster_varied ? std::string("the ranks and cluster of each variant")
+                     : fmt::format("{} of {}",
+                                   varied ? std::string("the ranks of each variant")
+                                          : fmt::format("{} ranks", setups.front().ranks),
+                                   setups.front().cluster.source);
+  fmt::print(out, "# zionsim collective: {} on {}, {}{}, fidelity {}\n", f.op, where, f.dtype,
+             wire ? fmt::format(" (on the wire: {})", f.quantize) : "", f.fidelity);
   fmt::print(out, "#\n# {:>12} {:>12} {:>6}", "size", "count", "type");
   for (std::size_t c = 0; c < labels.size(); ++c) fmt::print(out, " | {:^{}}", labels[c], widths[c]);
   fmt::print(out, "\n# {:>12} {:>12} {:>6}", "(B)", "(elements)", "");
@@ -496,7 +510,8 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
                               kVaryKnobs))
       ->option_text("KEY=V1,V2,...")
       ->take_all();
-  cmd->parse_complete_callback([request, sources, f, action = context.action] {
+  cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
+    f->cluster_given = cmd->count("--cluster") > 0;
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
   });
 }

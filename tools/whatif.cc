@@ -28,8 +28,7 @@
 #include "tools/memory_estimate.h"
 #include "tools/commands.h"
 #include "tools/plan_search.h"
-#include "topology/cluster_file.h"
-#include "topology/presets.h"
+#include "tools/cluster_options.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -585,15 +584,7 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
     o.cluster.overrides.push_back(*set);  // a cluster key is checked when the cluster loads
   } else if (apply_degrade_knob(key, value, o.cluster)) {
   } else if (key == "cluster") {
-    if (!topology::is_cluster_path(value)) {
-      std::vector<std::string> names;
-      for (const auto& [name, what] : topology::preset_descriptions()) names.push_back(name);
-      if (std::find(names.begin(), names.end(), value) == names.end()) {
-        throw InputError(Diagnostic{"--vary", key,
-                                    fmt::format("unknown cluster '{}'; valid: {}, or the path of a .json cluster file",
-                                                value, fmt::join(names, ", "))});
-      }
-    }
+    check_cluster_knob(key, value);
     o.cluster.cluster = value;
   } else if (key == "gpu") {
     o.gpu = value;
