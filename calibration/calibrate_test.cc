@@ -200,7 +200,7 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
   EXPECT_EQ(error_of(text, CalibrationOptions{.holdout_every = 1}),
             "calibration: options: expected holdout_every 0 (none) or >= 2, got 1");
   EXPECT_EQ(error_of(text, CalibrationOptions{.base_profile = "h300"}),
-            "--base: unknown GPU profile 'h300' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, h100-sxm, h200");
+            "--base: unknown GPU profile 'h300' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, gb200, h100-sxm, h200");
 }
 
 }  // namespace

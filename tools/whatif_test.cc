@@ -70,9 +70,29 @@ TEST(WhatIfTest, VaryCluster) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--vary: cluster: unknown cluster 'hgx-h200'; valid: hgx, hgx-b200, zion, zionex, or the path of a "
+              "--vary: cluster: unknown cluster 'hgx-h200'; valid: gb200-nvl72, hgx, hgx-b200, zion, zionex, or the path of a "
               ".json cluster file");
   }
+}
+
+// The same 72 GPUs as one GB200 NVL72 rack or as nine HGX B200 servers:
+// in the rack the embedding all-to-all stays on NVLink (900 GB/s per GPU)
+// instead of 400 Gb/s NICs, so it hides behind compute, and the iteration
+// takes well under half the time.
+TEST(WhatIfTest, Nvl72RackKeepsTheAllToAllOnNvlink) {
+  WhatIfOptions rack = small_model();
+  rack.cluster.cluster = "gb200-nvl72";
+  WhatIfOptions servers = small_model();
+  servers.cluster.cluster = "hgx-b200";
+  const WhatIfPoint r = one(rack, 1);
+  const WhatIfPoint h = one(servers, 9);
+  ASSERT_TRUE(r.fits && h.fits) << r.reason << h.reason;
+  EXPECT_EQ(r.gpus, 72);
+  EXPECT_EQ(h.gpus, 72);
+  EXPECT_EQ(r.gpu, "gb200");
+  EXPECT_LT(r.iteration_time_ms, 0.5 * h.iteration_time_ms) << r.iteration_time_ms << " " << h.iteration_time_ms;
+  EXPECT_LT(r.breakdown.exposed_all_to_all_ms, 0.1 * h.breakdown.exposed_all_to_all_ms);
+  EXPECT_NE(h.bottleneck.find("exposed all-to-all"), std::string::npos) << h.bottleneck;
 }
 
 TEST(WhatIfTest, FasterPartsNeverSlowDown) {

@@ -143,7 +143,13 @@ ClusterSpec read_spec(ObjectReader& root) {
     o->finish();
   }
   if (auto o = root.object("host")) {
-    o->read_int("cpus_per_node", s.cpus_per_node, IntRange{1, 16});
+    o->read_int("cpus_per_node", s.cpus_per_node, IntRange{1, 72});
+    o->read_int("cpus_per_host", s.cpus_per_host, IntRange{0, 72});
+    std::string attach;
+    if (o->read_enum("attach", attach, {"nvlink_c2c", "pcie_switch"})) {
+      s.host_attach = attach == "nvlink_c2c" ? HostAttach::kNvlinkC2c : HostAttach::kPcieSwitch;
+    }
+    read_gbyte(*o, "c2c_bandwidth_gbyte_per_s", s.c2c_bandwidth);
     read_gbyte(*o, "upi_bandwidth_gbyte_per_s", s.upi_bandwidth);
     read_latency(*o, "upi_latency_ns", s.upi_latency);
     read_efficiency(*o, "upi_efficiency", s.upi_efficiency);
@@ -165,6 +171,29 @@ ClusterSpec read_spec(ObjectReader& root) {
   return s;
 }
 
+// validate() of a spec read from a file: its problems (the ones between
+// fields, which the readers cannot see one key at a time) at the file and
+// the JSON pointer of the field.
+void validate_read_spec(const ClusterSpec& spec, const std::string& source) {
+  static const std::map<std::string, std::string, std::less<>> kPointers = {
+      {"cpus_per_host", "/host/cpus_per_host"},
+      {"cpus_per_node", "/host/cpus_per_node"},
+      {"gpus_per_node", "/gpus_per_node"},
+      {"gpus_per_pcie_switch", "/pcie/gpus_per_switch"},
+      {"nodes", "/nodes"},
+  };
+  try {
+    validate(spec);
+  } catch (const InputError& e) {
+    std::vector<Diagnostic> remapped;
+    for (const Diagnostic& d : e.diagnostics()) {
+      const auto it = kPointers.find(d.location);
+      remapped.push_back(Diagnostic{source, it != kPointers.end() ? it->second : "/" + d.location, d.message});
+    }
+    throw InputError(std::move(remapped));
+  }
+}
+
 // --- explicit graph -----------------------------------------------------------
 
 std::vector<std::string> enum_names(auto first, auto last, auto to_name) {
@@ -184,7 +213,7 @@ Topology read_graph(ObjectReader& root, ArrayReader nodes, jr::Diagnostics& diag
   const std::vector<std::string> tiers = enum_names(
       SwitchTier::kNone, SwitchTier::kFrontEnd, [](SwitchTier k) { return std::string(to_string(k)); });
   const std::vector<std::string> link_kinds = enum_names(
-      LinkKind::kNvlink, LinkKind::kTcpFrontEnd, [](LinkKind k) { return std::string(to_string(k)); });
+      LinkKind::kNvlink, LinkKind::kNvlinkC2c, [](LinkKind k) { return std::string(to_string(k)); });
 
   std::map<std::string, std::size_t, std::less<>> by_name;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -352,7 +381,7 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
   root.finish();
   doc.throw_if_errors();
   if (nodes_override) spec.nodes = *nodes_override;
-  validate(spec);
+  validate_read_spec(spec, diagnostics.source());
   LoadedCluster loaded{build_cluster(spec), spec, diagnostics.source()};
   loaded.gpu = spec.gpu;
   loaded.communication = spec.communication;

@@ -114,7 +114,7 @@ TEST(ClusterFileTest, BadRequestsNameTheFlag) {
     return std::string("(no error)");
   };
   EXPECT_EQ(message({.cluster = "zionx"}),
-            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: hgx, hgx-b200, zion, zionex, "
+            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: gb200-nvl72, hgx, hgx-b200, zion, zionex, "
             "or the path of a .json cluster file");
   EXPECT_EQ(message({.cluster = "zionex", .nodes = 0}), "--nodes: expected an integer in [1, 8192], got 0");
   EXPECT_EQ(message({.cluster = "zionex", .overrides = {"fabric"}}), "--set: expected KEY=VALUE, got 'fabric'");
@@ -238,6 +238,38 @@ TEST(ClusterFileTest, HostMemory) {
             "c.json: /host: unknown key 'memory_gb' (did you mean 'memory_gbyte'?)\n");
   without["host"] = {{"memory_gbyte", -5}};
   EXPECT_EQ(errors_of(without.dump(), "g.json"), "g.json: /host/memory_gbyte: expected a number in (0, 1000000), got -5\n");
+}
+
+// The host layout keys: how GPUs attach (host.attach), the C2C rate and the
+// socket groups, through --set as in a file; a layout the sockets cannot
+// carry is an error at the file and pointer of the field.
+TEST(ClusterFileTest, SuperchipHostKeys) {
+  const LoadedCluster gb = load_cluster({.cluster = "gb200-nvl72"});
+  ASSERT_TRUE(gb.spec.has_value());
+  EXPECT_EQ(gb.spec->host_attach, HostAttach::kNvlinkC2c);
+  EXPECT_EQ(gb.host_memory, sim::Bytes(17'280'000'000'000));
+  EXPECT_EQ(gb.gpu, "gb200");
+  const LoadedCluster set = load_cluster(
+      {.cluster = "zionex",
+       .overrides = {"host.attach=nvlink_c2c", "host.cpus_per_node=8", "host.cpus_per_host=4",
+                     "host.c2c_bandwidth_gbyte_per_s=100"}});
+  ASSERT_TRUE(set.spec.has_value());
+  EXPECT_EQ(set.spec->host_attach, HostAttach::kNvlinkC2c);
+  EXPECT_EQ(set.spec->cpus_per_host, 4);
+  EXPECT_EQ(set.spec->c2c_bandwidth.count(), 100'000'000'000);
+  int c2c = 0;
+  for (std::uint32_t i = 0; i < set.topology.num_links(); ++i) {
+    c2c += set.topology.link(LinkId{i}).kind == LinkKind::kNvlinkC2c ? 1 : 0;
+  }
+  EXPECT_EQ(c2c, 16 + 2 * 6 * 2);  // a C2C link each way per GPU; two hosts of 4 sockets, 6 pairs each
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "gb200-nvl72",
+                         "host": {"cpus_per_node": 5, "attach": "c2c"}})",
+                      "g.json"),
+            "g.json: /host/attach: unknown value 'c2c'; valid: nvlink_c2c, pcie_switch\n");
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "gb200-nvl72", "host": {"cpus_per_node": 5}})", "g.json"),
+            "g.json: /host/cpus_per_host: expected 0 (all sockets) or a divisor of cpus_per_node (5), got 2\n"
+            "g.json: /host/cpus_per_node: with GPUs on NVLink-C2C every socket carries as many GPUs: expected a "
+            "divisor of gpus_per_node (72), got 5\n");
 }
 
 TEST(ClusterFileTest, GoldenZionex2Nodes) {

@@ -48,6 +48,17 @@ void validate(const ClusterSpec& s) {
        fmt::format("expected >= 1, got {}", s.gpus_per_pcie_switch));
   need(s.cpus_per_node >= 1, "cpus_per_node",
        fmt::format("expected >= 1, got {}", s.cpus_per_node));
+  need(s.cpus_per_host >= 0 && s.cpus_per_host <= s.cpus_per_node &&
+           (s.cpus_per_host == 0 || s.cpus_per_node % s.cpus_per_host == 0),
+       "cpus_per_host",
+       fmt::format("expected 0 (all sockets) or a divisor of cpus_per_node ({}), got {}", s.cpus_per_node,
+                   s.cpus_per_host));
+  if (s.host_attach == HostAttach::kNvlinkC2c) {
+    need(s.cpus_per_node >= 1 && s.gpus_per_node % s.cpus_per_node == 0, "cpus_per_node",
+         fmt::format("with GPUs on NVLink-C2C every socket carries as many GPUs: expected a divisor of "
+                     "gpus_per_node ({}), got {}",
+                     s.gpus_per_node, s.cpus_per_node));
+  }
   need(s.nodes_per_rack >= 1, "nodes_per_rack",
        fmt::format("expected >= 1, got {}", s.nodes_per_rack));
   need(s.spines >= 0, "spines", fmt::format("expected >= 0 (0 derives), got {}", s.spines));
@@ -81,6 +92,16 @@ void validate(const ClusterSpec& s) {
          fmt::format("expected a latency >= 0, got {}", lat.to_string()));
   }
   if (!errors.empty()) throw InputError(std::move(errors));
+}
+
+std::string_view to_string(HostAttach attach) {
+  switch (attach) {
+    case HostAttach::kPcieSwitch:
+      return "pcie_switch";
+    case HostAttach::kNvlinkC2c:
+      return "nvlink_c2c";
+  }
+  return "unknown";
 }
 
 namespace {
@@ -136,7 +157,50 @@ ClusterSpec hgx_b200() {
   return s;
 }
 
+ClusterSpec gb200_nvl72() {
+  // GB200 NVL72 (NVIDIA's GB200 NVL72 figures; the GB200 system description
+  // of MLCommons inference v6.1, Crusoe): one rack is one NVLink domain of
+  // 72 Blackwell GPUs on NVLink 5, 1.8 TB/s per GPU both ways = 900 GB/s per
+  // direction (130 TB/s for 72), through 9 NVLink switch trays, modelled as
+  // one non-blocking domain node like every NVSwitch. 36 GB200 superchips,
+  // each one Grace and two GPUs on NVLink-C2C (900 GB/s both ways per
+  // superchip); two superchips per compute tray, one OS over both Graces
+  // (144 cores a tray), with four ConnectX-7 NICs (one per GPU) at 400 Gb/s.
+  // Here a node is a rack.
+  ClusterSpec s;
+  s.preset = "gb200-nvl72";
+  s.gpu = "gb200";
+  s.gpus_per_node = 72;
+  s.nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(900);
+  s.host_attach = HostAttach::kNvlinkC2c;
+  s.cpus_per_node = 36;
+  s.cpus_per_host = 2;
+  // Assumption: the superchip's 900 GB/s (450 per direction) of C2C is split
+  // evenly between its two GPUs: 225 GB/s per GPU per direction.
+  s.c2c_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(225);
+  // Assumption: a tray's two Graces are joined by NVLink-C2C as the two of a
+  // Grace CPU Superchip are: 900 GB/s both ways, 450 per direction.
+  s.upi_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(450);
+  // ConnectX-7 is a PCIe Gen5 x16 device (NVIDIA ConnectX-7 user manual);
+  // Grace's own I/O is PCIe Gen5 too (its front-end NIC).
+  s.device_pcie = LinkKind::kPcieGen5;
+  s.host_pcie = LinkKind::kPcieGen5;
+  s.nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(400);
+  // Assumption: one BlueField-3 at 400 Gb/s per Grace for the front end
+  // (the trays' north-south DPUs).
+  s.front_end_nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(400);
+  // Up to 17 TB of LPDDR5X per rack: 480 GB per Grace (NVIDIA GB200 NVL72).
+  s.host_memory = sim::Bytes(36LL * 480'000'000'000);
+  // One rack switch stage over the racks' NICs as for the other presets
+  // (16 racks, 1,152 NICs, to a leaf); spines derive one per NIC of a rack.
+  return s;
+}
+
 constexpr PresetEntry kPresets[] = {
+    {"gb200-nvl72",
+     "GB200 NVL72 rack as one node: 72 Blackwell GPUs on 900 GB/s NVLink, 36 Grace CPUs on NVLink-C2C, "
+     "400 Gb/s NIC per GPU",
+     &gb200_nvl72},
     {"hgx", "HGX H100-class: 8 GPUs on 450 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
      &hgx},
     {"hgx-b200", "HGX B200-class: 8 B200 GPUs on 900 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
@@ -263,7 +327,11 @@ Topology build_cluster(const ClusterSpec& s) {
   const LinkSpec device_link = pcie(s.device_pcie, s.device_pcie_lanes);
   const LinkSpec tray_link = pcie(s.device_pcie, s.tray_uplink_lanes);
   const LinkSpec host_link = pcie(s.host_pcie, s.host_pcie_lanes);
-  const LinkSpec upi{.kind = LinkKind::kUpi,
+  const LinkSpec c2c{.kind = LinkKind::kNvlinkC2c,
+                     .bandwidth = s.c2c_bandwidth,
+                     .latency = s.nvlink_latency,
+                     .efficiency = s.nvlink_efficiency};
+  const LinkSpec upi{.kind = s.host_attach == HostAttach::kNvlinkC2c ? LinkKind::kNvlinkC2c : LinkKind::kUpi,
                      .bandwidth = s.upi_bandwidth,
                      .latency = s.upi_latency,
                      .efficiency = s.upi_efficiency};
@@ -286,47 +354,66 @@ Topology build_cluster(const ClusterSpec& s) {
       const NodeId nvswitch = add(NodeKind::kNvSwitch, "nvswitch", 0);
       for (NodeId g : gpus) b.add_cable(g, nvswitch, nvlink);
     }
-    std::vector<NodeId> gpu_trays, nic_trays;
-    for (int t = 0; t < trays; ++t) {
-      gpu_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t));
-    }
-    for (int g = 0; g < s.gpus_per_node; ++g) {
-      b.add_cable(gpus[static_cast<std::size_t>(g)],
-                  gpu_trays[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)], device_link);
-    }
-    if (s.backend_network) {
-      for (int t = 0; t < trays; ++t) {
-        nic_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_nic{}", t), trays + t));
-        b.add_cable(gpu_trays[static_cast<std::size_t>(t)], nic_trays.back(), tray_link);
-      }
-      auto& nics = backend_nics.emplace_back();
-      for (int i = 0; i < s.gpus_per_node; ++i) {
-        nics.push_back(add(NodeKind::kNic, fmt::format("nic{}", i), i));
-        b.add_cable(nics.back(), nic_trays[static_cast<std::size_t>(i / s.gpus_per_pcie_switch)],
-                    device_link);
-      }
-    }
-    // Every GPU tray has its own x16 link up to a socket: with as many
-    // sockets as trays or more (ZionEX: 4 and 4), socket c takes tray
-    // c mod trays; with fewer, consecutive trays share a socket (DGX H100:
-    // 2 sockets, GPUs 0-3 on the first, 4-7 on the second, as `nvidia-smi
-    // topo -m` there gives their NUMA affinity), so that no GPU is cut off
-    // from the host.
     std::vector<NodeId> cpus;
-    for (int c = 0; c < s.cpus_per_node; ++c) {
-      cpus.push_back(add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
-      if (s.cpus_per_node >= trays) {
-        b.add_cable(cpus.back(), gpu_trays[static_cast<std::size_t>(c % trays)], host_link);
+    if (s.host_attach == HostAttach::kNvlinkC2c) {
+      // Superchips: socket c carries GPUs [c * per, (c + 1) * per) on C2C
+      // links and their NICs on PCIe (see HostAttach).
+      const int per = s.gpus_per_node / s.cpus_per_node;
+      std::vector<NodeId> nics;
+      if (s.backend_network) {
+        for (int i = 0; i < s.gpus_per_node; ++i) nics.push_back(add(NodeKind::kNic, fmt::format("nic{}", i), i));
       }
-    }
-    if (s.cpus_per_node < trays) {
+      for (int c = 0; c < s.cpus_per_node; ++c) cpus.push_back(add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
+      for (int g = 0; g < s.gpus_per_node; ++g) {
+        const NodeId cpu = cpus[static_cast<std::size_t>(g / per)];
+        b.add_cable(gpus[static_cast<std::size_t>(g)], cpu, c2c);
+        if (s.backend_network) b.add_cable(nics[static_cast<std::size_t>(g)], cpu, device_link);
+      }
+      if (s.backend_network) backend_nics.push_back(std::move(nics));
+    } else {
+      std::vector<NodeId> gpu_trays, nic_trays;
       for (int t = 0; t < trays; ++t) {
-        b.add_cable(cpus[static_cast<std::size_t>(t * s.cpus_per_node / trays)],
-                    gpu_trays[static_cast<std::size_t>(t)], host_link);
+        gpu_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t));
+      }
+      for (int g = 0; g < s.gpus_per_node; ++g) {
+        b.add_cable(gpus[static_cast<std::size_t>(g)],
+                    gpu_trays[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)], device_link);
+      }
+      if (s.backend_network) {
+        for (int t = 0; t < trays; ++t) {
+          nic_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_nic{}", t), trays + t));
+          b.add_cable(gpu_trays[static_cast<std::size_t>(t)], nic_trays.back(), tray_link);
+        }
+        auto& nics = backend_nics.emplace_back();
+        for (int i = 0; i < s.gpus_per_node; ++i) {
+          nics.push_back(add(NodeKind::kNic, fmt::format("nic{}", i), i));
+          b.add_cable(nics.back(), nic_trays[static_cast<std::size_t>(i / s.gpus_per_pcie_switch)],
+                      device_link);
+        }
+      }
+      // Every GPU tray has its own x16 link up to a socket: with as many
+      // sockets as trays or more (ZionEX: 4 and 4), socket c takes tray
+      // c mod trays; with fewer, consecutive trays share a socket (DGX H100:
+      // 2 sockets, GPUs 0-3 on the first, 4-7 on the second, as `nvidia-smi
+      // topo -m` there gives their NUMA affinity), so that no GPU is cut off
+      // from the host.
+      for (int c = 0; c < s.cpus_per_node; ++c) {
+        cpus.push_back(add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
+        if (s.cpus_per_node >= trays) {
+          b.add_cable(cpus.back(), gpu_trays[static_cast<std::size_t>(c % trays)], host_link);
+        }
+      }
+      if (s.cpus_per_node < trays) {
+        for (int t = 0; t < trays; ++t) {
+          b.add_cable(cpus[static_cast<std::size_t>(t * s.cpus_per_node / trays)],
+                      gpu_trays[static_cast<std::size_t>(t)], host_link);
+        }
       }
     }
+    // Sockets of one host are fully linked; hosts of one server are not.
+    const std::size_t host = s.cpus_per_host > 0 ? static_cast<std::size_t>(s.cpus_per_host) : cpus.size();
     for (std::size_t a = 0; a < cpus.size(); ++a) {
-      for (std::size_t c = a + 1; c < cpus.size(); ++c) b.add_cable(cpus[a], cpus[c], upi);
+      for (std::size_t c = a + 1; c < cpus.size() && c / host == a / host; ++c) b.add_cable(cpus[a], cpus[c], upi);
     }
     auto& fe = front_end_nics.emplace_back();
     for (int c = 0; c < s.cpus_per_node; ++c) {

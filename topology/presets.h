@@ -33,6 +33,7 @@
 #ifndef ZIONSIM_TOPOLOGY_PRESETS_H_
 #define ZIONSIM_TOPOLOGY_PRESETS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,21 @@ struct CommunicationLatencies {
 /// 8, 16, 32 GT/s per lane): Gen3 x16 ~15.75 GB/s, Gen4 x16 ~31.5, Gen5 x16 ~63.
 sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes);
 
+/// How a server's GPUs reach its CPU sockets and its backend NICs.
+enum class HostAttach : std::uint8_t {
+  /// Through PCIe switch trays (ZionEX, HGX): every tray switch takes
+  /// gpus_per_pcie_switch GPUs, links to a NIC-tray switch holding as many
+  /// NICs, and up to a socket.
+  kPcieSwitch,
+  /// Superchips (GB200): every socket carries gpus_per_node / cpus_per_node
+  /// GPUs on NVLink-C2C links of its own and the backend NICs of those GPUs
+  /// on its PCIe lanes, so a GPU reaches its NIC over C2C and through the
+  /// CPU, as GPUDirect RDMA does on Grace Hopper (the NIC on Grace's PCIe).
+  kNvlinkC2c,
+};
+
+std::string_view to_string(HostAttach attach);
+
 struct ClusterSpec {
   /// Informational: which preset this spec came from ("zionex", "zion", "hgx", or custom).
   std::string preset = "zionex";
@@ -129,8 +145,20 @@ struct ClusterSpec {
 
   /// 4 sockets fully connected by UPI (ARCHITECTURE.md "hosts").
   int cpus_per_node = 4;
-  /// Assumption: two UPI links per socket pair at 10.4 GT/s, 20.8 GB/s per
-  /// direction each (Intel 3rd-gen Xeon "Cooper Lake" 4-socket topology).
+  /// How GPUs reach the sockets (see HostAttach).
+  HostAttach host_attach = HostAttach::kPcieSwitch;
+  /// kNvlinkC2c: each GPU's NVLink-C2C link to its socket, per direction.
+  /// Unused with kPcieSwitch; the gb200-nvl72 preset sets it. Latency and
+  /// protocol efficiency are NVLink's (nvlink_latency, nvlink_efficiency).
+  sim::BytesPerSecond c2c_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(225);
+  /// Sockets are linked to each other (upi_* below) in consecutive groups of
+  /// this many, one host (one OS image) each: a GB200 compute tray's two
+  /// Graces. 0 links every socket of the server (ZionEX: 4, DGX: 2).
+  int cpus_per_host = 0;
+  /// Socket-to-socket link per direction (UPI; NVLink-C2C between the
+  /// Graces of a kNvlinkC2c host). Assumption: two UPI links per socket
+  /// pair at 10.4 GT/s, 20.8 GB/s per direction each (Intel 3rd-gen Xeon
+  /// "Cooper Lake" 4-socket topology).
   sim::BytesPerSecond upi_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(41.6);
   /// Assumption: ~100 ns per socket hop.
   sim::Duration upi_latency = sim::Duration::ns(100);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "topology/router.h"
 #include "topology/summary.h"
 
 namespace zx::topology {
@@ -138,6 +139,97 @@ TEST(PresetsTest, HgxB200IsHgxWithBlackwellParts) {
   EXPECT_EQ(nvlinks, 1);
 }
 
+// GB200 NVL72 with N racks (a node is a rack; 16 per rack switch; derived
+// spines: 72 backend, 36 front-end):
+//   GPUs 72N, NVSwitch N, no PCIe switches, CPUs 36N, NICs 108N (72 RoCE +
+//   36 front-end). Directed links: NVLink 144N; NVLink-C2C 180N (every GPU
+//   to its Grace 144N, the two Graces of each of 18 trays 36N); Gen5 216N
+//   (NIC to Grace 144N, front-end NIC 72N); RoCE 144N + (R > 1 ? 144R : 0);
+//   TCP 72N + (R > 1 ? 72R : 0).
+TEST(PresetsTest, Gb200Nvl72CountsMatchClosedForms) {
+  for (int n : {1, 2, 17}) {
+    const Topology t = build_cluster(preset_spec("gb200-nvl72", n));
+    const int r = racks(n);
+    Counts c = count(t);
+    SCOPED_TRACE(n);
+    EXPECT_EQ(c.nodes[NodeKind::kGpu], 72 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kNvSwitch], n);
+    EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], 0);
+    EXPECT_EQ(c.nodes[NodeKind::kCpu], 36 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kNic], 108 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kEthernetSwitch], 2 * r + (r > 1 ? 72 + 36 : 0));
+    EXPECT_EQ(c.links[LinkKind::kNvlink], 144 * n);
+    EXPECT_EQ(c.links[LinkKind::kNvlinkC2c], 180 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 216 * n);
+    EXPECT_EQ(c.links[LinkKind::kUpi], 0);
+    EXPECT_EQ(c.links[LinkKind::kRoce], 144 * n + (r > 1 ? 144 * r : 0));
+    EXPECT_EQ(c.links[LinkKind::kTcpFrontEnd], 72 * n + (r > 1 ? 72 * r : 0));
+  }
+}
+
+// Routes of a superchip rack: GPUs of one rack meet on NVLink only (never
+// over C2C and a Grace); a GPU reaches its own Grace in one C2C hop, and a
+// GPU of another rack over C2C, its Grace's PCIe to its NIC, the rack
+// switch and back the same way; Graces of one tray are linked, of two trays
+// not.
+TEST(PresetsTest, Gb200Nvl72Routes) {
+  const ClusterSpec s = preset_spec("gb200-nvl72", 2);
+  EXPECT_EQ(s.gpu, "gb200");
+  EXPECT_EQ(s.host_attach, HostAttach::kNvlinkC2c);
+  EXPECT_EQ(s.host_memory, sim::Bytes(17'280'000'000'000));
+  const Topology t = build_cluster(s);
+  const Router router(t);
+  const auto kinds = [&](std::string_view a, std::string_view b) {
+    std::vector<LinkKind> out;
+    for (LinkId l : router.route(*t.find(a), *t.find(b), 7)) out.push_back(t.link(l).kind);
+    return out;
+  };
+  using K = LinkKind;
+  EXPECT_EQ(kinds("node0/gpu0", "node0/gpu71"), (std::vector<K>{K::kNvlink, K::kNvlink}));
+  EXPECT_EQ(kinds("node0/gpu0", "node0/gpu1"), (std::vector<K>{K::kNvlink, K::kNvlink}));
+  EXPECT_EQ(kinds("node0/gpu5", "node0/cpu2"), (std::vector<K>{K::kNvlinkC2c}));
+  EXPECT_EQ(kinds("node0/cpu2", "node0/gpu5"), (std::vector<K>{K::kNvlinkC2c}));
+  EXPECT_EQ(kinds("node0/gpu3", "node1/gpu3"),
+            (std::vector<K>{K::kNvlinkC2c, K::kPcieGen5, K::kRoce, K::kRoce, K::kPcieGen5, K::kNvlinkC2c}));
+  const std::vector<LinkId> out = router.route(*t.find("node0/gpu3"), *t.find("node1/gpu3"), 7);
+  EXPECT_EQ(t.node(t.link(out[0]).dst).name, "node0/cpu1");
+  EXPECT_EQ(t.node(t.link(out[1]).dst).name, "node0/nic3");
+  EXPECT_EQ(t.link(out[0]).bandwidth.count(), 225'000'000'000);
+  EXPECT_NEAR(t.link(out[1]).bandwidth.to_gbyte_per_s(), 63.0, 0.02);
+  EXPECT_EQ(t.link(out[2]).bandwidth.count(), 50'000'000'000);
+  EXPECT_EQ(kinds("node0/cpu4", "node0/cpu5"), (std::vector<K>{K::kNvlinkC2c}));
+  EXPECT_NE(kinds("node0/cpu3", "node0/cpu4").size(), 1u);  // trays 1 and 2
+  for (LinkId l : t.out_links(*t.find("node0/gpu7"))) {
+    if (t.node(t.link(l).dst).kind == NodeKind::kNvSwitch) {
+      EXPECT_EQ(t.link(l).bandwidth.count(), 900'000'000'000);
+    }
+  }
+}
+
+// A superchip layout needs every socket to carry as many GPUs, and socket
+// groups that divide the sockets.
+TEST(PresetsTest, SuperchipSpecIsValidated) {
+  ClusterSpec s = preset_spec("gb200-nvl72", 1);
+  s.cpus_per_node = 5;
+  try {
+    build_cluster(s);
+    FAIL();
+  } catch (const InputError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].location, "cpus_per_host");
+    EXPECT_EQ(e.diagnostics()[1].message,
+              "with GPUs on NVLink-C2C every socket carries as many GPUs: expected a divisor of gpus_per_node "
+              "(72), got 5");
+  }
+  s.cpus_per_node = 72;  // one GPU per socket, trays of two sockets: fine
+  EXPECT_EQ(build_cluster(s).num_gpus(), 72);
+  ClusterSpec z = preset_spec("zionex", 1);
+  z.cpus_per_host = 3;
+  EXPECT_THROW(build_cluster(z), InputError);
+  z.cpus_per_host = 2;  // ZionEX as two hosts of two sockets: UPI 4, not 12
+  EXPECT_EQ(count(build_cluster(z)).links[LinkKind::kUpi], 4);
+}
+
 // Link parameters come from the cited defaults: 300 GB/s NVLink per GPU,
 // 25 GB/s RoCE NIC, x16 Gen4 at 31.5 GB/s (to the rounding of 128b/130b), a
 // 2 x16 tray uplink at 63 GB/s, and x16 Gen3 at 15.75 GB/s; names follow the
@@ -191,7 +283,7 @@ TEST(PresetsTest, RejectsBadInput) {
     preset_spec("zionx", 2);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("valid: hgx, hgx-b200, zion, zionex"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("valid: gb200-nvl72, hgx, hgx-b200, zion, zionex"), std::string::npos)
         << e.what();
   }
   ClusterSpec s;
@@ -205,10 +297,11 @@ TEST(PresetsTest, RejectsBadInput) {
     EXPECT_EQ(e.diagnostics().size(), 3u) << e.what();
   }
   const auto d = preset_descriptions();
-  ASSERT_EQ(d.size(), 4u);
-  EXPECT_EQ(d[0].first, "hgx");
-  EXPECT_EQ(d[1].first, "hgx-b200");
-  EXPECT_EQ(d[3].first, "zionex");
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d[0].first, "gb200-nvl72");
+  EXPECT_EQ(d[1].first, "hgx");
+  EXPECT_EQ(d[2].first, "hgx-b200");
+  EXPECT_EQ(d[4].first, "zionex");
 }
 
 // Bisection of the backend = N * 8 * 25 GB/s / (2 * oversubscription) once

@@ -33,7 +33,7 @@ constexpr NameTable<SwitchTier, 4> kSwitchTierNames{{
     {SwitchTier::kFrontEnd, "front_end"},
 }};
 
-constexpr NameTable<LinkKind, 7> kLinkKindNames{{
+constexpr NameTable<LinkKind, 8> kLinkKindNames{{
     {LinkKind::kNvlink, "nvlink"},
     {LinkKind::kPcieGen3, "pcie_gen3"},
     {LinkKind::kPcieGen4, "pcie_gen4"},
@@ -41,6 +41,7 @@ constexpr NameTable<LinkKind, 7> kLinkKindNames{{
     {LinkKind::kUpi, "upi"},
     {LinkKind::kRoce, "roce"},
     {LinkKind::kTcpFrontEnd, "tcp_front_end"},
+    {LinkKind::kNvlinkC2c, "nvlink_c2c"},
 }};
 
 template <typename Enum, std::size_t N>

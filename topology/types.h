@@ -52,6 +52,7 @@ enum class LinkKind : std::uint8_t {
   kUpi,
   kRoce,         ///< backend Ethernet carrying RoCE
   kTcpFrontEnd,  ///< front-end Ethernet carrying TCP/IP
+  kNvlinkC2c,    ///< NVLink-C2C: a Grace CPU to its GPUs (GB200) or to its peer Grace
 };
 
 std::string_view to_string(NodeKind kind);

@@ -42,14 +42,26 @@ TEST(DeviceProfileTest, BuiltInsCarryDatasheetPeaks) {
   EXPECT_EQ(b200.hbm_bandwidth.count(), 7'672'000'000'000);
   EXPECT_EQ(b200.hbm_capacity, sim::Bytes::gib(178));
   EXPECT_EQ(b200.sm_count, 148);
-  EXPECT_EQ(device_profile_descriptions().size(), 5u);
+  // GB200 (NVL72): the rack's figures over 72 GPUs, dense; host copies over
+  // NVLink-C2C at GH200's measured share of the link.
+  const DeviceProfile gb200 = builtin_device_profile("gb200");
+  EXPECT_EQ(gb200.peak_flops(DataType::kBf16), 2500e12);
+  EXPECT_EQ(gb200.peak_flops(DataType::kFp8), 5000e12);
+  EXPECT_EQ(gb200.peak_flops(DataType::kTf32), 1250e12);
+  EXPECT_EQ(gb200.peak_flops(DataType::kFp32), 80e12);
+  EXPECT_EQ(gb200.hbm_bandwidth.count(), 8'000'000'000'000);
+  EXPECT_EQ(gb200.hbm_capacity, sim::Bytes(186'000'000'000));
+  EXPECT_EQ(gb200.sm_count, 148);
+  EXPECT_EQ(gb200.host_to_device_bandwidth.count(), 173'000'000'000);
+  EXPECT_GT(gb200.host_to_device_bandwidth.count(), 3 * b200.host_to_device_bandwidth.count());
+  EXPECT_EQ(device_profile_descriptions().size(), 6u);
   try {
     builtin_device_profile("h300");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "--gpu: unknown GPU profile 'h300' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, "
-              "h100-sxm, h200, or the path of a .json profile");
+              "gb200, h100-sxm, h200, or the path of a .json profile");
   }
 }
 
@@ -81,7 +93,7 @@ TEST(DeviceProfileTest, FilesOverrideABaseAndReportEveryProblem) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "bad.json: /base: unknown value 'a100'; valid: a100-40gb, a100-80gb, b200, h100-sxm, h200\n"
+              "bad.json: /base: unknown value 'a100'; valid: a100-40gb, a100-80gb, b200, gb200, h100-sxm, h200\n"
               "bad.json: /hbm/bandwidth_gbyte_per_s: expected a number in (0, 1000000), got 0\n"
               "bad.json: /efficiency/compute: expected a number in [0, 1], got 1.5\n"
               "bad.json: unknown key 'sm_cout' (did you mean 'sm_count'?)");

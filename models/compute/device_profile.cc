@@ -118,6 +118,30 @@ DeviceProfile blackwell(std::string name) {
   return p;
 }
 
+DeviceProfile grace_blackwell(std::string name) {
+  // GB200's Blackwell runs at 1,200 W where HGX B200's runs at 1,000 W.
+  // NVIDIA's GB200 NVL72 figures for 72 GPUs, with sparsity for the tensor
+  // types: FP32 5,760 TF, TF32 360 PF, FP16/BF16 720 PF, FP8 1,440 PF; per
+  // GPU, dense (half the tensor figures): FP32 80 TF, TF32 2,500 / 2 = 1,250
+  // TF, BF16/FP16 2,500 TF, FP8 5,000 TF. 13.4 TB of HBM3e at 576 TB/s for
+  // 72: 186 GB (the capacity MLCommons GB200 systems report) at 8,000 GB/s
+  // per GPU. The SM count is B200's (same die pair).
+  DeviceProfile p = blackwell(std::move(name));
+  p.peak_fp32_flops = 80 * kTera;
+  p.peak_tf32_flops = 1250 * kTera;
+  p.peak_fp16_flops = 2500 * kTera;
+  p.peak_bf16_flops = 2500 * kTera;
+  p.peak_fp8_flops = 5000 * kTera;
+  p.hbm_capacity = sim::Bytes(186'000'000'000);
+  p.hbm_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(8000);
+  // Host copies cross NVLink-C2C, not PCIe. A GH200 reaches 346 GB/s
+  // host-to-device (copy engine) over its 450 GB/s per direction of C2C
+  // (NVIDIA/nvbandwidth issue 23): 77%. Assumption: the same share of the
+  // 225 GB/s per direction each GB200 GPU gets (topology/presets.cc).
+  p.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(225.0 * 346.0 / 450.0);
+  return p;
+}
+
 struct BuiltIn {
   const char* name;
   const char* description;
@@ -135,6 +159,8 @@ const BuiltIn kBuiltIns[] = {
      [] { return hopper("h200", 4800, 141); }},
     {"b200", "NVIDIA B200 (HGX) 180GB: 2,250 TF bf16, 4,500 TF fp8, 7,672 GB/s HBM3e",
      [] { return blackwell("b200"); }},
+    {"gb200", "NVIDIA GB200 (NVL72) Blackwell 186GB: 2,500 TF bf16, 5,000 TF fp8, 8,000 GB/s HBM3e, host on NVLink-C2C",
+     [] { return grace_blackwell("gb200"); }},
 };
 
 std::vector<std::string> builtin_names() {
