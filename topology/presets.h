@@ -1,8 +1,9 @@
 // File: topology/presets.h
 //
 // Cluster presets: ZionEX (the ISCA 2022 platform), Zion (its predecessor,
-// scale-out over the CPUs' front-end NICs) and an HGX H100-class server, all
-// from one parameter struct. Every default is cited where it is set; values
+// scale-out over the CPUs' front-end NICs), HGX H100- and B200-class servers
+// and a GB200 NVL72 rack as one node (superchips: see HostAttach), all from
+// one parameter struct. Every default is cited where it is set; values
 // marked "assumption" are placeholders for calibration, not facts.
 //
 // Server model (ZionEX block diagram, ../shared/ARCHITECTURE.md "GPU to NIC"
