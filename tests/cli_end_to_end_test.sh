@@ -197,6 +197,17 @@ if [[ "$v" != "$(printf '%s\n%s' "$a" "$r")" || "$a" == "$r" ]]; then
   echo "FAIL: run --vary differs from the variants run alone: '$v' vs '$a' and '$r'"
   failures=$((failures + 1))
 fi
+# run --vary cluster=...: each variant is the run on that cluster alone (HGX
+# B200's NVLink and 400 Gb/s NICs run the trace's collectives faster).
+vc=$("$zionsim" run --nodes 2 --trace "$trace" --format json --vary cluster=zionex,hgx-b200 | grep '"fingerprint"' | tr -d ' ,')
+b=$("$zionsim" run --nodes 2 --trace "$trace" --format json --cluster hgx-b200 | grep '"fingerprint"' | tr -d ' ,')
+if [[ "$vc" != "$(printf '%s\n%s' "$r" "$b")" || "$b" == "$r" ]]; then
+  echo "FAIL: run --vary cluster differs from the clusters run alone: '$vc' vs '$r' and '$b'"
+  failures=$((failures + 1))
+fi
+expect 0 out "^hgx-b200 |" -- run --nodes 2 --trace "$trace" --vary cluster=zionex,hgx-b200
+expect 2 err "^zionsim: error: --vary: cluster: give --cluster or --vary cluster=..., not both" -- run --nodes 2 --trace "$trace" --cluster hgx --vary cluster=zionex,hgx-b200
+expect 2 err "^zionsim: error: --vary: cluster: unknown cluster 'hgx-h200'" -- run --nodes 2 --trace "$trace" --vary cluster=zionex,hgx-h200
 expect 0 out "nic-gbit algo.all_to_all |" -- run --nodes 2 --trace "$trace" --vary nic-gbit=100 --vary algo.all_to_all=direct,pairwise
 one=$("$zionsim" run --nodes 2 --trace "$trace" --format json --vary nic-gbit=100,200,400 --threads 1)
 all=$("$zionsim" run --nodes 2 --trace "$trace" --format json --vary nic-gbit=100,200,400)

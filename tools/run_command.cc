@@ -66,7 +66,7 @@ struct Flags {
 
 // --vary for run: the knobs besides the cluster's, and each combination's setup.
 constexpr const char* kVaryKnobs =
-    "nodes, gpu, profile, fidelity, completion-quantum-ns, algo.KIND, nic-gbit, oversubscription, degrade (none, or "
+    "nodes, cluster, gpu, profile, fidelity, completion-quantum-ns, algo.KIND, nic-gbit, oversubscription, degrade (none, or "
     "SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it";
 
 struct Variant {
@@ -82,6 +82,9 @@ void apply_knob(Variant& v, const std::string& key, const std::string& value) {
   } else if (apply_degrade_knob(key, value, v.request)) {
   } else if (key == "nodes") {
     v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
+  } else if (key == "cluster") {
+    check_cluster_knob(key, value);
+    v.request.cluster = value;
   } else if (key == "gpu") {
     v.flags.gpu = value;
   } else if (key == "profile") {
@@ -584,7 +587,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--skip-memory-check", f->skip_memory_check,
                 "Run even when the simulation is estimated to need more memory than this machine has available");
   cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
-    for (const char* flag : {"--gpu", "--profile", "--fidelity", "--completion-quantum-ns"}) {
+    for (const char* flag : {"--cluster", "--gpu", "--profile", "--fidelity", "--completion-quantum-ns"}) {
       if (cmd->count(flag) > 0) f->given.insert(flag);
     }
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
