@@ -41,6 +41,7 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   if (cluster.spec) {
     o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
     o.all_to_all_efficiency = cluster.spec->all_to_all_efficiency;
+    o.nvls_efficiency = cluster.spec->nvlink_sharp_efficiency;
   }
   return o;
 }

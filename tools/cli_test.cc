@@ -299,6 +299,27 @@ TEST(CliTest, PlanOfModelAMatchesClosedForms) {
   EXPECT_TRUE(contains(table.out, "busiest GPUs by estimated embedding time (--per-gpu for all 128)")) << table.out;
 }
 
+// NVLink SHARP on one HGX server: NVLS's all-reduce moves S + S/n up and
+// S down per GPU where the ring moves 2(n-1)/n S each way, at the
+// switch's fitted share of the link; at 1 GiB its bus bandwidth is about
+// 1.37x the ring's (NCCL measured 480 against 370 GB/s: 1.30x).
+TEST(CliTest, NvlsBeatsTheRingOnHopperSwitches) {
+  const Result r = run({"collective", "--cluster", "hgx", "--algo", "ring", "--algo", "nvls", "-b", "1G", "-e", "1G",
+                        "--format", "csv"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const auto rows = csv_records(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_EQ(rows[0].at("algorithm"), "ring");
+  EXPECT_EQ(rows[1].at("algorithm"), "nvls");
+  const double nvls_busbw = std::stod(rows[1].at("busbw_gbyte_per_s"));
+  const double ratio = nvls_busbw / std::stod(rows[0].at("busbw_gbyte_per_s"));
+  EXPECT_GT(ratio, 1.3) << r.out;
+  EXPECT_LT(ratio, 1.45) << r.out;
+  EXPECT_NEAR(nvls_busbw, 480, 0.05 * 480) << r.out;
+  const Result list = run({"list", "collectives"});
+  EXPECT_TRUE(contains(list.out, "nvls")) << list.out;
+}
+
 // The plan reports the host memory it placed tables against: the
 // collective --vary cluster=...: a column per cluster; a ring all-reduce
 // inside one server is bound by NVLink, 300 GB/s per direction on ZionEX

@@ -122,6 +122,7 @@ ClusterSpec read_spec(ObjectReader& root) {
     read_gbyte(*o, "bandwidth_gbyte_per_s", s.nvlink_bandwidth);
     read_latency(*o, "latency_ns", s.nvlink_latency);
     read_efficiency(*o, "efficiency", s.nvlink_efficiency);
+    o->read_number("sharp_efficiency", s.nvlink_sharp_efficiency, NumberRange{0.0, 1.0});
     o->finish();
   }
   if (auto o = root.object("pcie")) {

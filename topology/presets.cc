@@ -74,6 +74,8 @@ void validate(const ClusterSpec& s) {
     need(gen == LinkKind::kPcieGen3 || gen == LinkKind::kPcieGen4 || gen == LinkKind::kPcieGen5,
          field, fmt::format("expected a PCIe generation, got '{}'", to_string(gen)));
   }
+  need(s.nvlink_sharp_efficiency >= 0.0 && s.nvlink_sharp_efficiency <= 1.0, "nvlink_sharp_efficiency",
+       fmt::format("expected a value in [0, 1] (0: no NVLink SHARP), got {}", s.nvlink_sharp_efficiency));
   for (auto [eff, field] : {std::pair{s.nvlink_efficiency, "nvlink_efficiency"},
                             std::pair{s.pcie_efficiency, "pcie_efficiency"},
                             std::pair{s.upi_efficiency, "upi_efficiency"},
@@ -140,8 +142,21 @@ ClusterSpec hgx() {
   s.upi_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(128);
   // DGX H100: 2 TB of system memory (NVIDIA DGX H100 datasheet).
   s.host_memory = sim::Bytes(2'000'000'000'000);
+  // NVLink SHARP on 8 x H100: NVLS all-reduce at 275 GB/s algorithm
+  // bandwidth (480 bus; NCCL's maintainer in NVIDIA/nccl-tests issue 212,
+  // and NVIDIA/nccl issue 2140), where ring reaches 370 bus. Each GPU's
+  // link carries (1 + 1/8) x the buffer to the switch, so the multimem
+  // operations run at 275 x 1.125 = 309 GB/s of the link's 450 x 0.94 =
+  // 423 GB/s of payload: 0.731.
+  s.nvlink_sharp_efficiency = 275.0 * 1.125 / (450.0 * 0.94);
   return s;
 }
+
+// NVLink SHARP on 8 x B300 (NVLink 5, the NVSwitch of B200 and GB200):
+// NVLS all-reduce at 483 GB/s algorithm bandwidth (845 bus; NVIDIA/nccl
+// issue 2140): 483 x 1.125 / (900 x 0.94) = 0.642 of the links' payload
+// rate. Assumption: B200's and GB200's switches the same.
+constexpr double kBlackwellSharpEfficiency = 483.0 * 1.125 / (900.0 * 0.94);
 
 ClusterSpec hgx_b200() {
   // DGX B200 (NVIDIA DGX B200 datasheet and user guide): 8 B200 GPUs on two
@@ -154,6 +169,7 @@ ClusterSpec hgx_b200() {
   s.gpu = "b200";
   s.nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(900);
   s.host_memory = sim::Bytes(2'000'000'000'000);
+  s.nvlink_sharp_efficiency = kBlackwellSharpEfficiency;
   return s;
 }
 
@@ -172,6 +188,7 @@ ClusterSpec gb200_nvl72() {
   s.gpu = "gb200";
   s.gpus_per_node = 72;
   s.nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(900);
+  s.nvlink_sharp_efficiency = kBlackwellSharpEfficiency;
   s.host_attach = HostAttach::kNvlinkC2c;
   s.cpus_per_node = 36;
   s.cpus_per_host = 2;

@@ -123,6 +123,13 @@ struct ClusterSpec {
   sim::BytesPerSecond nvlink_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(300);
   /// Assumption: GPU <-> NVSwitch hop, ~100 ns; to be calibrated.
   sim::Duration nvlink_latency = sim::Duration::ns(100);
+  /// Whether the NVLink switch reduces in the network (NVLink SHARP, the
+  /// "nvls" collective algorithm), as the share of the links' payload rate
+  /// its multimem operations achieve; 0: it does not. A100's NVSwitch
+  /// (gen 2) has no SHARP (NVIDIA Hopper architecture whitepaper: NVLink
+  /// SHARP is new in third-generation NVSwitch). Cluster key
+  /// nvlink.sharp_efficiency; hgx and the Blackwell presets set it.
+  double nvlink_sharp_efficiency = 0.0;
 
   /// 2 GPUs (and 2 NICs) per PCIe switch pair (ARCHITECTURE.md "GPU to NIC").
   int gpus_per_pcie_switch = 2;

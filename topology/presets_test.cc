@@ -124,6 +124,12 @@ TEST(PresetsTest, HgxB200IsHgxWithBlackwellParts) {
   EXPECT_EQ(b.host_memory, sim::Bytes(2'000'000'000'000));
   EXPECT_EQ(h.host_memory, sim::Bytes(2'000'000'000'000));
   EXPECT_EQ(ClusterSpec{}.host_memory, sim::Bytes(1'500'000'000'000));
+  // NVLink SHARP: none on ZionEX's A100 switches; fitted to NCCL's NVLS
+  // bandwidth on H100 (275 GB/s algbw) and B300 (483).
+  EXPECT_EQ(ClusterSpec{}.nvlink_sharp_efficiency, 0.0);
+  EXPECT_NEAR(h.nvlink_sharp_efficiency, 0.7314, 1e-4);
+  EXPECT_NEAR(b.nvlink_sharp_efficiency, 0.6423, 1e-4);
+  EXPECT_EQ(preset_spec("gb200-nvl72", 1).nvlink_sharp_efficiency, b.nvlink_sharp_efficiency);
   const Topology th = build_cluster(h);
   const Topology tb = build_cluster(b);
   EXPECT_EQ(tb.num_nodes(), th.num_nodes());

@@ -48,8 +48,16 @@ class TopologyView {
   /// from another GPU, and so through another NIC, as NCCL's channels do.
   std::vector<int> ring_order(int rotation = 0) const;
 
+  /// Whether the NVLink switch of the members' servers reduces in the
+  /// network (NVLink SHARP, NVSwitch 3 and later: H100, B200, GB200), so
+  /// that plans may send to kNvlinkSwitch. False unless the executor says
+  /// so (the cluster's nvlink.sharp_efficiency > 0).
+  bool switch_reduces() const { return switch_reduces_; }
+  void set_switch_reduces(bool on) { switch_reduces_ = on; }
+
  private:
   std::vector<MemberLocation> members_;
+  bool switch_reduces_ = false;
 };
 
 /// Lowers a collective into point-to-point steps.

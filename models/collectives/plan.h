@@ -136,7 +136,19 @@ enum class TransferOp {
 };
 std::string_view to_string(TransferOp op);  ///< "copy", "reduce"
 
-/// One point-to-point transfer: `size` bytes from group index src to dst.
+/// A transfer's endpoint that is not a group member: the NVLink switch of
+/// the group's NVLink domain, reducing in the network (NVLink SHARP). A
+/// transfer to it with op kReduce adds the sender's value of the chunks into
+/// the switch's (multimem reduce: no GPU does the work); one from it copies
+/// the switch's value to the receiver (a multicast is one such transfer per
+/// receiver). The switch starts with no value of any chunk. Only plans for
+/// a group inside one NVLink domain whose switch reduces may use it
+/// (TopologyView::switch_reduces); the executor sends these transfers to
+/// and from the domain's switch node.
+inline constexpr int kNvlinkSwitch = -1;
+
+/// One point-to-point transfer: `size` bytes from group index src to dst
+/// (either may be kNvlinkSwitch, not both).
 struct Transfer {
   int src = 0;
   int dst = 0;

@@ -12,6 +12,7 @@
 #include "models/collectives/all_to_all.h"
 #include "models/collectives/halving_doubling.h"
 #include "models/collectives/hierarchical.h"
+#include "models/collectives/nvls.h"
 #include "models/collectives/ring.h"
 #include "models/collectives/tree.h"
 
@@ -99,6 +100,11 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
                [](json::ObjectReader& o) {
                  return std::make_unique<HierarchicalAlgorithm>(parse_hierarchical_options(o));
                });
+  registry.add("nvls",
+               "NVLink SHARP (NCCL's NVLS): the NVLink switch reduces and multicasts, inside one NVLink domain whose "
+               "switch can (H100 and later): all-reduce, reduce-scatter, all-gather; options chunks or chunk_bytes (pipelined "
+               "slices; default 1 MiB each, at most 64)",
+               [](json::ObjectReader& o) { return std::make_unique<NvlsAlgorithm>(parse_nvls_options(o)); });
   registry.add("direct", "all-to-all(-v): every pair at once, one step",
                [](json::ObjectReader&) { return std::make_unique<DirectAllToAllAlgorithm>(); });
   registry.add("pairwise", "all-to-all(-v): n-1 rounds of pairwise exchange (MPICH)",

@@ -39,7 +39,7 @@ TEST(RegistryTest, BuiltinsAreSortedWithDescriptions) {
   const CollectiveRegistry registry = builtins();
   EXPECT_EQ(registry.names(),
             (std::vector<std::string>{"direct", "double_binary_tree", "halving_doubling",
-                                      "hierarchical", "pairwise", "ring", "tree"}));
+                                      "hierarchical", "nvls", "pairwise", "ring", "tree"}));
   for (const auto& [name, description] : registry.describe()) {
     EXPECT_FALSE(description.empty()) << name;
     EXPECT_EQ(registry.create(name)->name(), name);
@@ -49,10 +49,10 @@ TEST(RegistryTest, BuiltinsAreSortedWithDescriptions) {
 TEST(RegistryTest, UnknownNameSuggestsAndListsValidNames) {
   EXPECT_EQ(error_of(builtins(), "rign"),
             "unknown collective algorithm 'rign' (did you mean 'ring'?); valid: direct, "
-            "double_binary_tree, halving_doubling, hierarchical, pairwise, ring, tree");
+            "double_binary_tree, halving_doubling, hierarchical, nvls, pairwise, ring, tree");
   EXPECT_EQ(error_of(builtins(), "xyzzy"),
             "unknown collective algorithm 'xyzzy'; valid: direct, double_binary_tree, "
-            "halving_doubling, hierarchical, pairwise, ring, tree");
+            "halving_doubling, hierarchical, nvls, pairwise, ring, tree");
 }
 
 TEST(RegistryTest, OptionsAreCheckedWithPointers) {
@@ -100,7 +100,10 @@ TEST(RegistryTest, MergeMovesAlgorithmsWithADescriptionSuffix) {
 
 TEST(RegistryTest, EveryBuiltinLowersEveryKindItSupports) {
   const CollectiveRegistry registry = builtins();
-  const TopologyView view = TopologyView::packed(16, 8);
+  const TopologyView servers = TopologyView::packed(16, 8);
+  // NVLS lowers only inside one NVLink domain whose switch reduces.
+  TopologyView domain = TopologyView::packed(16, 16);
+  domain.set_switch_reduces(true);
   int lowered = 0;
   for (const std::string& name : registry.names()) {
     for (std::string_view options : {"", R"({"chunks": 2})"}) {
@@ -109,6 +112,7 @@ TEST(RegistryTest, EveryBuiltinLowersEveryKindItSupports) {
         continue;  // no options
       }
       const auto algorithm = registry.create(name, options);
+      const TopologyView& view = name == "nvls" ? domain : servers;
       for (CollectiveKind kind : all_collective_kinds()) {
         CollectiveRequest req{.kind = kind, .bytes_per_rank = sim::Bytes(1 << 16), .root = 5};
         for (int i = 0; i < 16; ++i) req.ranks.push_back(100 + i);
@@ -122,7 +126,7 @@ TEST(RegistryTest, EveryBuiltinLowersEveryKindItSupports) {
       }
     }
   }
-  EXPECT_EQ(lowered, 2 * 5 + 2 * 1 + 2 * 2 + 1 + 4 + 1 + 1);
+  EXPECT_EQ(lowered, 2 * 5 + 2 * 1 + 2 * 2 + 1 + 4 + 1 + 1 + 2 * 3);
 }
 
 }  // namespace

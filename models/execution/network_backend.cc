@@ -28,6 +28,9 @@ struct NetworkBackend::PlanRun {
   // Whether the software latencies apply: not to a plan that moves and
   // reduces nothing (NCCL returns at once from a collective of 0 elements).
   bool charged = true;
+  // The NVLink switch of the group's domain, for transfers to and from
+  // collectives::kNvlinkSwitch (NVLink SHARP); unset when the plan has none.
+  std::optional<topology::NodeId> nvlink_switch;
   sim::EventCallback on_done;
 };
 
@@ -74,6 +77,11 @@ NetworkBackend::NetworkBackend(sim::Simulator& simulator, FlowNetwork& network,
     throw InputError(Diagnostic{"network backend", "",
                                 fmt::format("expected an all-to-all efficiency in (0, 1], got {}",
                                             options_.all_to_all_efficiency)});
+  }
+  if (!(options_.nvls_efficiency >= 0 && options_.nvls_efficiency <= 1)) {
+    throw InputError(Diagnostic{"network backend", "",
+                                fmt::format("expected an NVLink SHARP efficiency in [0, 1], got {}",
+                                            options_.nvls_efficiency)});
   }
   const SoftwareLatencies& l = options_.software;
   if (l.launch < sim::Duration::zero() || l.transfer < sim::Duration::zero() ||
@@ -175,7 +183,8 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
     run_nccl(request, chosen, std::move(on_done));
     return;
   }
-  const collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
+  collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
+  view.set_switch_reduces(options_.nvls_efficiency > 0);
   run_plan_for(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done), collective,
                request.kind == collectives::CollectiveKind::kAllToAll ? 1.0 / options_.all_to_all_efficiency : 1.0);
 }
@@ -211,6 +220,7 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
     for (const collectives::LocalWork& w : step.local_work) moves |= w.reduce_bytes.count() > 0;
   }
   r.charged = moves;
+  r.nvlink_switch = nvlink_switch_for(r.plan, r.ranks);
   const std::uint64_t id = r.id;
   runs_.emplace(id, std::move(run));
   if (steps == 0) {
@@ -263,6 +273,26 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
       for (std::size_t t = 0; t < step.transfers.size(); ++t) {
         const collectives::Transfer& x = step.transfers[t];
         const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
+        if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) {
+          // In-network reduction or multicast: GPU to switch or back, at
+          // the share of the link NVLink SHARP's operations achieve.
+          const auto gpu = [&](int member) {
+            return self->router_.topology().gpu(r.ranks[static_cast<std::size_t>(member)]);
+          };
+          const topology::NodeId src = x.src == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.src);
+          const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.dst);
+          const sim::Bytes size(static_cast<std::int64_t>(
+              std::ceil(static_cast<double>(x.size.count()) / self->options_.nvls_efficiency)));
+          start_node_flow(self->network_, self->router_, src, dst, size, key,
+                          [l = *this, s] {
+                            PlanRun& run = *l.self->runs_.at(l.id);
+                            if (--run.pending_transfers[s] == 0) l.transfers_done(s);
+                          },
+                          self->scratch_,
+                          FlowOptions{.added_latency = r.charged ? self->options_.software.transfer
+                                                                 : sim::Duration::zero()});
+          continue;
+        }
         const int src = r.ranks[static_cast<std::size_t>(x.src)];
         const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
         sim::Bytes size = x.size;
@@ -296,6 +326,38 @@ void NetworkBackend::record_flows(bool on) {
     throw std::logic_error("record_flows: the network recycles flow ids; the flows' records would not last");
   }
   record_flows_ = on;
+}
+
+std::optional<topology::NodeId> NetworkBackend::nvlink_switch_for(const collectives::CollectivePlan& plan,
+                                                                   const std::vector<int>& ranks) const {
+  bool uses = false;
+  for (const collectives::Step& step : plan.steps) {
+    for (const collectives::Transfer& x : step.transfers) {
+      uses |= x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch;
+    }
+  }
+  if (!uses) return std::nullopt;
+  if (!(options_.nvls_efficiency > 0)) {
+    throw InputError(Diagnostic{"collective", "",
+                                "the plan reduces in the NVLink switch, but this cluster's switch does not (NVLink "
+                                "SHARP needs NVSwitch 3: H100 and later; cluster key nvlink.sharp_efficiency)"});
+  }
+  const topology::Topology& t = router_.topology();
+  std::optional<topology::NodeId> domain;
+  for (int rank : ranks) {
+    std::optional<topology::NodeId> mine;
+    for (topology::LinkId l : t.out_links(t.gpu(rank))) {
+      if (t.node(t.link(l).dst).kind == topology::NodeKind::kNvSwitch) mine = t.link(l).dst;
+    }
+    if (!mine || (domain && *domain != *mine)) {
+      throw InputError(Diagnostic{"collective", "",
+                                  fmt::format("the plan reduces in the NVLink switch, but GPU {} is not in the "
+                                              "NVLink domain of the group's first GPU",
+                                              rank)});
+    }
+    domain = mine;
+  }
+  return domain;
 }
 
 sim::Duration NetworkBackend::transfer_latency(int src_rank, int dst_rank) const {

@@ -63,6 +63,13 @@ struct NetworkBackendOptions {
   /// All-to-all transfers between servers put size / this many bytes on the
   /// links (topology::ClusterSpec::all_to_all_efficiency); in (0, 1].
   double all_to_all_efficiency = 1.0;
+  /// Transfers to and from the NVLink switch (NVLink SHARP's in-network
+  /// reduction and multicast, collectives::kNvlinkSwitch) put size / this
+  /// many bytes on the links: the share of the links' payload rate those
+  /// operations achieve. 0: the switch does not reduce (an A100's NVSwitch),
+  /// and plans using it are refused. From the cluster's
+  /// topology::ClusterSpec::nvlink_sharp_efficiency.
+  double nvls_efficiency = 0.0;
 
   /// The analytical algorithms "nccl" (nccl_version), "nccl-2.13" and
   /// "nccl-2.20" take no flows: NCCL's own cost model predicts the time
@@ -138,6 +145,11 @@ class NetworkBackend : public CommunicationBackend {
   void run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done,
                     std::int64_t collective, double between_servers_factor);
   int server_of(int gpu_rank) const;
+  /// The NVLink switch node the plan's kNvlinkSwitch transfers go to and
+  /// from; nullopt when it has none. Throws zx::InputError when the cluster's
+  /// switch does not reduce or the ranks are not all in one NVLink domain.
+  std::optional<topology::NodeId> nvlink_switch_for(const collectives::CollectivePlan& plan,
+                                                    const std::vector<int>& ranks) const;
   /// The software latency of a transfer between two GPUs (none to itself).
   sim::Duration transfer_latency(int src_rank, int dst_rank) const;
   void run_nccl(const collectives::CollectiveRequest& request, const std::string& name,

@@ -21,8 +21,8 @@ namespace {
 using sim::Duration;
 
 struct Rig {
-  explicit Rig(int nodes)
-      : topo(topology::build_cluster(topology::preset_spec("zionex", nodes))),
+  explicit Rig(int nodes, std::string_view preset = "zionex")
+      : topo(topology::build_cluster(topology::preset_spec(preset, nodes))),
         router(topo),
         network(sim, link_params(topo)) {
     collectives::register_builtin_collectives(registry);
@@ -364,6 +364,57 @@ TEST(NetworkBackendTest, TransferOpsPayLaunchAndTransferLatency) {
   EXPECT_EQ(time(8, 1 << 20, l), time(8, 1 << 20, {}) + Duration::us(7));
   EXPECT_EQ(time(1, 1 << 20, l), time(1, 1 << 20, {}) + Duration::ns(5300));
   EXPECT_EQ(time(8, 0, l), time(8, 0, {}));
+}
+
+// NVLS all-reduce of S bytes on one HGX server, in one slice: four phases
+// one after the other, each with one flow per GPU link, every flow one
+// link (GPU -> NVSwitch or back, 100 ns) carrying its bytes / e at the
+// link's 450 GB/s x 0.94: the whole slice up (S), each GPU's block down
+// (S/8), the block up again (S/8), the other seven blocks down (7S/8). No
+// GPU reduces anything.
+TEST(NetworkBackendTest, NvlsAllReduceMatchesItsClosedForm) {
+  for (std::int64_t size : {std::int64_t{8} << 10, std::int64_t{64} << 20}) {
+    Rig rig(1, "hgx");
+    NetworkBackendOptions options;
+    options.nvls_efficiency = 0.5;
+    options.algorithm_options["nvls"] = R"({"chunks": 1})";
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    collectives::CollectiveRequest request;
+    request.kind = collectives::CollectiveKind::kAllReduce;
+    for (int r = 0; r < 8; ++r) request.ranks.push_back(r);
+    request.bytes_per_rank = sim::Bytes(size);
+    bool done = false;
+    backend.run(request, "nvls", [&] { done = true; });
+    rig.sim.run();
+    ASSERT_TRUE(done);
+    const double link = static_cast<double>(sim::BytesPerSecond::from_gbyte_per_s(450).scaled(0.94).count());
+    const auto phase = [&](std::int64_t bytes) {
+      return Duration::ns(100) + transfer_time(static_cast<double>(bytes) / 0.5, link);
+    };
+    EXPECT_EQ(rig.sim.now().since_start(), phase(size) + phase(size / 8) * 2 + phase(size / 8 * 7)) << size;
+    EXPECT_EQ(backend.steps_run(), 4u);
+  }
+}
+
+// A cluster whose switch does not reduce (an A100's) refuses NVLS plans:
+// the algorithm when lowering, the executor for a plan given whole.
+TEST(NetworkBackendTest, NvlsNeedsASwitchThatReduces) {
+  Rig rig(1);
+  NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry);
+  collectives::CollectiveRequest request;
+  request.kind = collectives::CollectiveKind::kAllReduce;
+  for (int r = 0; r < 8; ++r) request.ranks.push_back(r);
+  request.bytes_per_rank = sim::Bytes(1024);
+  EXPECT_THROW(backend.run(request, "nvls", {}), InputError);
+  collectives::TopologyView view = collectives::TopologyView::packed(8, 8);
+  view.set_switch_reduces(true);
+  collectives::CollectivePlan plan = rig.registry.create("nvls")->lower(request, view);
+  try {
+    backend.run_plan(std::move(plan), request.ranks, {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("this cluster's switch does not"), std::string::npos) << e.what();
+  }
 }
 
 TEST(NetworkBackendTest, UnknownAlgorithmIsAnInputError) {

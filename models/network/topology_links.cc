@@ -47,4 +47,16 @@ FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int 
   return network.start_flow(scratch.links, size, std::move(on_done), options);
 }
 
+FlowId start_node_flow(FlowNetwork &network, const topology::Router &router, topology::NodeId src,
+                       topology::NodeId dst, sim::Bytes size, std::uint64_t flow_key,
+                       sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+  const topology::Topology &t = router.topology();
+  if (!router.route_into(src, dst, flow_key, scratch.route)) {
+    throw std::invalid_argument(
+        fmt::format("start_node_flow: {} cannot reach {}", t.node(src).name, t.node(dst).name));
+  }
+  to_link_indices(scratch.route, scratch.links);
+  return network.start_flow(scratch.links, size, std::move(on_done), options);
+}
+
 }  // namespace zx::models

@@ -53,6 +53,13 @@ FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int 
                       int dst_rank, sim::Bytes size, std::uint64_t flow_key,
                       sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options = {});
 
+/// As start_gpu_flow, between any two nodes of the topology (a GPU and its
+/// NVLink switch, say). Throws std::invalid_argument for an unreachable
+/// destination.
+FlowId start_node_flow(FlowNetwork &network, const topology::Router &router, topology::NodeId src,
+                       topology::NodeId dst, sim::Bytes size, std::uint64_t flow_key,
+                       sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options = {});
+
 }  // namespace zx::models
 
 #endif  // ZIONSIM_MODELS_NETWORK_TOPOLOGY_LINKS_H_

@@ -42,8 +42,9 @@ void PlanBuilder::add_after(std::uint32_t step, std::uint32_t earlier) {
 void PlanBuilder::add_transfer(std::uint32_t step, int src, int dst, TransferOp op,
                                std::vector<ChunkRange> chunks) {
   ZX_CHECK(step < num_steps(), "transfer into a step that does not exist");
-  ZX_CHECK(src >= 0 && src < plan_.group_size && dst >= 0 && dst < plan_.group_size && src != dst,
-           "transfer endpoints must be distinct group indices");
+  const auto endpoint = [&](int e) { return (e >= 0 && e < plan_.group_size) || e == kNvlinkSwitch; };
+  ZX_CHECK(endpoint(src) && endpoint(dst) && src != dst,
+           "transfer endpoints must be distinct group indices (or one the NVLink switch)");
   sim::Bytes size;
   for (const ChunkRange& r : chunks) {
     ZX_CHECK(r.begin <= r.end && r.end <= num_chunks(), "chunk range out of bounds");
@@ -58,7 +59,8 @@ CollectivePlan PlanBuilder::finish() && {
   for (Step& step : plan_.steps) {
     std::map<int, sim::Bytes> work;
     for (const Transfer& t : step.transfers) {
-      if (t.op == TransferOp::kReduce) work[t.dst] += t.size;
+      // The switch reduces in the network: no rank's work.
+      if (t.op == TransferOp::kReduce && t.dst != kNvlinkSwitch) work[t.dst] += t.size;
     }
     for (const auto& [rank, bytes] : work) {
       step.local_work.push_back({.rank = rank, .reduce_bytes = bytes});

@@ -96,9 +96,13 @@ class Checker {
         const Transfer& x = step.transfers[t];
         ++report_.num_transfers;
         const std::string where = fmt::format("step {} transfer {}", s, t);
-        if (x.src < 0 || x.src >= n_ || x.dst < 0 || x.dst >= n_ || x.src == x.dst) {
+        const auto endpoint = [&](int e) { return (e >= 0 && e < n_) || e == kNvlinkSwitch; };
+        if (!endpoint(x.src) || !endpoint(x.dst) || x.src == x.dst) {
           error(fmt::format("{}: bad endpoints {} -> {}", where, x.src, x.dst));
           continue;
+        }
+        if (x.src == kNvlinkSwitch && x.op == TransferOp::kReduce) {
+          error(fmt::format("{}: the NVLink switch delivers copies; a GPU does not reduce what it sends", where));
         }
         sim::Bytes size;
         bool in_bounds = true;
@@ -114,10 +118,11 @@ class Checker {
           error(fmt::format("{}: size {} but its chunks hold {} bytes", where, x.size.count(),
                             size.count()));
         }
-        report_.bytes_sent[static_cast<std::size_t>(x.src)] += x.size;
-        report_.bytes_received[static_cast<std::size_t>(x.dst)] += x.size;
+        if (x.src != kNvlinkSwitch) report_.bytes_sent[static_cast<std::size_t>(x.src)] += x.size;
+        if (x.dst != kNvlinkSwitch) report_.bytes_received[static_cast<std::size_t>(x.dst)] += x.size;
         report_.total_bytes += x.size;
-        if (x.op == TransferOp::kReduce) expected_work[x.dst] += x.size;
+        // The switch reduces in the network: no rank's local work.
+        if (x.op == TransferOp::kReduce && x.dst != kNvlinkSwitch) expected_work[x.dst] += x.size;
       }
       std::map<int, sim::Bytes> work;
       for (const LocalWork& w : step.local_work) {
@@ -207,14 +212,19 @@ class Checker {
     return report_.errors.size() == before;
   }
 
+  // The NVLink switch's values are a virtual rank n's.
   std::size_t cell(int rank, std::uint32_t chunk) const {
-    return static_cast<std::size_t>(rank) * plan_.chunks.size() + chunk;
+    const int row = rank == kNvlinkSwitch ? n_ : rank;
+    return static_cast<std::size_t>(row) * plan_.chunks.size() + chunk;
+  }
+  std::string endpoint_name(int rank) const {
+    return rank == kNvlinkSwitch || rank == n_ ? std::string("the NVLink switch") : fmt::format("rank {}", rank);
   }
 
   void replay() {
     const std::size_t num_chunks = plan_.chunks.size();
     const std::size_t ranks = static_cast<std::size_t>(n_);
-    std::vector<BitSet> value(ranks * num_chunks, BitSet(ranks));
+    std::vector<BitSet> value((ranks + 1) * num_chunks, BitSet(ranks));  // + the switch, empty
     for (std::uint32_t c = 0; c < num_chunks; ++c) {
       const Chunk& chunk = plan_.chunks[c];
       if (chunk.origin) {
@@ -236,7 +246,7 @@ class Checker {
     };
     std::map<std::size_t, History> history;
     const auto describe_cell = [&](std::size_t c) {
-      return fmt::format("rank {}'s chunk {}", c / num_chunks, c % num_chunks);
+      return fmt::format("{}'s chunk {}", endpoint_name(static_cast<int>(c / num_chunks)), c % num_chunks);
     };
     // Reports every access in `earlier` that step s does not follow.
     const auto require_ordered = [&](std::uint32_t s, const std::vector<std::uint32_t>& earlier,
@@ -268,8 +278,8 @@ class Checker {
             if (plan_.chunks[c].size == sim::Bytes(0)) continue;
             const std::size_t from = cell(x.src, c);
             if (value[from].empty()) {
-              error(fmt::format("step {}: rank {} sends chunk {} to rank {} but does not hold it",
-                                s, x.src, c, x.dst));
+              error(fmt::format("step {}: {} sends chunk {} to {} but does not hold it", s, endpoint_name(x.src), c,
+                                endpoint_name(x.dst)));
             }
             History& h = history[from];
             if (h.last_copy) require_ordered(s, {*h.last_copy}, from, "reading");
@@ -304,9 +314,9 @@ class Checker {
         } else {
           if (value[d.cell].intersects(d.payload)) {
             error(
-                fmt::format("step {}: rank {} reduces chunk {} holding {} with {}: a contribution "
+                fmt::format("step {}: {} reduces chunk {} holding {} with {}: a contribution "
                             "counted twice",
-                            s, rank, chunk, value[d.cell].to_string(), d.payload.to_string()));
+                            s, endpoint_name(rank), chunk, value[d.cell].to_string(), d.payload.to_string()));
           }
           value[d.cell].unite(d.payload);
           h.reducers.push_back(s);
@@ -363,7 +373,7 @@ std::size_t replay_bytes(const CollectivePlan& plan) {
   const auto set_bytes = [](std::size_t bits) { return (bits + 63) / 64 * 8 + 24; };
   const auto ranks = static_cast<std::size_t>(std::max(plan.group_size, 0));
   const std::size_t steps = plan.steps.size();
-  return ranks * plan.chunks.size() * set_bytes(ranks) + steps * set_bytes(steps);
+  return (ranks + 1) * plan.chunks.size() * set_bytes(ranks) + steps * set_bytes(steps);  // + the switch
 }
 
 }  // namespace zx::models::collectives::testing

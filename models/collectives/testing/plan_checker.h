@@ -26,6 +26,11 @@
 //   4. The end: every destination of every non-empty chunk holds exactly
 //      the expected set: all ranks for reduced chunks, {origin} otherwise.
 //
+// The NVLink switch (kNvlinkSwitch, plan.h) is one more holder in the
+// replay, starting with nothing: transfers to it reduce or copy into its
+// sets as into a rank's (its reductions are no rank's local work), and
+// transfers from it are copies. It sends and receives no rank's bytes.
+//
 // The report also counts bytes sent and received per rank, steps, transfers,
 // and the critical path (the longest chain of dependent steps).
 

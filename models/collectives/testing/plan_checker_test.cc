@@ -54,8 +54,8 @@ TEST(PlanCheckerTest, RightPlanPasses) {
 }
 
 TEST(PlanCheckerTest, ReplayRunsOnlyWithinItsMemoryLimit) {
-  // 2 ranks x 2 chunks of one-word sets and 2 steps of one-word sets.
-  EXPECT_EQ(replay_bytes(two_rank_all_reduce()), 2u * 2 * (8 + 24) + 2 * (8 + 24));
+  // 2 ranks and the NVLink switch x 2 chunks of one-word sets and 2 steps of one-word sets.
+  EXPECT_EQ(replay_bytes(two_rank_all_reduce()), 3u * 2 * (8 + 24) + 2 * (8 + 24));
   CollectivePlan plan = two_rank_all_reduce();
   plan.steps[1].transfers.pop_back();  // wrong only in its result
   EXPECT_TRUE(check_plan(plan, request(2, 16)).replayed);
