@@ -32,9 +32,17 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   // A reduction reads two operands and writes one.
   o.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
   o.host_copy_bytes_per_s = static_cast<double>(device.host_to_device_bandwidth.count());
-  const bool hopper = device.name.rfind("h1", 0) == 0 || device.name.rfind("h2", 0) == 0;
+  // NCCL's view of the GPU, by the profile's name (a calibrated profile
+  // keeps its base's prefix). NCCL 2.20's tuner indexes every compute
+  // capability from 9.0 up as Hopper, so Blackwell takes Hopper's rows,
+  // with its own NVLink bandwidth (models/nccl/nccl_model.h).
+  const auto starts = [&](const char* prefix) { return device.name.rfind(prefix, 0) == 0; };
+  const bool blackwell = starts("b2") || starts("gb2");
+  const bool hopper = starts("h1") || starts("h2") || blackwell;
   o.nccl_gpu = hopper ? models::nccl::GpuGeneration::kHopper : models::nccl::GpuGeneration::kAmpere;
-  o.nccl_intra_gbps = hopper ? models::nccl::kH100NvlinkGbps : models::nccl::kA100NvlinkGbps;
+  o.nccl_intra_gbps = blackwell ? models::nccl::kB200NvlinkGbps
+                      : hopper  ? models::nccl::kH100NvlinkGbps
+                                : models::nccl::kA100NvlinkGbps;
   o.software = {.launch = cluster.communication.launch,
                 .transfer = cluster.communication.transfer,
                 .network_transfer = cluster.communication.network_transfer};

@@ -320,6 +320,21 @@ TEST(CliTest, NvlsBeatsTheRingOnHopperSwitches) {
   EXPECT_TRUE(contains(list.out, "nvls")) << list.out;
 }
 
+// NCCL's cost model sees a B200 as NCCL does: Hopper's tuning rows with
+// Blackwell's NVLink (18 links of 40.1 GB/s), so on one HGX B200 server a
+// 256 MiB all-reduce lands within 10% of the flow-level ring (both bound
+// by NVLink; with A100's 12 x 20 GB/s it would take about three times as long).
+TEST(CliTest, NcclModelKnowsBlackwellNvlink) {
+  const Result r = run({"collective", "--cluster", "hgx-b200", "--algo", "ring", "--algo", "nccl", "-b", "256M", "-e",
+                        "256M", "--format", "csv"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const auto rows = csv_records(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  const double ratio = std::stod(rows[1].at("time_us")) / std::stod(rows[0].at("time_us"));
+  EXPECT_GT(ratio, 0.9) << r.out;
+  EXPECT_LT(ratio, 1.1) << r.out;
+}
+
 // The plan reports the host memory it placed tables against: the
 // collective --vary cluster=...: a column per cluster; a ring all-reduce
 // inside one server is bound by NVLink, 300 GB/s per direction on ZionEX

@@ -69,6 +69,9 @@ std::string_view to_string(NcclVersion v);
 /// 20.0 and SM90_NVLINK_BW 20.6 GB/s per link, against the datasheet's 25.
 inline constexpr double kA100NvlinkGbps = 12 * 20.0;  // 12 NVLink3 links
 inline constexpr double kH100NvlinkGbps = 18 * 20.6;  // 18 NVLink4 links
+/// Blackwell: SM100_NVLINK_BW 40.1 GB/s per link in the topo.h of the NCCL
+/// releases that know it (2.20 does not), 18 NVLink5 links.
+inline constexpr double kB200NvlinkGbps = 18 * 40.1;
 
 /// One collective call, as NCCL's tuner sees it.
 struct NcclInput {
