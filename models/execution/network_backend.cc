@@ -270,6 +270,11 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
         transfers_done(s);
         return;
       }
+      // Each transfer's flow counts down its step's transfers.
+      const auto delivered = [l = *this, s] {
+        PlanRun& run = *l.self->runs_.at(l.id);
+        if (--run.pending_transfers[s] == 0) l.transfers_done(s);
+      };
       for (std::size_t t = 0; t < step.transfers.size(); ++t) {
         const collectives::Transfer& x = step.transfers[t];
         const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
@@ -283,12 +288,7 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
           const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.dst);
           const sim::Bytes size(static_cast<std::int64_t>(
               std::ceil(static_cast<double>(x.size.count()) / self->options_.nvls_efficiency)));
-          start_node_flow(self->network_, self->router_, src, dst, size, key,
-                          [l = *this, s] {
-                            PlanRun& run = *l.self->runs_.at(l.id);
-                            if (--run.pending_transfers[s] == 0) l.transfers_done(s);
-                          },
-                          self->scratch_,
+          start_node_flow(self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
                           FlowOptions{.added_latency = r.charged ? self->options_.software.transfer
                                                                  : sim::Duration::zero()});
           continue;
@@ -300,11 +300,7 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
           size = sim::Bytes(static_cast<std::int64_t>(
               std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
         }
-        const FlowId flow = start_gpu_flow(self->network_, self->router_, src, dst, size, key,
-                       [l = *this, s] {
-                         PlanRun& run = *l.self->runs_.at(l.id);
-                         if (--run.pending_transfers[s] == 0) l.transfers_done(s);
-                       },
+        const FlowId flow = start_gpu_flow(self->network_, self->router_, src, dst, size, key, delivered,
                        self->scratch_,
                        FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
         if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
