@@ -46,10 +46,10 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   o.software = {.launch = cluster.communication.launch,
                 .transfer = cluster.communication.transfer,
                 .network_transfer = cluster.communication.network_transfer};
+  o.nvls_efficiency = cluster.nvlink_sharp_efficiency;
   if (cluster.spec) {
     o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
     o.all_to_all_efficiency = cluster.spec->all_to_all_efficiency;
-    o.nvls_efficiency = cluster.spec->nvlink_sharp_efficiency;
   }
   return o;
 }

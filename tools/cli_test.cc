@@ -299,6 +299,21 @@ TEST(CliTest, PlanOfModelAMatchesClosedForms) {
   EXPECT_TRUE(contains(table.out, "busiest GPUs by estimated embedding time (--per-gpu for all 128)")) << table.out;
 }
 
+// The summary of a superchip rack says how its GPUs reach their hosts and
+// that its switch reduces; ZionEX's says neither.
+TEST(CliTest, TopologySummaryOfSuperchips) {
+  const Result gb = run({"topology", "--cluster", "gb200-nvl72"});
+  ASSERT_EQ(gb.status, kExitOk) << gb.err;
+  EXPECT_TRUE(contains(gb.out, "hosts: 2 GPUs per CPU on NVLink-C2C (225.00 GB/s each), the CPUs in hosts of 2\n"))
+      << gb.out;
+  EXPECT_TRUE(contains(gb.out, "NVLink SHARP: the switch reduces in the network at 0.642 of the link")) << gb.out;
+  EXPECT_TRUE(contains(gb.out, "host memory: 17280 GB per server")) << gb.out;
+  const Result zionex = run({"topology"});
+  ASSERT_EQ(zionex.status, kExitOk);
+  EXPECT_FALSE(contains(zionex.out, "NVLink-C2C")) << zionex.out;
+  EXPECT_FALSE(contains(zionex.out, "NVLink SHARP")) << zionex.out;
+}
+
 // NVLink SHARP on one HGX server: NVLS's all-reduce moves S + S/n up and
 // S down per GPU where the ring moves 2(n-1)/n S each way, at the
 // switch's fitted share of the link; at 1 GiB its bus bandwidth is about

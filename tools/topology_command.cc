@@ -52,6 +52,16 @@ void print_summary(std::ostream& out, const topology::LoadedCluster& cluster) {
              s.longest_route_hops, s.longest_route_latency.to_string(), s.longest_route_src_rank,
              s.longest_route_dst_rank);
   fmt::print(out, "host memory: {:g} GB per server\n", static_cast<double>(cluster.host_memory.count()) / 1e9);
+  if (cluster.spec && cluster.spec->host_attach == topology::HostAttach::kNvlinkC2c) {
+    const topology::ClusterSpec& spec = *cluster.spec;
+    fmt::print(out, "hosts: {} GPUs per CPU on NVLink-C2C ({} each), the CPUs in hosts of {}\n",
+               spec.gpus_per_node / spec.cpus_per_node, gbyte(spec.c2c_bandwidth),
+               spec.cpus_per_host > 0 ? spec.cpus_per_host : spec.cpus_per_node);
+  }
+  if (cluster.nvlink_sharp_efficiency > 0) {
+    fmt::print(out, "NVLink SHARP: the switch reduces in the network at {:.3f} of the link (--algo nvls)\n",
+               cluster.nvlink_sharp_efficiency);
+  }
   const topology::CommunicationLatencies& c = cluster.communication;
   fmt::print(out, "communication library: launch {}, per transfer {} inside a server, {} between servers\n",
              c.launch.to_string(), c.transfer.to_string(), c.network_transfer.to_string());
@@ -74,7 +84,7 @@ void add_topology_command(CLI::App& app, CommandContext& context) {
       const topology::LoadedCluster cluster = topology::load_cluster(*request);
       if (*format == "json") {
         topology::write_cluster_json(out, cluster.topology, cluster.source, cluster.degradations, cluster.gpu,
-                                     cluster.communication, cluster.host_memory);
+                                     cluster.communication, cluster.host_memory, cluster.nvlink_sharp_efficiency);
       } else if (*format == "dot") {
         topology::write_graphviz(out, cluster.topology);
       } else {

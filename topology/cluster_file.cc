@@ -370,12 +370,18 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
       read_host_memory(*o, host_memory);
       o->finish();
     }
+    double sharp = 0.0;
+    if (auto o = root.object("nvlink")) {
+      o->read_number("sharp_efficiency", sharp, NumberRange{0.0, 1.0});
+      o->finish();
+    }
     Topology topology = read_graph(root, *array, diagnostics);
     doc.throw_if_errors();
     LoadedCluster loaded{std::move(topology), std::nullopt, diagnostics.source()};
     loaded.gpu = gpu;
     loaded.communication = communication;
     loaded.host_memory = host_memory;
+    loaded.nvlink_sharp_efficiency = sharp;
     return loaded;
   }
   ClusterSpec spec = read_spec(root);
@@ -387,6 +393,7 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
   loaded.gpu = spec.gpu;
   loaded.communication = spec.communication;
   loaded.host_memory = spec.host_memory;
+  loaded.nvlink_sharp_efficiency = spec.nvlink_sharp_efficiency;
   return loaded;
 }
 
@@ -479,7 +486,8 @@ std::string preset_cluster_text(const ClusterRequest& request) {
 
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
                         const std::vector<std::string>& degradations, std::string_view gpu,
-                        const CommunicationLatencies& communication, sim::Bytes host_memory) {
+                        const CommunicationLatencies& communication, sim::Bytes host_memory,
+                        double nvlink_sharp_efficiency) {
   using ordered = nlohmann::ordered_json;
   out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n";
   out << "  \"description\": " << ordered(fmt::format("zionsim topology of {}", source)).dump()
@@ -499,6 +507,9 @@ void write_cluster_json(std::ostream& out, const Topology& topology, std::string
   comm["network_transfer_latency_ns"] = ns(communication.network_transfer);
   out << "  \"communication\": " << comm.dump() << ",\n";
   out << "  \"host\": " << ordered{{"memory_gbyte", static_cast<double>(host_memory.count()) / 1e9}}.dump() << ",\n";
+  if (nvlink_sharp_efficiency > 0) {
+    out << "  \"nvlink\": " << ordered{{"sharp_efficiency", nvlink_sharp_efficiency}}.dump() << ",\n";
+  }
   out << "  \"nodes\": [\n";
   for (std::size_t i = 0; i < topology.num_nodes(); ++i) {
     const NodeInfo& n = topology.node(NodeId{static_cast<std::uint32_t>(i)});

@@ -63,6 +63,9 @@ struct LoadedCluster {
   /// Each server's host memory: the spec's, or an explicit graph's
   /// host.memory_gbyte (ClusterSpec's default without one).
   sim::Bytes host_memory = ClusterSpec{}.host_memory;
+  /// Whether the NVLink switch reduces (ClusterSpec::nvlink_sharp_efficiency):
+  /// the spec's, or an explicit graph's nvlink.sharp_efficiency (0 without).
+  double nvlink_sharp_efficiency = 0.0;
 };
 
 /// Resolves a request: a preset or a file, with overrides; validates
@@ -96,11 +99,13 @@ std::string preset_cluster_text(const ClusterRequest& request);
 /// `gpu` (LoadedCluster::gpu), when not empty, is written as the file's
 /// "gpu", so that the dump simulates the same GPUs; `communication` is
 /// written as the file's "communication" object and `host_memory` as its
-/// "host" object's memory_gbyte.
+/// "host" object's memory_gbyte; `nvlink_sharp_efficiency`, when > 0, as
+/// its "nvlink" object's sharp_efficiency.
 void write_cluster_json(std::ostream& out, const Topology& topology, std::string_view source,
                         const std::vector<std::string>& degradations = {}, std::string_view gpu = {},
                         const CommunicationLatencies& communication = {},
-                        sim::Bytes host_memory = ClusterSpec{}.host_memory);
+                        sim::Bytes host_memory = ClusterSpec{}.host_memory,
+                        double nvlink_sharp_efficiency = 0.0);
 
 }  // namespace zx::topology
 

@@ -272,6 +272,23 @@ TEST(ClusterFileTest, SuperchipHostKeys) {
             "divisor of gpus_per_node (72), got 5\n");
 }
 
+// NVLink SHARP survives the explicit dump: hgx's efficiency is written as
+// nvlink.sharp_efficiency and read back; ZionEX's dump has no such key (0);
+// out of range in the explicit form is an error at its pointer.
+TEST(ClusterFileTest, NvlinkSharpEfficiencyRoundTrips) {
+  const LoadedCluster hgx = load_cluster({.cluster = "hgx"});
+  EXPECT_NEAR(hgx.nvlink_sharp_efficiency, 0.7314, 1e-4);
+  std::ostringstream out;
+  write_cluster_json(out, hgx.topology, hgx.source, {}, hgx.gpu, hgx.communication, hgx.host_memory,
+                     hgx.nvlink_sharp_efficiency);
+  EXPECT_NE(out.str().find("\n  \"nvlink\": {\"sharp_efficiency\":0.731"), std::string::npos) << out.str().substr(0, 400);
+  EXPECT_EQ(parse_cluster(out.str(), "dump.json").nvlink_sharp_efficiency, hgx.nvlink_sharp_efficiency);
+  EXPECT_EQ(load_cluster({.cluster = "zionex"}).nvlink_sharp_efficiency, 0.0);
+  nlohmann::json bad = nlohmann::json::parse(out.str());
+  bad["nvlink"] = {{"sharp_efficiency", 2}};
+  EXPECT_EQ(errors_of(bad.dump(), "g.json"), "g.json: /nvlink/sharp_efficiency: expected a number in [0, 1], got 2\n");
+}
+
 TEST(ClusterFileTest, GoldenZionex2Nodes) {
   // As `zionsim topology --nodes 2 --format json` writes it, the GPU named.
   std::ostringstream out;
