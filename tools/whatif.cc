@@ -710,12 +710,17 @@ std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, doubl
   }
   {
     // A host copy runs at the DMA rate (the profile's) unless the host's
-    // PCIe link (shared by the GPUs behind one switch) gives it less:
-    // faster copies need both.
+    // link gives it less: the PCIe link up from the GPUs' switch (shared by
+    // the GPUs behind it), or on superchips the GPU's own NVLink-C2C link.
+    // Faster copies need both.
     std::vector<std::string> sets = {set("gpu.host_to_device_gbyte_per_s",
                                          static_cast<double>(gpu.host_to_device_bandwidth.count()) / 1e9 * factor)};
-    const int lanes = static_cast<int>(std::min(64.0, std::round(spec.host_pcie_lanes * factor)));
-    if (lanes != spec.host_pcie_lanes) sets.push_back(fmt::format("pcie.host_lanes={}", lanes));
+    if (spec.host_attach == topology::HostAttach::kNvlinkC2c) {
+      sets.push_back(set("host.c2c_bandwidth_gbyte_per_s", static_cast<double>(spec.c2c_bandwidth.count()) / 1e9 * factor));
+    } else {
+      const int lanes = static_cast<int>(std::min(64.0, std::round(spec.host_pcie_lanes * factor)));
+      if (lanes != spec.host_pcie_lanes) sets.push_back(fmt::format("pcie.host_lanes={}", lanes));
+    }
     add(fmt::format("host-to-device={:g}x", factor), sets);
   }
   if (spec.oversubscription > 1) {

@@ -479,6 +479,19 @@ TEST(WhatIfSensitivityTest, HostMemoryWhereTablesLiveThere) {
   // 2 TB on an HGX server.
   f.cluster.cluster = "hgx";
   EXPECT_EQ(sensitivity_variants(f, 2).back().settings.front().second, "host.memory_gbyte=4000");
+  // On a GB200 rack host copies cross each GPU's NVLink-C2C link, not PCIe:
+  // the host-to-device variant doubles that link with the DMA rate.
+  f.cluster.cluster = "gb200-nvl72";
+  f.nodes = {1};
+  bool found = false;
+  for (const WhatIfVariant& v : sensitivity_variants(f, 2)) {
+    if (v.settings.front().second != "host-to-device=2x") continue;
+    found = true;
+    const std::vector<std::string>& o = v.options.cluster.overrides;
+    EXPECT_NE(std::find(o.begin(), o.end(), "host.c2c_bandwidth_gbyte_per_s=450"), o.end()) << o.back();
+    EXPECT_EQ(std::find_if(o.begin(), o.end(), [](const std::string& x) { return x.starts_with("pcie."); }), o.end());
+  }
+  EXPECT_TRUE(found);
 }
 
 // Model F on 16 nodes keeps 57 of its 64 tables in host memory behind an
