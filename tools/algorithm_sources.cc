@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/json_reader.h"
@@ -67,8 +68,13 @@ void check_algorithm_options(const std::map<std::string, std::string>& options,
           "--options", "",
           fmt::format("'{}': {} is NCCL's closed-form cost model, which takes no options", flag, name)});
     }
+    if (models::is_auto_algorithm(name)) {
+      (void)models::parse_auto_options(text, registry);  // its own errors, before anything runs
+      continue;
+    }
     if (!registry.contains(name)) {
-      const std::vector<std::string> names = registry.names();
+      std::vector<std::string> names = registry.names();
+      names.push_back(models::kAutoAlgorithm);
       std::string message = fmt::format("'{}': unknown collective algorithm '{}'", flag, name);
       if (const auto guess = json::closest_match(name, names)) message += fmt::format(" (did you mean '{}'?)", *guess);
       throw InputError(Diagnostic{"--options", "", message + fmt::format("; valid: {}", fmt::join(names, ", "))});
@@ -79,8 +85,23 @@ void check_algorithm_options(const std::map<std::string, std::string>& options,
 
 void check_algorithm_options_used(const std::map<std::string, std::string>& options,
                                   const std::vector<std::string>& used) {
+  // "auto" runs its candidates: every algorithm of the registry unless its
+  // options list them (malformed options are check_algorithm_options's to
+  // report).
+  std::vector<std::string> runs = used;
+  if (std::find(used.begin(), used.end(), models::kAutoAlgorithm) != used.end()) {
+    const auto it = options.find(models::kAutoAlgorithm);
+    const nlohmann::json doc = it == options.end() ? nlohmann::json::object()
+                                                   : nlohmann::json::parse(it->second, nullptr, false);
+    if (!doc.is_object() || !doc.contains("candidates")) return;
+    if (doc["candidates"].is_array()) {
+      for (const nlohmann::json& c : doc["candidates"]) {
+        if (c.is_string()) runs.push_back(c.get<std::string>());
+      }
+    }
+  }
   for (const auto& [name, text] : options) {
-    if (std::find(used.begin(), used.end(), name) != used.end()) continue;
+    if (std::find(runs.begin(), runs.end(), name) != runs.end()) continue;
     std::vector<std::string> sorted = used;
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());

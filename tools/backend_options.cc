@@ -54,6 +54,83 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   return o;
 }
 
+namespace {
+
+// "1 KiB", "25.5 MiB": binary units, three significant digits.
+std::string binary_size(sim::Bytes bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes.count());
+  int unit = 0;
+  while (unit < 4 && value >= 1024) {
+    value /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:.3g} {}", value, kUnits[unit]);
+}
+
+}  // namespace
+
+nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& choices) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const models::AutoChoice& c : choices) {
+    nlohmann::ordered_json row;
+    row["kind"] = models::collectives::to_string(c.kind);
+    row["ranks"] = c.ranks;
+    row["bytes_per_rank"] = c.bytes_per_rank.count();
+    row["dtype"] = models::collectives::to_string(c.dtype);
+    row["chosen"] = c.chosen;
+    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+    for (const models::AutoChoice::Candidate& k : c.candidates) {
+      nlohmann::ordered_json one;
+      one["algorithm"] = k.algorithm;
+      if (k.time) {
+        one["time_us"] = k.time->to_seconds() * 1e6;
+      } else {
+        one["refused"] = k.refused;
+      }
+      candidates.push_back(std::move(one));
+    }
+    row["candidates"] = std::move(candidates);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string auto_choices_summary(const std::vector<models::AutoChoice>& choices) {
+  // kind -> algorithm (in order of first choice) -> calls and size range.
+  struct Use {
+    std::string algorithm;
+    int calls = 0;
+    sim::Bytes least;
+    sim::Bytes most;
+  };
+  std::map<int, std::vector<Use>> by_kind;
+  for (const models::AutoChoice& c : choices) {
+    std::vector<Use>& uses = by_kind[static_cast<int>(c.kind)];
+    auto it = std::find_if(uses.begin(), uses.end(), [&](const Use& u) { return u.algorithm == c.chosen; });
+    if (it == uses.end()) {
+      uses.push_back(Use{c.chosen, 0, c.bytes_per_rank, c.bytes_per_rank});
+      it = uses.end() - 1;
+    }
+    ++it->calls;
+    it->least = std::min(it->least, c.bytes_per_rank);
+    it->most = std::max(it->most, c.bytes_per_rank);
+  }
+  std::vector<std::string> kinds;
+  for (const auto& [kind, uses] : by_kind) {
+    std::vector<std::string> parts;
+    for (const Use& u : uses) {
+      parts.push_back(fmt::format("{} x{} ({})", u.algorithm, u.calls,
+                                  u.least == u.most ? binary_size(u.least)
+                                                    : binary_size(u.least) + " to " + binary_size(u.most)));
+    }
+    kinds.push_back(fmt::format("{}: {}",
+                                models::collectives::to_string(static_cast<models::collectives::CollectiveKind>(kind)),
+                                fmt::join(parts, ", ")));
+  }
+  return fmt::format("{}", fmt::join(kinds, "; "));
+}
+
 models::SmContention sm_contention(const models::DeviceProfile& device) {
   return models::SmContention{.sm_count = device.sm_count, .communication_sms = device.communication_sms};
 }
@@ -82,6 +159,7 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
 void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
                          const std::string& kind, const std::string& name) {
   if (models::is_nccl_algorithm(name)) return;  // NCCL's cost model prices every kind
+  if (models::is_auto_algorithm(name)) return;   // its candidates are checked per call
   const std::optional<models::collectives::CollectiveKind> k = models::collectives::parse_collective_kind(kind);
   ZX_CHECK(k.has_value(), "check_algorithm_for: kind " + kind);
   std::vector<std::string> runs_kind;
@@ -89,6 +167,7 @@ void check_algorithm_for(const models::collectives::CollectiveRegistry& registry
     if (registry.create(n)->supports(*k)) runs_kind.push_back(n);
   }
   for (const std::string& n : models::nccl_algorithm_names()) runs_kind.push_back(n);
+  runs_kind.push_back(models::kAutoAlgorithm);
   if (!registry.contains(name)) {
     std::string message = fmt::format("unknown collective algorithm '{}' for {}", name, kind);
     if (const auto guess = json::closest_match(name, runs_kind)) message += fmt::format(" (did you mean '{}'?)", *guess);

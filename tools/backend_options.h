@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "models/collectives/registry.h"
 #include "models/compute/device_profile.h"
@@ -37,6 +38,14 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
 /// What communication kernels take from compute on `device`: its SM count
 /// and the SMs each communication kernel holds (models/execution/executor.h).
 models::SmContention sm_contention(const models::DeviceProfile& device);
+
+/// The tuner's choices as JSON (docs/output_formats.md, "auto_choices"): a
+/// row per distinct call, its candidates' times (time_us) or refusals.
+nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& choices);
+/// One line of them: per kind, each algorithm run with its number of
+/// distinct calls and their sizes ("all_reduce: nvls x3 (1 MiB to 25 MiB),
+/// hierarchical x1 (96 MiB)"). Empty without choices.
+std::string auto_choices_summary(const std::vector<models::AutoChoice>& choices);
 
 /// Parses --algo KIND=NAME flags. Throws zx::InputError for a malformed one.
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);

@@ -210,6 +210,64 @@ TEST(CliTest, PipelinedHierarchicalBeatsOneSliceButNotTheNics) {
   EXPECT_LT(pipelined, 0.8 * whole) << pipelined << " us pipelined, " << whole << " us in one slice";
 }
 
+// collective --algo auto: at every size its time is the least of the
+// other columns (every algorithm that runs all-reduce, the candidates it
+// has by default) and its chosen column names that column; the table says
+// what it ran. On one HGX server NVLink SHARP wins some sizes, not all.
+TEST(CliTest, CollectiveAutoIsTheFastestColumn) {
+  const std::vector<std::string> algorithms = {"double_binary_tree", "halving_doubling", "hierarchical", "nvls",
+                                               "ring"};
+  std::vector<std::string> args = {"collective", "--cluster", "hgx", "-b", "1K", "-e", "1G", "-f", "32"};
+  for (const std::string& a : algorithms) {
+    args.push_back("--algo");
+    args.push_back(a);
+  }
+  args.push_back("--algo");
+  args.push_back("auto");
+  std::vector<std::string> csv = args;
+  csv.push_back("--format");
+  csv.push_back("csv");
+  const Result r = run(csv);
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s,chosen");
+  const std::vector<std::string> rows = csv_rows(r.out);
+  const std::size_t columns = algorithms.size() + 1;
+  ASSERT_EQ(rows.size(), 5 * columns);
+  std::set<std::string> chosen;
+  for (std::size_t size = 0; size < 5; ++size) {
+    std::map<std::string, double> time_us;
+    std::string auto_chose;
+    for (std::size_t c = 0; c < columns; ++c) {
+      std::vector<std::string> fields;
+      std::stringstream line(rows[size * columns + c]);
+      for (std::string field; std::getline(line, field, ',');) fields.push_back(field);
+      if (fields.size() == 7) fields.push_back("");  // an empty last field
+      ASSERT_EQ(fields.size(), 8u) << rows[size * columns + c];
+      time_us[fields[3]] = std::stod(fields[4]);
+      if (fields[3] == "auto") auto_chose = fields[7];
+      else EXPECT_EQ(fields[7], "") << rows[size * columns + c];
+    }
+    double least = 1e300;
+    std::string fastest;
+    for (const std::string& a : algorithms) {
+      if (time_us[a] < least) {
+        least = time_us[a];
+        fastest = a;
+      }
+    }
+    EXPECT_EQ(auto_chose, fastest) << rows[size * columns];
+    EXPECT_EQ(time_us["auto"], least) << rows[size * columns];
+    chosen.insert(auto_chose);
+  }
+  EXPECT_TRUE(chosen.contains("nvls"));
+  EXPECT_GE(chosen.size(), 2u);
+  const Result t = run(args);
+  ASSERT_EQ(t.status, kExitOk) << t.err;
+  EXPECT_TRUE(contains(t.out, "# auto ran nvls from 1 KiB to 32 KiB; ")) << t.out;
+  EXPECT_TRUE(contains(t.out, "(the fastest of its candidates, each alone on an idle network)")) << t.out;
+}
+
 // collective --vary: each variant's rows are the rows of the same settings
 // run alone (after the knob columns and the ranks), sizes outermost; the
 // table gets a column group per algorithm and variant.

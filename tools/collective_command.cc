@@ -214,7 +214,20 @@ struct Row {
   double time_us;
   double algbw;
   double busbw;
+  std::string chosen;  // what "auto" ran; empty for other columns
 };
+
+// "1 KiB", "64 MiB": a size for the tuner's footnote.
+std::string size_label(std::int64_t bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  double value = static_cast<double>(bytes);
+  while (unit < 4 && value >= 1024 && std::fmod(value, 1024) == 0) {
+    value /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:g} {}", value, kUnits[unit]);
+}
 
 int run(const topology::ClusterRequest& base_request, const AlgorithmSources& sources, const Flags& f,
         std::ostream& out) {
@@ -268,8 +281,11 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       }
       models::NetworkBackendOptions options = backend_options(cluster, device, {});
       options.algorithm_options = parse_algorithm_options(sources.options);
-      // Options only for the columns: one for another algorithm is a typo.
-      for (const auto& [name, text] : options.algorithm_options) {
+      // Options only for the columns (and the tuner's candidates): one for
+      // another algorithm is a typo.
+      const bool tuned = std::any_of(algorithms.begin(), algorithms.end(), models::is_auto_algorithm);
+      if (tuned) check_algorithm_options_used(options.algorithm_options, algorithms);
+      for (const auto& [name, text] : tuned ? std::map<std::string, std::string>{} : options.algorithm_options) {
         if (std::find(algorithms.begin(), algorithms.end(), name) == algorithms.end()) {
           std::string message = fmt::format("'{}={}': no --algo column runs '{}'", name, text, name);
           if (const auto guess = json::closest_match(name, algorithms)) message += fmt::format(" (did you mean '{}'?)", *guess);
@@ -333,7 +349,8 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     const bool per_block = *kind == coll::CollectiveKind::kAllGather || *kind == coll::CollectiveKind::kReduceScatter ||
                            *kind == coll::CollectiveKind::kAllToAll;
     const std::int64_t count = bytes / elem / (per_block ? setup.ranks : 1);
-    rows[i] = Row{v, setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks)};
+    rows[i] = Row{v, setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
+                  backend.auto_choices().empty() ? std::string() : backend.auto_choices().front().chosen};
   });
 
   if (!f.plot.empty()) {
@@ -378,6 +395,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       result["time_us"] = r.time_us;
       result["algbw_gbyte_per_s"] = r.algbw;
       result["busbw_gbyte_per_s"] = r.busbw;
+      if (models::is_auto_algorithm(r.algorithm)) result["chosen"] = r.chosen;
       results.push_back(std::move(result));
     }
     j["results"] = std::move(results);
@@ -386,13 +404,14 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   }
   if (f.format == "csv") {
     for (const auto& [key, value] : variants.front().settings) fmt::print(out, "{},", key);
-    fmt::print(out, "{}size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s\n",
-               varied ? "ranks," : "");
+    const bool tuned = std::any_of(algorithms.begin(), algorithms.end(), models::is_auto_algorithm);
+    fmt::print(out, "{}size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s{}\n",
+               varied ? "ranks," : "", tuned ? ",chosen" : "");
     for (const Row& r : rows) {
       for (const auto& [key, value] : variants[r.variant].settings) fmt::print(out, "{},", csv_quoted(value));
       if (varied) fmt::print(out, "{},", r.ranks);
-      fmt::print(out, "{},{},{},{},{:.3f},{:.4f},{:.4f}\n", r.bytes, r.count, f.dtype, r.algorithm, r.time_us, r.algbw,
-                 r.busbw);
+      fmt::print(out, "{},{},{},{},{:.3f},{:.4f},{:.4f}{}\n", r.bytes, r.count, f.dtype, r.algorithm, r.time_us,
+                 r.algbw, r.busbw, tuned ? "," + r.chosen : "");
     }
     return kExitOk;
   }
@@ -431,6 +450,21 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       fmt::print(out, "# {}: {} ranks of {}\n", settings_label(variants[v].settings), setups[v].ranks,
                  setups[v].cluster.source);
     }
+  }
+  // What the tuner ran, as runs of sizes with one choice.
+  for (std::size_t c = 0; c < labels.size(); ++c) {
+    if (!models::is_auto_algorithm(rows[c].algorithm)) continue;
+    std::vector<std::string> spans;
+    for (std::size_t i = c; i < rows.size();) {
+      std::size_t j = i;
+      while (j + labels.size() < rows.size() && rows[j + labels.size()].chosen == rows[i].chosen) j += labels.size();
+      spans.push_back(i == j ? fmt::format("{} at {}", rows[i].chosen, size_label(rows[i].bytes))
+                             : fmt::format("{} from {} to {}", rows[i].chosen, size_label(rows[i].bytes),
+                                           size_label(rows[j].bytes)));
+      i = j + labels.size();
+    }
+    fmt::print(out, "# {} ran {} (the fastest of its candidates, each alone on an idle network)\n", labels[c],
+               fmt::join(spans, "; "));
   }
   fmt::print(out, "# algbw = size / time; busbw = algbw x {} (nccl-tests); GB/s\n",
              *kind == coll::CollectiveKind::kAllReduce ? "2(n-1)/n"

@@ -6,6 +6,7 @@
 
 #include "models/collectives/registry.h"
 #include "tools/algorithm_sources.h"
+#include "models/execution/network_backend.h"
 #include "models/nccl/nccl_model.h"
 
 #include "models/compute/device_profile.h"
@@ -25,6 +26,8 @@ std::vector<std::pair<std::string, std::string>> collective_algorithms(const Alg
     out.emplace_back(fmt::format("nccl-{}", v.name), fmt::format("NCCL's own cost model: {}", v.description));
   }
   out.emplace_back("nccl", "NCCL's cost model with the current constants (nccl-2.20): picks algorithm and protocol as NCCL would");
+  // The network backend's tuner.
+  out.emplace_back(models::kAutoAlgorithm, models::auto_algorithm_description());
   return out;
 }
 

@@ -213,12 +213,13 @@ struct Summary {
 models::OpGraph load_run_graph(const Flags& f, const AlgorithmSources& sources, const std::string& trace_name,
                                const topology::LoadedCluster& cluster, const models::DeviceProfile& device) {
   // The algorithms a trace's collectives may name: the registry's (built-in,
-  // plug-ins, schedules) and NCCL's cost model.
+  // plug-ins, schedules), NCCL's cost model and the tuner.
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources, registry);
   check_algorithm_options(parse_algorithm_options(sources.options), registry);
   std::vector<std::string> algorithms = registry.names();
   for (const std::string& n : models::nccl_algorithm_names()) algorithms.push_back(n);
+  algorithms.push_back(models::kAutoAlgorithm);
   models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device, algorithms);
   if (graph.num_ranks > cluster.topology.num_gpus()) {
     throw InputError(Diagnostic{trace_name, "/ranks",

@@ -301,6 +301,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
     point.bottleneck += fmt::format("; busiest link {}->{} ({:.0f}% busy)", topo.node(l.src).name,
                                     topo.node(l.dst).name, 100 * busy);
   }
+  point.auto_choices = backend.auto_choices();
   point.fingerprint = sim.fingerprint();
   point.events = sim.executed();
   point.flows = network.flows_started();

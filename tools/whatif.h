@@ -20,6 +20,7 @@
 #include "models/dlrm/model.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/executor.h"
+#include "models/execution/network_backend.h"
 #include "models/execution/op_graph.h"
 #include "models/execution/timeline.h"
 #include "tools/variations.h"
@@ -137,6 +138,8 @@ struct WhatIfPoint {
   double hbm_reserve_fraction = 0;
   /// Host-memory tables' HBM-cache hit rate (mean over their lookups).
   double cache_hit_rate = 1;
+  /// What `--algo KIND=auto` ran: one choice per distinct call.
+  std::vector<models::AutoChoice> auto_choices;
   double wall_seconds = 0;  ///< how long simulating this point took
   std::uint64_t fingerprint = 0;
   /// What the simulation did (where the wall time went): engine events,

@@ -171,6 +171,20 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<st
                     "size.\n",
                variants.front().label());
   }
+  bool tuned = false;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (const WhatIfPoint& p : points[v]) {
+      if (p.auto_choices.empty()) continue;
+      if (!tuned) {
+        fmt::print(out, "auto ran (per distinct call, the fastest candidate alone on an idle network; --format json "
+                        "has each one's time):\n");
+      }
+      tuned = true;
+      fmt::print(out, "  {}{} node{}: {}\n", variants.size() > 1 ? variants[v].label() + ", " : "", p.nodes,
+                 p.nodes == 1 ? "" : "s",
+                 auto_choices_summary(p.auto_choices));
+    }
+  }
   bool searched = false;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     for (const WhatIfPoint& p : points[v]) {
@@ -322,6 +336,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
                                      {"moves", p.search_moves}};
         }
       }
+      if (!p.auto_choices.empty()) r["auto_choices"] = auto_choices_json(p.auto_choices);
       r["wall_seconds"] = p.wall_seconds;
       results.push_back(std::move(r));
     }

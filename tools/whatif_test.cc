@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,40 @@ TEST(WhatIfTest, Nvl72RackKeepsTheAllToAllOnNvlink) {
   EXPECT_LT(r.iteration_time_ms, 0.5 * h.iteration_time_ms) << r.iteration_time_ms << " " << h.iteration_time_ms;
   EXPECT_LT(r.breakdown.exposed_all_to_all_ms, 0.1 * h.breakdown.exposed_all_to_all_ms);
   EXPECT_NE(h.bottleneck.find("exposed all-to-all"), std::string::npos) << h.bottleneck;
+}
+
+// --algo KIND=auto: the iteration is the one the chosen algorithms run,
+// bit for bit (the candidates' trial runs touch nothing of it): model A
+// small on one HGX server, where every collective kind is tuned, has the
+// fingerprint of the run that names each kind's choice. The choices are
+// kept, each the fastest of its candidates' recorded times.
+TEST(WhatIfTest, AutoRunsItsChoices) {
+  WhatIfOptions o = small_model();
+  o.cluster.cluster = "hgx";
+  for (const char* kind : {"all_reduce", "all_to_all", "reduce_scatter", "all_gather"}) o.algorithms[kind] = "auto";
+  const WhatIfPoint tuned = one(o, 1);
+  ASSERT_TRUE(tuned.fits) << tuned.reason;
+  ASSERT_FALSE(tuned.auto_choices.empty());
+  WhatIfOptions named = o;
+  for (const models::AutoChoice& c : tuned.auto_choices) {
+    const std::string kind(models::collectives::to_string(c.kind));
+    // One choice per kind here, else naming one would not be the same run.
+    ASSERT_TRUE(named.algorithms[kind] == "auto" || named.algorithms[kind] == c.chosen) << kind;
+    named.algorithms[kind] = c.chosen;
+    std::optional<sim::Duration> least;
+    std::string fastest;
+    for (const models::AutoChoice::Candidate& k : c.candidates) {
+      if (k.time && (!least || *k.time < *least)) {
+        least = *k.time;
+        fastest = k.algorithm;
+      }
+    }
+    EXPECT_EQ(c.chosen, fastest) << kind;
+  }
+  const WhatIfPoint plain = one(named, 1);
+  EXPECT_EQ(plain.fingerprint, tuned.fingerprint);
+  EXPECT_EQ(plain.iteration_time_ms, tuned.iteration_time_ms);
+  EXPECT_TRUE(plain.auto_choices.empty());
 }
 
 TEST(WhatIfTest, FasterPartsNeverSlowDown) {

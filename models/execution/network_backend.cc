@@ -6,9 +6,11 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/check.h"
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "models/collectives/topology_view.h"
 
 namespace zx::models {
@@ -112,6 +114,48 @@ bool is_nccl_algorithm(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+bool is_auto_algorithm(const std::string& name) { return name == kAutoAlgorithm; }
+
+std::string auto_algorithm_description() {
+  return "per distinct call, the fastest of its candidates, each simulated alone on an idle copy of the network "
+         "(NCCL's tuner picks per call from its cost model); option candidates (default: every algorithm that "
+         "runs the kind)";
+}
+
+AutoOptions parse_auto_options(std::string_view options_json, const collectives::CollectiveRegistry& registry) {
+  json::Document doc = json::Document::parse(options_json.empty() ? "{}" : options_json,
+                                             fmt::format("options of collective algorithm '{}'", kAutoAlgorithm));
+  json::ObjectReader root = doc.root();
+  AutoOptions out;
+  if (std::optional<json::ArrayReader> list = root.array("candidates")) {
+    if (list->size() == 0) root.error("candidates", "expected at least one algorithm");
+    std::vector<std::string> valid = registry.names();
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      std::string name;
+      if (!list->read_string(i, name)) continue;
+      const std::string where = list->element_pointer(i);
+      if (is_auto_algorithm(name)) {
+        doc.diagnostics().error(where, "'auto' cannot be its own candidate");
+      } else if (is_nccl_algorithm(name)) {
+        doc.diagnostics().error(where, fmt::format("'{}' is NCCL's closed-form cost model, not a plan the flows "
+                                                   "carry; the candidates are algorithms: {}",
+                                                   name, fmt::join(valid, ", ")));
+      } else if (!registry.contains(name)) {
+        std::string message = fmt::format("unknown collective algorithm '{}'", name);
+        if (const auto guess = json::closest_match(name, valid)) message += fmt::format(" (did you mean '{}'?)", *guess);
+        doc.diagnostics().error(where, message + fmt::format("; valid: {}", fmt::join(valid, ", ")));
+      } else if (std::find(out.candidates.begin(), out.candidates.end(), name) != out.candidates.end()) {
+        doc.diagnostics().error(where, fmt::format("'{}' is listed twice", name));
+      } else {
+        out.candidates.push_back(std::move(name));
+      }
+    }
+  }
+  root.finish();
+  doc.throw_if_errors();
+  return out;
+}
+
 void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
                               sim::EventCallback on_done) {
   collectives::validate(request);
@@ -183,10 +227,89 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
     run_nccl(request, chosen, std::move(on_done));
     return;
   }
+  if (is_auto_algorithm(chosen)) chosen = choose_algorithm(request);
   collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
   view.set_switch_reduces(options_.nvls_efficiency > 0);
   run_plan_for(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done), collective,
                request.kind == collectives::CollectiveKind::kAllToAll ? 1.0 / options_.all_to_all_efficiency : 1.0);
+}
+
+const std::string& NetworkBackend::choose_algorithm(const collectives::CollectiveRequest& request) {
+  collectives::validate(request);
+  // The call's identity: everything a plan depends on.
+  std::string key = fmt::format("{}|{}|{}|{}|", static_cast<int>(request.kind), request.bytes_per_rank.count(),
+                                static_cast<int>(request.dtype), request.root);
+  for (int r : request.ranks) key += fmt::format("{},", r);
+  key += '|';
+  for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
+    for (std::int64_t b : row) key += fmt::format("{},", b);
+    key += ';';
+  }
+  if (const auto it = auto_index_.find(key); it != auto_index_.end()) return auto_choices_[it->second].chosen;
+
+  if (!auto_options_) {
+    const auto it = options_.algorithm_options.find(kAutoAlgorithm);
+    auto_options_ = parse_auto_options(it == options_.algorithm_options.end() ? std::string_view{}
+                                                                             : std::string_view(it->second),
+                                       registry_);
+  }
+  const std::string kind(collectives::to_string(request.kind));
+  std::vector<std::string> names = auto_options_->candidates;
+  const bool listed = !names.empty();
+  if (!listed) names = registry_.names();
+
+  AutoChoice choice;
+  choice.kind = request.kind;
+  choice.ranks = static_cast<int>(request.ranks.size());
+  choice.bytes_per_rank = request.bytes_per_rank;
+  if (!request.all_to_all_v_bytes.empty()) {
+    std::int64_t most = 0;
+    for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
+      std::int64_t sum = 0;
+      for (std::int64_t b : row) sum += b;
+      most = std::max(most, sum);
+    }
+    choice.bytes_per_rank = sim::Bytes(most);
+  }
+  choice.dtype = request.dtype;
+  const std::vector<LinkParams> links = network_.link_params();
+  std::optional<std::size_t> best;
+  for (const std::string& name : names) {
+    if (!algorithm(name).supports(request.kind)) {
+      // Unlisted algorithms of other kinds are not candidates at all.
+      if (listed) choice.candidates.push_back({name, std::nullopt, fmt::format("does not run {}", kind)});
+      continue;
+    }
+    AutoChoice::Candidate c{name, std::nullopt, ""};
+    try {
+      sim::Simulator sim;
+      FlowNetwork network(sim, links, network_.fidelity());
+      network.set_completion_quantum(network_.completion_quantum());
+      NetworkBackendOptions options = options_;
+      NetworkBackend alone(sim, network, router_, registry_, std::move(options));
+      alone.run(request, name, {});
+      sim.run();
+      c.time = sim.now().since_start();
+    } catch (const InputError& e) {
+      c.refused = e.diagnostics().empty() ? std::string(e.what()) : e.diagnostics().front().message;
+    }
+    if (c.time && (!best || *c.time < *choice.candidates[*best].time)) best = choice.candidates.size();
+    choice.candidates.push_back(std::move(c));
+  }
+  if (!best) {
+    std::string reasons;
+    for (const AutoChoice::Candidate& c : choice.candidates) {
+      reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", c.algorithm, c.refused);
+    }
+    throw InputError(Diagnostic{
+        "collective", "",
+        fmt::format("auto: no candidate runs this {} of {} ranks{}{}", kind, choice.ranks,
+                    reasons.empty() ? "" : " (", reasons.empty() ? "" : reasons + ")")});
+  }
+  choice.chosen = choice.candidates[*best].algorithm;
+  auto_index_.emplace(std::move(key), auto_choices_.size());
+  auto_choices_.push_back(std::move(choice));
+  return auto_choices_.back().chosen;
 }
 
 void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int> ranks,

@@ -18,6 +18,17 @@
 // `network_transfer` (between servers) more than its route's latency (the
 // protocol's handshake: the receiver's credit, the sender's flag, the
 // poll). A point-to-point transfer op pays both.
+//
+// "auto" (kAutoAlgorithm) is the backend's tuner: for each distinct call
+// (kind, group, size, type, root) it runs every candidate algorithm alone
+// on an idle copy of the network (the same links, fidelity and software
+// latencies, no other traffic) and runs the call with the fastest; ties go
+// to the candidate listed first. The choice is made once per distinct call
+// and kept (auto_choices()). NCCL's tuner chooses per call too, from its
+// closed-form cost model (models/nccl); this one times the plans the flow
+// model would run, so a plug-in algorithm competes on the same terms as the
+// built-in ones. Like NCCL's, it does not see the traffic the call will
+// meet: a choice on an idle network can lose under contention.
 
 #ifndef ZIONSIM_MODELS_EXECUTION_NETWORK_BACKEND_H_
 #define ZIONSIM_MODELS_EXECUTION_NETWORK_BACKEND_H_
@@ -92,6 +103,43 @@ bool is_nccl_algorithm(const std::string& name);
 /// The names is_nccl_algorithm accepts: "nccl", "nccl-2.13", "nccl-2.20".
 std::vector<std::string> nccl_algorithm_names();
 
+/// The tuner's name (see the file comment).
+inline constexpr const char* kAutoAlgorithm = "auto";
+bool is_auto_algorithm(const std::string& name);
+/// One line for `zionsim list collectives`.
+std::string auto_algorithm_description();
+
+/// The tuner's options (algorithm_options["auto"]), e.g.
+/// {"candidates": ["ring", "nvls"]}: the algorithms it chooses among, in the
+/// order ties go. Without "candidates", every algorithm of the registry
+/// (plug-ins and schedule files included) that runs the call's kind, by
+/// name. Candidates are registry names: not "auto", nor NCCL's cost model
+/// (a prediction, not a plan the flows carry).
+struct AutoOptions {
+  std::vector<std::string> candidates;
+};
+/// Throws zx::InputError naming the bad entry: not an object, an unknown
+/// key, an empty or repeated candidate, a name the registry lacks (with a
+/// suggestion).
+AutoOptions parse_auto_options(std::string_view options_json, const collectives::CollectiveRegistry& registry);
+
+/// What "auto" chose for one distinct call, and why.
+struct AutoChoice {
+  collectives::CollectiveKind kind = collectives::CollectiveKind::kAllReduce;
+  int ranks = 0;
+  sim::Bytes bytes_per_rank;  ///< for an all-to-all-v, the most any rank sends
+  collectives::DataType dtype = collectives::DataType::kFp32;
+  std::string chosen;
+  struct Candidate {
+    std::string algorithm;
+    /// Its time alone on the idle network; nullopt when it cannot run the
+    /// call (`refused` says why).
+    std::optional<sim::Duration> time;
+    std::string refused;
+  };
+  std::vector<Candidate> candidates;  ///< in candidate order
+};
+
 class NetworkBackend : public CommunicationBackend {
  public:
   NetworkBackend(sim::Simulator& simulator, FlowNetwork& network, const topology::Router& router,
@@ -133,6 +181,14 @@ class NetworkBackend : public CommunicationBackend {
   /// Tags of the flows started since record_flows(true), in start order.
   const std::vector<FlowTag>& flow_tags() const { return flow_tags_; }
 
+  /// The choices "auto" made, one per distinct call, in the order the
+  /// calls first came.
+  const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
+  /// The algorithm "auto" runs `request` with: the choice made for it
+  /// before, else a new one (simulating every candidate). Throws
+  /// zx::InputError when no candidate can run it, with each one's reason.
+  const std::string& choose_algorithm(const collectives::CollectiveRequest& request);
+
   /// Collectives and steps run so far.
   std::uint64_t collectives_run() const { return collectives_run_; }
   std::uint64_t steps_run() const { return steps_run_; }
@@ -173,6 +229,11 @@ class NetworkBackend : public CommunicationBackend {
   std::vector<std::uint32_t> host_of_rank_;
   std::vector<std::vector<topology::NodeId>> cpus_by_server_;
   bool cpus_indexed_ = false;
+  // "auto": its options (parsed on first use) and its choices, indexed by
+  // the call's kind, ranks, bytes, all-to-all-v matrix, type and root.
+  std::optional<AutoOptions> auto_options_;
+  std::vector<AutoChoice> auto_choices_;
+  std::map<std::string, std::size_t> auto_index_;
 };
 
 /// A CollectiveRequest from an op graph's collective call. Throws

@@ -1001,6 +1001,13 @@ LinkRecord FlowNetwork::link(std::uint32_t index) const {
   return record;
 }
 
+std::vector<LinkParams> FlowNetwork::link_params() const {
+  std::vector<LinkParams> out;
+  out.reserve(links_.size());
+  for (const Link& l : links_) out.push_back(l.params);
+  return out;
+}
+
 std::span<const std::uint32_t> FlowNetwork::route(FlowId id) const {
   const auto f = static_cast<std::uint32_t>(id);
   if (f >= slots_.size()) throw std::out_of_range(fmt::format("route: no flow {}", f));

@@ -200,6 +200,9 @@ class FlowNetwork {
   const FlowRecord& flow(FlowId id) const { return slots_[static_cast<std::uint32_t>(id)].record; }
   /// Stats of a link; busy time counts up to now() for a link still busy.
   LinkRecord link(std::uint32_t index) const;
+  /// The links as constructed, in index order: what a second, idle network
+  /// of the same links is built from.
+  std::vector<LinkParams> link_params() const;
   /// The route of a flow, as given.
   std::span<const std::uint32_t> route(FlowId id) const;
   /// The current rate of a transferring flow (0 before its first byte or
