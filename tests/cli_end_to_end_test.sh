@@ -164,6 +164,21 @@ if [[ -z $wo || "$wo" != "$ro" || "$wo" == "$r" ]]; then
 fi
 expect 0 out '"chunks": 2' -- whatif --model dlrm-a-small --nodes 1 --options 'hierarchical={"chunks":2}' --format json
 rm -f "$sliced"
+# --algo KIND=auto: whatif and run of its emitted trace tune alike (one
+# HGX server: NVLink SHARP wins the all-reduce, so the run differs from the
+# default's) and both say what they ran.
+tuned=$(mktemp --suffix=.json)
+wa=$("$zionsim" whatif --model dlrm-a-small --cluster hgx --nodes 1 --algo all_reduce=auto --format json --emit-trace "$tuned" | grep '"fingerprint"' | tr -d ' ,')
+ra=$("$zionsim" run --cluster hgx --nodes 1 --trace "$tuned" --algo all_reduce=auto --format json | grep '"fingerprint"' | tr -d ' ,')
+wd=$("$zionsim" whatif --model dlrm-a-small --cluster hgx --nodes 1 --format json | grep '"fingerprint"' | tr -d ' ,')
+if [[ -z $wa || "$wa" != "$ra" || "$wa" == "$wd" ]]; then
+  echo "FAIL: --algo all_reduce=auto: whatif '$wa', run of its trace '$ra', the default '$wd'"
+  failures=$((failures + 1))
+fi
+expect 0 out '^  1 node: all_reduce: nvls x1 ' -- whatif --model dlrm-a-small --cluster hgx --nodes 1 --algo all_reduce=auto
+expect 0 out '"chosen": "nvls"' -- run --cluster hgx --nodes 1 --trace "$tuned" --algo all_reduce=auto --format json
+expect 0 out '^  all_reduce: nvls x1 ' -- run --cluster hgx --nodes 1 --trace "$tuned" --algo all_reduce=auto
+rm -f "$tuned"
 # Writing a timeline does not change the run; the timeline has a process per
 # NIC with matched tx/rx transfer slices and transfer arrows.
 timeline=$(mktemp --suffix=.json)

@@ -206,6 +206,7 @@ struct Summary {
   double overlapped_ms = 0;
   std::uint64_t fingerprint = 0;
   std::string busiest_link;
+  std::vector<models::AutoChoice> auto_choices;
 };
 
 // The trace on this cluster: its ranks must be GPUs of the cluster; GPUs
@@ -355,6 +356,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     s.exposed_ms /= n;
     s.overlapped_ms /= n;
     s.fingerprint = sim.fingerprint();
+    s.auto_choices = backend.auto_choices();
     if (const std::vector<std::uint32_t> hot = network->hottest_links(1); !hot.empty()) {
       const topology::LinkInfo& info = setup.cluster.topology.link(topology::LinkId{hot.front()});
       s.busiest_link = fmt::format("{}->{}", setup.cluster.topology.node(info.src).name,
@@ -385,6 +387,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
                          {"overlapped_communication_ms_mean", s.overlapped_ms},
                          {"busiest_link", s.busiest_link},
                          {"fingerprint", fmt::format("{:016x}", s.fingerprint)}});
+      if (!s.auto_choices.empty()) results.back()["auto_choices"] = auto_choices_json(s.auto_choices);
     }
     j["results"] = std::move(results);
     out << j.dump(1) << '\n';
@@ -420,6 +423,13 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
   }
   fmt::print(out, "\ncompute, exposed and overlapped communication: ms, means over ranks; speedup: the first "
                   "variant's iteration time over this one's.\n");
+  bool tuned = false;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    if (summaries[i].auto_choices.empty()) continue;
+    if (!tuned) fmt::print(out, "auto ran (per distinct call, the fastest candidate alone on an idle network):\n");
+    tuned = true;
+    fmt::print(out, "  {}: {}\n", settings_label(variants[i].settings), auto_choices_summary(summaries[i].auto_choices));
+  }
   return kExitOk;
 }
 
@@ -513,6 +523,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
                        {"busy_ps", network.link(l).busy_time.count_ps()}});
     }
     j["hottest_links"] = std::move(links);
+    if (!backend.auto_choices().empty()) j["auto_choices"] = auto_choices_json(backend.auto_choices());
     out << j.dump(1) << '\n';
     return kExitOk;
   }
@@ -553,6 +564,11 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   for (std::uint32_t l : hot) {
     fmt::print(out, "  {:<40} {:>14}  busy {}\n", link_name(l), network.link(l).bytes_carried.to_string(),
                network.link(l).busy_time.to_string());
+  }
+  if (!backend.auto_choices().empty()) {
+    fmt::print(out, "\nauto ran (per distinct call, the fastest candidate alone on an idle network; --format json has "
+                    "each one's time):\n  {}\n",
+               auto_choices_summary(backend.auto_choices()));
   }
   return kExitOk;
 }
