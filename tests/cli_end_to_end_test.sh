@@ -42,7 +42,7 @@ lacks() {  # lacks PATTERN -- ARGS...: status 0, and stdout without PATTERN
 
 expect 0 out "^communication library: launch 6.6 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- topology --nodes 2
 expect 0 out "^# communication library: launch 2 us, per transfer 400 ns inside a server, 1.2 us between servers$" -- collective --nodes 1 -b 8 -e 8 --set communication.launch_latency_ns=2000
-expect 0 out "\"communication\": {\"launch_latency_ns\":6600.0,\"transfer_latency_ns\":250.0,\"network_transfer_latency_ns\":1200.0}" -- topology --nodes 1 --set communication.transfer_latency_ns=250 --format json
+expect 0 out "\"communication\": {\"launch_latency_ns\":6600.0,\"transfer_latency_ns\":250.0,\"network_transfer_latency_ns\":1200.0,\"peer_gap_ns\":0.0}" -- topology --nodes 1 --set communication.transfer_latency_ns=250 --format json
 # The hierarchical all-reduce of 1 KiB on 4 servers: along the rails 2 + 2
 # halving/doubling steps (25.82 us) or 3 + 3 ring steps (31.22 us), each
 # step between servers 2.7 us (1.5 us of links, 1.2 of the library).

@@ -45,7 +45,8 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
                                 : models::nccl::kA100NvlinkGbps;
   o.software = {.launch = cluster.communication.launch,
                 .transfer = cluster.communication.transfer,
-                .network_transfer = cluster.communication.network_transfer};
+                .network_transfer = cluster.communication.network_transfer,
+                .peer_gap = cluster.communication.peer_gap};
   o.nvls_efficiency = cluster.nvlink_sharp_efficiency;
   if (cluster.spec) {
     o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();

@@ -94,7 +94,11 @@ struct Parameter {
 // all-to-all rows next to rows of other collectives, the all-to-alls'
 // own share of the bandwidth too (nic.all_to_all_efficiency): the others
 // set the links, the all-to-alls what many-to-many traffic gets of them.
-std::vector<Parameter> parameters_for(bool nvlink, bool nic, bool separate_all_to_all) {
+// With all-to-alls across servers of two or more group sizes, also the gap
+// between a rank's peers (communication.peer_gap_ns): it grows a small
+// all-to-all with the group, where the per-transfer latency adds the same
+// at every size of group, so one group size cannot tell them apart.
+std::vector<Parameter> parameters_for(bool nvlink, bool nic, bool separate_all_to_all, bool peer_gap) {
   std::vector<Parameter> p;
   if (nvlink) {
     p.push_back({"nvlink.efficiency", 0.02, 1.0, true, RowSet::kInside});
@@ -105,6 +109,7 @@ std::vector<Parameter> parameters_for(bool nvlink, bool nic, bool separate_all_t
     p.push_back({"nic.efficiency", 0.02, 1.0, true, links});
     p.push_back({"communication.network_transfer_latency_ns", 0.0, 20'000.0, false, links});
     if (separate_all_to_all) p.push_back({"nic.all_to_all_efficiency", 0.02, 1.0, true, RowSet::kAcrossAllToAll});
+    if (peer_gap) p.push_back({"communication.peer_gap_ns", 0.0, 20'000.0, false, RowSet::kAcrossAllToAll});
   }
   return p;
 }
@@ -116,6 +121,7 @@ double current_value(const topology::ClusterSpec& spec, const std::string& key) 
   if (key == "communication.network_transfer_latency_ns") {
     return static_cast<double>(spec.communication.network_transfer.count_ps()) / 1e3;
   }
+  if (key == "communication.peer_gap_ns") return static_cast<double>(spec.communication.peer_gap.count_ps()) / 1e3;
   if (key == "nvlink.efficiency") return spec.nvlink_efficiency;
   if (key == "communication.transfer_latency_ns") {
     return static_cast<double>(spec.communication.transfer.count_ps()) / 1e3;
@@ -260,6 +266,54 @@ double golden_minimum(F f, double lo, double hi, int iterations) {
   return fc <= fd ? c : d;
 }
 
+// See its call in run(): starting values for communication.peer_gap_ns (and
+// the latency per transfer, when it is fitted to the same rows) from the
+// smallest all-to-all row of each run across servers. Leaves `values` alone
+// without a gap to fit.
+void seed_peer_gap(const std::vector<Parameter>& params, std::vector<double>& values, const std::vector<Case>& cases,
+                   const std::vector<double>& measured, const std::vector<double>& simulated,
+                   const std::vector<bool>& across_row) {
+  std::optional<std::size_t> gap, latency;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (params[i].key == "communication.peer_gap_ns") gap = i;
+    if (params[i].key == "communication.network_transfer_latency_ns" && params[i].rows == RowSet::kAcross) latency = i;
+  }
+  if (!gap) return;
+  // (n - 2, excess in ns) of each run's smallest row.
+  std::vector<std::pair<double, double>> points;
+  std::size_t at = 0;
+  for (const Case& c : cases) {
+    if (c.kind == coll::CollectiveKind::kAllToAll && across_row[at]) {
+      std::size_t smallest = at;
+      for (std::size_t i = at; i < at + c.run->rows.size(); ++i) {
+        if (c.run->rows[i - at].size_bytes < c.run->rows[smallest - at].size_bytes) smallest = i;
+      }
+      points.emplace_back(static_cast<double>(c.ranks.size()) - 2, (measured[smallest] - simulated[smallest]) * 1e3);
+    }
+    at += c.run->rows.size();
+  }
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : points) {
+    mx += x / static_cast<double>(points.size());
+    my += y / static_cast<double>(points.size());
+  }
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) {
+    sxx += (x - mx) * (x - mx);
+    sxy += (x - mx) * (y - my);
+  }
+  if (!(sxx > 0)) return;
+  const double slope = sxy / sxx;  // extra gap, ns
+  const Parameter& g = params[*gap];
+  const double new_gap = std::clamp(values[*gap] + slope, g.lo, g.hi);
+  if (latency) {
+    const Parameter& l = params[*latency];
+    // The intercept: what the rows' excess leaves at n - 2 = 0 after the gap.
+    values[*latency] = std::clamp(values[*latency] + (my - (new_gap - values[*gap]) * mx), l.lo, l.hi);
+  }
+  values[*gap] = new_gap;
+}
+
 std::string assignment(const Parameter& p, double value) { return fmt::format("{}={:.6g}", p.key, value); }
 
 int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, const Flags& f, std::ostream& out) {
@@ -370,7 +424,16 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   // the fabric (nic.all_to_all_efficiency); inside a server it plays no part.
   const bool separate =
       fit_nic && any(row_mask(RowSet::kAcrossAllToAll)) && any(row_mask(RowSet::kAcrossOthers));
-  const std::vector<Parameter> params = parameters_for(fit_nvlink, fit_nic, separate);
+  std::set<std::size_t> all_to_all_groups;  // group sizes of the all-to-all runs across servers
+  {
+    std::size_t at = 0;
+    for (const Case& c : cases) {
+      if (c.kind == coll::CollectiveKind::kAllToAll && across_row[at]) all_to_all_groups.insert(c.ranks.size());
+      at += c.run->rows.size();
+    }
+  }
+  const std::vector<Parameter> params =
+      parameters_for(fit_nvlink, fit_nic, separate, fit_nic && all_to_all_groups.size() >= 2);
   std::vector<std::vector<bool>> masks;  // per parameter
   for (const Parameter& p : params) masks.push_back(row_mask(p.rows));
   std::vector<bool> fitted_rows(rows, false);
@@ -418,6 +481,15 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   // large rows, the other the small ones).
   int evaluations = 0;
   const auto started = std::chrono::steady_clock::now();
+  // The gap between peers and the latency per transfer, fitted to the same
+  // all-to-all rows (no other collective across servers), trade against
+  // each other, and coordinate descent from the defaults would let the
+  // latency take the whole group-size effect first and crawl back. So both
+  // start from a line through the smallest rows: there a row's excess over
+  // the model (measured - simulated) is about extra latency + (n - 2) x
+  // gap, n its group's ranks (its last peer starts n - 2 gaps after its
+  // first); least squares over the groups.
+  seed_peer_gap(params, values, cases, measured, before, across_row);
   for (int round = 0; round < 3 && !params.empty(); ++round) {
     for (std::size_t i = 0; i < params.size(); ++i) {
       const Parameter& p = params[i];
@@ -487,7 +559,9 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     const Parameter& p = params[i];
     const auto coordinate = [&](double v) { return p.log_scale ? std::log(v) : v; };
     const double tolerance = 4 * std::pow((std::sqrt(5.0) - 1) / 2, kGoldenSteps) * (coordinate(p.hi) - coordinate(p.lo));
-    return coordinate(values[i]) - coordinate(p.lo) <= tolerance ||
+    // No gap between peers is an answer too: a library that issues them at once.
+    const bool floor_is_answer = p.key == "communication.peer_gap_ns";
+    return (!floor_is_answer && coordinate(values[i]) - coordinate(p.lo) <= tolerance) ||
            (!p.log_scale && coordinate(p.hi) - coordinate(values[i]) <= tolerance);
   };
   if (f.format == "json") {

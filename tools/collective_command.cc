@@ -472,9 +472,12 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
                                                                                                    : "(n-1)/n");
   const topology::CommunicationLatencies& c = setups.front().cluster.communication;
   const bool nccl = std::any_of(algorithms.begin(), algorithms.end(), models::is_nccl_algorithm);
-  fmt::print(out, "# communication library{}: launch {}, per transfer {} inside a server, {} between servers{}\n",
+  fmt::print(out, "# communication library{}: launch {}, per transfer {} inside a server, {} between servers{}{}\n",
              varied ? " (first variant)" : "", c.launch.to_string(), c.transfer.to_string(),
-             c.network_transfer.to_string(), nccl ? " (not in the nccl columns: NCCL's cost model has its own)" : "");
+             c.network_transfer.to_string(),
+             c.peer_gap > sim::Duration::zero() ? fmt::format(", {} between a rank's peers", c.peer_gap.to_string())
+                                                : "",
+             nccl ? " (not in the nccl columns: NCCL's cost model has its own)" : "");
   // The ring's and the double binary tree's defaults, one channel (and, for
   // the trees, one unpipelined chunk), keep big groups cheap to simulate but
   // leave each server through one GPU and its NIC, where NCCL's rings and

@@ -63,8 +63,10 @@ void print_summary(std::ostream& out, const topology::LoadedCluster& cluster) {
                cluster.nvlink_sharp_efficiency);
   }
   const topology::CommunicationLatencies& c = cluster.communication;
-  fmt::print(out, "communication library: launch {}, per transfer {} inside a server, {} between servers\n",
-             c.launch.to_string(), c.transfer.to_string(), c.network_transfer.to_string());
+  fmt::print(out, "communication library: launch {}, per transfer {} inside a server, {} between servers{}\n",
+             c.launch.to_string(), c.transfer.to_string(), c.network_transfer.to_string(),
+             c.peer_gap > sim::Duration::zero() ? fmt::format(", {} between a rank's peers", c.peer_gap.to_string())
+                                                : "");
 }
 
 }  // namespace

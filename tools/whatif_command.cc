@@ -300,7 +300,8 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
       r["gpu"] = p.gpu;
       r["communication"] = {{"launch_latency_ns", p.communication.launch.count_ps() / 1e3},
                             {"transfer_latency_ns", p.communication.transfer.count_ps() / 1e3},
-                            {"network_transfer_latency_ns", p.communication.network_transfer.count_ps() / 1e3}};
+                            {"network_transfer_latency_ns", p.communication.network_transfer.count_ps() / 1e3},
+                            {"peer_gap_ns", p.communication.peer_gap.count_ps() / 1e3}};
       r["global_batch"] = p.global_batch;
       r["fits"] = p.fits;
       if (!p.fits) {

@@ -103,6 +103,7 @@ void read_communication(ObjectReader& root, CommunicationLatencies& out) {
     read_latency(*o, "launch_latency_ns", out.launch);
     read_latency(*o, "transfer_latency_ns", out.transfer);
     read_latency(*o, "network_transfer_latency_ns", out.network_transfer);
+    read_latency(*o, "peer_gap_ns", out.peer_gap);
     o->finish();
   }
 }
@@ -505,6 +506,7 @@ void write_cluster_json(std::ostream& out, const Topology& topology, std::string
   comm["launch_latency_ns"] = ns(communication.launch);
   comm["transfer_latency_ns"] = ns(communication.transfer);
   comm["network_transfer_latency_ns"] = ns(communication.network_transfer);
+  comm["peer_gap_ns"] = ns(communication.peer_gap);
   out << "  \"communication\": " << comm.dump() << ",\n";
   out << "  \"host\": " << ordered{{"memory_gbyte", static_cast<double>(host_memory.count()) / 1e9}}.dump() << ",\n";
   if (nvlink_sharp_efficiency > 0) {

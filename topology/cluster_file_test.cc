@@ -189,9 +189,12 @@ TEST(ClusterFileTest, CommunicationLatencies) {
   EXPECT_EQ(preset.communication.launch, sim::Duration::ns(6600));
   EXPECT_EQ(preset.communication.transfer, sim::Duration::ns(400));
   EXPECT_EQ(preset.communication.network_transfer, sim::Duration::ns(1200));
+  EXPECT_EQ(preset.communication.peer_gap, sim::Duration::zero());
   const LoadedCluster set = load_cluster(
       {.cluster = "zionex", .nodes = 2,
-       .overrides = {"communication.launch_latency_ns=5000", "communication.network_transfer_latency_ns=2500.5"}});
+       .overrides = {"communication.launch_latency_ns=5000", "communication.network_transfer_latency_ns=2500.5",
+                     "communication.peer_gap_ns=2450"}});
+  EXPECT_EQ(set.communication.peer_gap, sim::Duration::ns(2450));
   EXPECT_EQ(set.communication.launch, sim::Duration::ns(5000));
   EXPECT_EQ(set.communication.transfer, sim::Duration::ns(400));
   EXPECT_EQ(set.communication.network_transfer, sim::Duration::ps(2'500'500));
@@ -201,12 +204,13 @@ TEST(ClusterFileTest, CommunicationLatencies) {
   EXPECT_EQ(back.communication.launch, set.communication.launch);
   EXPECT_EQ(back.communication.transfer, set.communication.transfer);
   EXPECT_EQ(back.communication.network_transfer, set.communication.network_transfer);
+  EXPECT_EQ(back.communication.peer_gap, set.communication.peer_gap);
   EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "zionex", "communication": {"launch_latency_ns": -1,
                          "step_latency_ns": 1}})",
                       "c.json"),
             "c.json: /communication/launch_latency_ns: expected a number in [0, 1000000000], got -1\n"
             "c.json: /communication: unknown key 'step_latency_ns'; valid: launch_latency_ns, "
-            "network_transfer_latency_ns, transfer_latency_ns\n");
+            "network_transfer_latency_ns, peer_gap_ns, transfer_latency_ns\n");
 }
 
 // Host memory per server: the presets' (ZionEX 1.5 TB, DGX H100 and DGX

@@ -89,7 +89,8 @@ void validate(const ClusterSpec& s) {
         std::pair{s.cable_latency, "cable_latency"},
         std::pair{s.communication.launch, "communication.launch"},
         std::pair{s.communication.transfer, "communication.transfer"},
-        std::pair{s.communication.network_transfer, "communication.network_transfer"}}) {
+        std::pair{s.communication.network_transfer, "communication.network_transfer"},
+        std::pair{s.communication.peer_gap, "communication.peer_gap"}}) {
     need(lat >= sim::Duration::zero(), field,
          fmt::format("expected a latency >= 0, got {}", lat.to_string()));
   }

@@ -85,6 +85,18 @@ struct CommunicationLatencies {
   sim::Duration transfer = sim::Duration::ns(400);
   /// Per transfer between GPUs of different servers.
   sim::Duration network_transfer = sim::Duration::ns(1200);
+  /// Between a rank's consecutive peers in one step of a collective (LogGP's
+  /// gap g): where a rank sends to k peers at once (an all-to-all's every
+  /// pair), it issues them one after another, so the step takes at least
+  /// (k - 1) x this plus a transfer's latency, however small its messages.
+  /// NCCL's grouped send/recv works through a rank's peers a few channels
+  /// at a time and its proxy posts each peer's network sends itself;
+  /// measured small all-to-alls grow with the group for this (nccl-tests
+  /// issue 78: 512 B on 128 ranks, 324 us with NCCL 2.8, about 2.5 us per
+  /// peer). 0 by default: no preset has a measurement of its own to fit it
+  /// to; `zionsim calibrate-network` fits it from all-to-all runs of two or
+  /// more group sizes.
+  sim::Duration peer_gap = sim::Duration::zero();
 };
 
 /// PCIe data rate per direction after 128b/130b encoding (PCIe base spec:

@@ -41,6 +41,8 @@ namespace {
 const sim::EventLabel kReduceDone("coll/reduce_done");
 const sim::EventLabel kCollectiveDone("coll/done");
 const sim::EventLabel kLaunched("coll/launched");
+const sim::EventLabel kIssued("coll/peers_issued");
+
 
 // SplitMix64's finaliser: spreads (run, step, transfer) over ECMP paths.
 std::uint64_t mix(std::uint64_t x) {
@@ -48,6 +50,18 @@ std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+// The most peers one member sends to in a step (transfers from the NVLink
+// switch are the switch's, not a member's).
+std::size_t most_peers(const collectives::Step& step) {
+  if (step.transfers.size() < 2) return step.transfers.size();
+  std::map<int, std::size_t> peers;
+  std::size_t most = 0;
+  for (const collectives::Transfer& x : step.transfers) {
+    if (x.src != collectives::kNvlinkSwitch) most = std::max(most, ++peers[x.src]);
+  }
+  return most;
 }
 
 }  // namespace
@@ -87,7 +101,7 @@ NetworkBackend::NetworkBackend(sim::Simulator& simulator, FlowNetwork& network,
   }
   const SoftwareLatencies& l = options_.software;
   if (l.launch < sim::Duration::zero() || l.transfer < sim::Duration::zero() ||
-      l.network_transfer < sim::Duration::zero()) {
+      l.network_transfer < sim::Duration::zero() || l.peer_gap < sim::Duration::zero()) {
     throw InputError(Diagnostic{"network backend", "", "expected software latencies >= 0"});
   }
 }
@@ -398,6 +412,22 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
         PlanRun& run = *l.self->runs_.at(l.id);
         if (--run.pending_transfers[s] == 0) l.transfers_done(s);
       };
+      // Issuing k peers one after another takes (k - 1) gaps: the step
+      // ends no sooner than that and its last peer's software latency,
+      // however fast its flows (a floor the step counts down like a flow).
+      const sim::Duration gap = self->options_.software.peer_gap;
+      if (r.charged && gap > sim::Duration::zero()) {
+        if (const std::size_t k = most_peers(step); k > 1) {
+          sim::Duration last = sim::Duration::zero();
+          for (const collectives::Transfer& x : step.transfers) {
+            if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) continue;
+            last = std::max(last, self->transfer_latency(r.ranks[static_cast<std::size_t>(x.src)],
+                                                         r.ranks[static_cast<std::size_t>(x.dst)]));
+          }
+          ++r.pending_transfers[s];
+          self->sim_.schedule_after(gap * static_cast<std::int64_t>(k - 1) + last, delivered, kIssued);
+        }
+      }
       for (std::size_t t = 0; t < step.transfers.size(); ++t) {
         const collectives::Transfer& x = step.transfers[t];
         const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
@@ -423,9 +453,9 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
           size = sim::Bytes(static_cast<std::int64_t>(
               std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
         }
-        const FlowId flow = start_gpu_flow(self->network_, self->router_, src, dst, size, key, delivered,
-                       self->scratch_,
-                       FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
+        const FlowId flow = start_gpu_flow(
+            self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
+            FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
         if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
       }
     }

@@ -17,7 +17,13 @@
 // transfer's first byte waits `transfer` (inside a server) or
 // `network_transfer` (between servers) more than its route's latency (the
 // protocol's handshake: the receiver's credit, the sender's flag, the
-// poll). A point-to-point transfer op pays both.
+// poll). A point-to-point transfer op pays both. Where a step has a rank
+// send to several peers it issues them `peer_gap` apart (LogGP's gap): the
+// step cannot end before the last is issued and its latency has passed.
+// The flows themselves all start with the step: the issue time and the
+// transfer overlap, and the step takes the longer (starting each peer's
+// flow at its own instant would cost a re-solve of the bandwidth sharing
+// per instant, and made model A on 64 nodes take minutes).
 //
 // "auto" (kAutoAlgorithm) is the backend's tuner: for each distinct call
 // (kind, group, size, type, root) it runs every candidate algorithm alone
@@ -58,6 +64,11 @@ struct SoftwareLatencies {
   sim::Duration launch = sim::Duration::zero();
   sim::Duration transfer = sim::Duration::zero();
   sim::Duration network_transfer = sim::Duration::zero();
+  /// Between a rank's consecutive peers in one step: a step whose members
+  /// send to k > 1 peers each ends no sooner than (k - 1) x peer_gap plus
+  /// its transfers' largest software latency after it starts
+  /// (topology::CommunicationLatencies).
+  sim::Duration peer_gap = sim::Duration::zero();
 };
 
 struct NetworkBackendOptions {

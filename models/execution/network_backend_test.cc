@@ -341,6 +341,46 @@ TEST(NetworkBackendTest, SoftwareLatenciesAddExactly) {
   EXPECT_THROW(NetworkBackend(rig.sim, rig.network, rig.router, rig.registry, negative), InputError);
 }
 
+// The gap between a rank's peers: a direct all-to-all of 16 ranks on two
+// servers has each rank send to 15 peers in one step, which then takes at
+// least 14 gaps and the network transfer latency after the launch. With 4 B
+// per peer that floor is the time, exactly; with 1 MiB per peer the NIC
+// takes longer and the gap changes nothing. A ring's steps (one peer
+// each) never pay it; a negative gap is refused.
+TEST(NetworkBackendTest, PeerGapFloorsStepsWithManyPeers) {
+  const auto time = [](collectives::CollectiveKind kind, const std::string& algorithm, std::int64_t bytes,
+                       Duration gap) {
+    Rig rig(2);
+    NetworkBackendOptions options;
+    options.software = {.launch = Duration::ns(6600), .transfer = Duration::ns(400),
+                        .network_transfer = Duration::ns(1200), .peer_gap = gap};
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    collectives::CollectiveRequest request;
+    request.kind = kind;
+    for (int r = 0; r < 16; ++r) request.ranks.push_back(r);
+    request.bytes_per_rank = sim::Bytes(bytes);
+    bool done = false;
+    backend.run(request, algorithm, [&] { done = true; });
+    rig.sim.run();
+    EXPECT_TRUE(done);
+    return rig.sim.now().since_start();
+  };
+  const auto a2a = collectives::CollectiveKind::kAllToAll;
+  const Duration gap = Duration::ns(2000);
+  EXPECT_EQ(time(a2a, "direct", 64, gap), Duration::ns(6600) + gap * 14 + Duration::ns(1200));
+  EXPECT_LT(time(a2a, "direct", 64, Duration::zero()), Duration::ns(6600) + Duration::ns(5000));
+  EXPECT_EQ(time(a2a, "direct", std::int64_t{16} << 20, gap), time(a2a, "direct", std::int64_t{16} << 20, {}));
+  // Pairwise exchange: one peer per round, no floor.
+  EXPECT_EQ(time(a2a, "pairwise", 64, gap), time(a2a, "pairwise", 64, {}));
+  const auto ar = collectives::CollectiveKind::kAllReduce;
+  EXPECT_EQ(time(ar, "ring", 1 << 10, gap), time(ar, "ring", 1 << 10, {}));
+
+  Rig rig(1);
+  NetworkBackendOptions negative;
+  negative.software.peer_gap = Duration::ps(-1);
+  EXPECT_THROW(NetworkBackend(rig.sim, rig.network, rig.router, rig.registry, negative), InputError);
+}
+
 // A point-to-point transfer op pays the launch and its path's transfer
 // latency: between servers the network one, inside a server the other; one
 // of 0 bytes pays nothing.
