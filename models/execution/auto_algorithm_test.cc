@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "models/collectives/registry.h"
 #include "models/execution/network_backend.h"
+#include "models/execution/testing/backend_rig.h"
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "topology/presets.h"
@@ -28,19 +29,7 @@ namespace {
 
 using sim::Duration;
 
-struct Rig {
-  explicit Rig(int nodes, std::string_view preset)
-      : topo(topology::build_cluster(topology::preset_spec(preset, nodes))),
-        router(topo),
-        network(sim, link_params(topo)) {
-    collectives::register_builtin_collectives(registry);
-  }
-  topology::Topology topo;
-  topology::Router router;
-  sim::Simulator sim;
-  FlowNetwork network;
-  collectives::CollectiveRegistry registry;
-};
+using Rig = testing::BackendRig;
 
 collectives::CollectiveRequest request_of(collectives::CollectiveKind kind, int ranks, std::int64_t bytes) {
   collectives::CollectiveRequest r;

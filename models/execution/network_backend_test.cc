@@ -9,6 +9,7 @@
 #include "models/collectives/registry.h"
 #include "models/execution/executor.h"
 #include "models/execution/network_backend.h"
+#include "models/execution/testing/backend_rig.h"
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "topology/presets.h"
@@ -20,19 +21,7 @@ namespace {
 
 using sim::Duration;
 
-struct Rig {
-  explicit Rig(int nodes, std::string_view preset = "zionex")
-      : topo(topology::build_cluster(topology::preset_spec(preset, nodes))),
-        router(topo),
-        network(sim, link_params(topo)) {
-    collectives::register_builtin_collectives(registry);
-  }
-  topology::Topology topo;
-  topology::Router router;
-  sim::Simulator sim;
-  FlowNetwork network;
-  collectives::CollectiveRegistry registry;
-};
+using Rig = testing::BackendRig;
 
 // Ring all-reduce of S bytes on one ZionEX server: 2(n-1) = 14 steps, in
 // each every GPU sends S/8 to the next over NVLink (GPU -> NVSwitch -> GPU:
