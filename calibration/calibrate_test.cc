@@ -199,8 +199,8 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
       << error_of(synthetic_measurements(fast));
   EXPECT_EQ(error_of(text, CalibrationOptions{.holdout_every = 1}),
             "calibration: options: expected holdout_every 0 (none) or >= 2, got 1");
-  EXPECT_EQ(error_of(text, CalibrationOptions{.base_profile = "h300"}),
-            "--base: unknown GPU profile 'h300' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, gb200, h100-sxm, h200");
+  EXPECT_EQ(error_of(text, CalibrationOptions{.base_profile = "h201"}),
+            "--base: unknown GPU profile 'h201' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, b300, gb200, gb300, h100-sxm, h200");
 }
 
 }  // namespace

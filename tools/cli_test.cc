@@ -599,7 +599,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"collective", "--vary", "nodes=1,0"}, "--vary: nodes: expected an integer in [1, 8192], got '0'"},
       {{"collective", "--vary", "nodes=1,2", "--ranks", "12"},
        "--ranks: expected 1 to 8 ranks, got 12 (in the variant nodes=1)"},
-      {{"collective", "--vary", "gpu=a100-40gb,b300"}, "unknown GPU profile 'b300'"},
+      {{"collective", "--vary", "gpu=a100-40gb,r300"}, "unknown GPU profile 'r300'"},
       {{"collective", "--vary", "fabric.spine=4"}, "unknown key 'spine' (did you mean 'spines'?)"},
       {{"calibrate", "--measurements", "nope.jsonl", "--out", "p.json"}, "nope.jsonl"},
       {{"whatif", "--batch-per-gpu", "4", "--global-batch", "64"}, "excludes"},

@@ -58,6 +58,13 @@ void print_summary(std::ostream& out, const topology::LoadedCluster& cluster) {
                spec.gpus_per_node / spec.cpus_per_node, gbyte(spec.c2c_bandwidth),
                spec.cpus_per_host > 0 ? spec.cpus_per_host : spec.cpus_per_node);
   }
+  if (cluster.spec && cluster.spec->backend_network && cluster.spec->nic_attach == topology::NicAttach::kGpuSwitch) {
+    const topology::ClusterSpec& spec = *cluster.spec;
+    fmt::print(out, "NICs: on the GPUs' PCIe switches ({} GPU{} and NIC{} each, {} x{}), up to the host on {} x{}\n",
+               spec.gpus_per_pcie_switch, spec.gpus_per_pcie_switch == 1 ? "" : "s",
+               spec.gpus_per_pcie_switch == 1 ? "" : "s", topology::to_string(spec.device_pcie),
+               spec.device_pcie_lanes, topology::to_string(spec.host_pcie), spec.host_pcie_lanes);
+  }
   if (cluster.nvlink_sharp_efficiency > 0) {
     fmt::print(out, "NVLink SHARP: the switch reduces in the network at {:.3f} of the link (--algo nvls)\n",
                cluster.nvlink_sharp_efficiency);

@@ -49,7 +49,7 @@ std::vector<std::string> names_of(std::initializer_list<LinkKind> kinds) {
 
 const std::vector<std::string>& pcie_generations() {
   static const std::vector<std::string> names =
-      names_of({LinkKind::kPcieGen3, LinkKind::kPcieGen4, LinkKind::kPcieGen5});
+      names_of({LinkKind::kPcieGen3, LinkKind::kPcieGen4, LinkKind::kPcieGen5, LinkKind::kPcieGen6});
   return names;
 }
 
@@ -142,6 +142,10 @@ ClusterSpec read_spec(ObjectReader& root) {
     read_gbit(*o, "bandwidth_gbit_per_s", s.nic_bandwidth);
     read_efficiency(*o, "efficiency", s.roce_efficiency);
     read_efficiency(*o, "all_to_all_efficiency", s.all_to_all_efficiency);
+    std::string attach;
+    if (o->read_enum("attach", attach, {"gpu_switch", "host"})) {
+      s.nic_attach = attach == "gpu_switch" ? NicAttach::kGpuSwitch : NicAttach::kHost;
+    }
     o->finish();
   }
   if (auto o = root.object("host")) {

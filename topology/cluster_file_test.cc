@@ -114,7 +114,7 @@ TEST(ClusterFileTest, BadRequestsNameTheFlag) {
     return std::string("(no error)");
   };
   EXPECT_EQ(message({.cluster = "zionx"}),
-            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: gb200-nvl72, hgx, hgx-b200, zion, zionex, "
+            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex, "
             "or the path of a .json cluster file");
   EXPECT_EQ(message({.cluster = "zionex", .nodes = 0}), "--nodes: expected an integer in [1, 8192], got 0");
   EXPECT_EQ(message({.cluster = "zionex", .overrides = {"fabric"}}), "--set: expected KEY=VALUE, got 'fabric'");
@@ -274,6 +274,31 @@ TEST(ClusterFileTest, SuperchipHostKeys) {
             "g.json: /host/cpus_per_host: expected 0 (all sockets) or a divisor of cpus_per_node (5), got 2\n"
             "g.json: /host/cpus_per_node: with GPUs on NVLink-C2C every socket carries as many GPUs: expected a "
             "divisor of gpus_per_node (72), got 5\n");
+}
+
+// nic.attach puts the NICs on the GPUs' switches (ZionEX with it has no NIC
+// trays: 4 fewer switches and their uplinks; a GPU reaches its NIC over its
+// own switch), reads back "host" as the default, and names its values when
+// mistyped; gb300-nvl72 sets it, and --set takes it back to the host side.
+TEST(ClusterFileTest, NicAttachKey) {
+  const LoadedCluster base = load_cluster({.cluster = "zionex"});
+  const LoadedCluster beside = load_cluster({.cluster = "zionex", .overrides = {"nic.attach=gpu_switch"}});
+  ASSERT_TRUE(beside.spec.has_value());
+  EXPECT_EQ(beside.spec->nic_attach, NicAttach::kGpuSwitch);
+  EXPECT_EQ(base.spec->nic_attach, NicAttach::kHost);
+  EXPECT_EQ(beside.topology.num_nodes() + 4, base.topology.num_nodes());
+  EXPECT_EQ(beside.topology.num_links() + 8, base.topology.num_links());
+  EXPECT_FALSE(beside.topology.find("node0/pcie_nic0").has_value());
+  EXPECT_EQ(load_cluster({.cluster = "zionex", .overrides = {"nic.attach=host"}}).topology.num_links(),
+            base.topology.num_links());
+  const LoadedCluster gb = load_cluster({.cluster = "gb300-nvl72", .overrides = {"nic.attach=host"}});
+  EXPECT_EQ(gb.topology.num_nodes(), load_cluster({.cluster = "gb200-nvl72"}).topology.num_nodes());
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "hgx", "nic": {"attach": "gpu"}})", "n.json"),
+            "n.json: /nic/attach: unknown value 'gpu' (did you mean 'gpu_switch'?); valid: gpu_switch, host\n");
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "gb300-nvl72", "pcie": {"gpus_per_switch": 4}})",
+                      "n.json"),
+            "n.json: /pcie/gpus_per_switch: with the NICs on the GPUs' switches and GPUs on NVLink-C2C a switch's "
+            "GPUs share a socket: expected a divisor of the GPUs per socket (2), got 4\n");
 }
 
 // NVLink SHARP survives the explicit dump: hgx's efficiency is written as

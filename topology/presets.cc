@@ -30,6 +30,9 @@ sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes) {
     case LinkKind::kPcieGen5:
       per_lane_gbyte = 32.0 * 128.0 / 130.0 / 8.0;
       break;
+    case LinkKind::kPcieGen6:
+      per_lane_gbyte = 64.0 * 242.0 / 256.0 / 8.0;
+      break;
     default:
       ZX_UNREACHABLE("pcie_bandwidth: not a PCIe generation");
   }
@@ -59,6 +62,14 @@ void validate(const ClusterSpec& s) {
                      "gpus_per_node ({}), got {}",
                      s.gpus_per_node, s.cpus_per_node));
   }
+  if (s.host_attach == HostAttach::kNvlinkC2c && s.nic_attach == NicAttach::kGpuSwitch && s.cpus_per_node >= 1 &&
+      s.gpus_per_pcie_switch >= 1 && s.gpus_per_node % s.cpus_per_node == 0) {
+    const int per_socket = s.gpus_per_node / s.cpus_per_node;
+    need(per_socket % s.gpus_per_pcie_switch == 0, "gpus_per_pcie_switch",
+         fmt::format("with the NICs on the GPUs' switches and GPUs on NVLink-C2C a switch's GPUs share a socket: "
+                     "expected a divisor of the GPUs per socket ({}), got {}",
+                     per_socket, s.gpus_per_pcie_switch));
+  }
   need(s.nodes_per_rack >= 1, "nodes_per_rack",
        fmt::format("expected >= 1, got {}", s.nodes_per_rack));
   need(s.spines >= 0, "spines", fmt::format("expected >= 0 (0 derives), got {}", s.spines));
@@ -71,7 +82,8 @@ void validate(const ClusterSpec& s) {
   }
   for (auto [gen, field] :
        {std::pair{s.device_pcie, "device_pcie"}, std::pair{s.host_pcie, "host_pcie"}}) {
-    need(gen == LinkKind::kPcieGen3 || gen == LinkKind::kPcieGen4 || gen == LinkKind::kPcieGen5,
+    need(gen == LinkKind::kPcieGen3 || gen == LinkKind::kPcieGen4 || gen == LinkKind::kPcieGen5 ||
+             gen == LinkKind::kPcieGen6,
          field, fmt::format("expected a PCIe generation, got '{}'", to_string(gen)));
   }
   need(s.nvlink_sharp_efficiency >= 0.0 && s.nvlink_sharp_efficiency <= 1.0, "nvlink_sharp_efficiency",
@@ -95,6 +107,16 @@ void validate(const ClusterSpec& s) {
          fmt::format("expected a latency >= 0, got {}", lat.to_string()));
   }
   if (!errors.empty()) throw InputError(std::move(errors));
+}
+
+std::string_view to_string(NicAttach attach) {
+  switch (attach) {
+    case NicAttach::kHost:
+      return "host";
+    case NicAttach::kGpuSwitch:
+      return "gpu_switch";
+  }
+  return "unknown";
 }
 
 std::string_view to_string(HostAttach attach) {
@@ -214,15 +236,65 @@ ClusterSpec gb200_nvl72() {
   return s;
 }
 
+ClusterSpec hgx_b300() {
+  // DGX B300 (NVIDIA DGX B300 datasheet and user guide): 8 Blackwell Ultra
+  // GPUs on NVLink 5 as DGX B200's (900 GB/s per direction each), 8 ConnectX-8
+  // at 800 Gb/s on the GPU board rather than the host's; 2 x Xeon 6776P
+  // (PCIe Gen5); 2 TB of system memory. ConnectX-8's built-in PCIe Gen6
+  // switch stands where DGX B200 had its PCIe switches: Gen6 x16 to its GPU,
+  // and (assumption, as GB300's) a Gen5 x16 up to the host, GPUs 0-3 on the
+  // first socket and 4-7 on the second. The NVLS efficiency is the one
+  // measured on 8 x B300 (kBlackwellSharpEfficiency).
+  ClusterSpec s = hgx_b200();
+  s.preset = "hgx-b300";
+  s.gpu = "b300";
+  s.nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(800);
+  s.nic_attach = NicAttach::kGpuSwitch;
+  s.gpus_per_pcie_switch = 1;
+  s.device_pcie = LinkKind::kPcieGen6;
+  s.host_pcie = LinkKind::kPcieGen5;
+  return s;
+}
+
+ClusterSpec gb300_nvl72() {
+  // GB300 NVL72 (NVIDIA's enterprise reference architecture for it, and its
+  // Hot Chips 2025 talk on ConnectX-8): GB200 NVL72's rack (72 GPUs on 9
+  // NVLink switch trays, 130 TB/s; 18 compute trays of 2 Graces and 4 GPUs
+  // on NVLink-C2C) with Blackwell Ultra GPUs and one ConnectX-8 SuperNIC at
+  // 800 Gb/s per GPU, four per tray on two mezzanine boards. A ConnectX-8
+  // is a PCIe Gen6 switch with the NIC built in: Gen6 x16 to its GPU, Gen5
+  // x16 to its Grace (Grace's PCIe is Gen5), so the GPU reaches its NIC
+  // without crossing C2C and Grace as on GB200.
+  ClusterSpec s = gb200_nvl72();
+  s.preset = "gb300-nvl72";
+  s.gpu = "gb300";
+  s.nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(800);
+  s.nic_attach = NicAttach::kGpuSwitch;
+  s.gpus_per_pcie_switch = 1;
+  s.device_pcie = LinkKind::kPcieGen6;
+  s.host_pcie = LinkKind::kPcieGen5;
+  // 18 BlueField DPUs for the rack's 36 Graces (NVIDIA's GB300 NVL72
+  // figures). Assumption: each at 400 Gb/s, half of it per Grace.
+  s.front_end_nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(200);
+  return s;
+}
+
 constexpr PresetEntry kPresets[] = {
     {"gb200-nvl72",
      "GB200 NVL72 rack as one node: 72 Blackwell GPUs on 900 GB/s NVLink, 36 Grace CPUs on NVLink-C2C, "
      "400 Gb/s NIC per GPU",
      &gb200_nvl72},
+    {"gb300-nvl72",
+     "GB300 NVL72 rack as one node: 72 Blackwell Ultra GPUs on 900 GB/s NVLink, 36 Grace CPUs on NVLink-C2C, "
+     "800 Gb/s ConnectX-8 per GPU on PCIe Gen6",
+     &gb300_nvl72},
     {"hgx", "HGX H100-class: 8 GPUs on 450 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
      &hgx},
     {"hgx-b200", "HGX B200-class: 8 B200 GPUs on 900 GB/s NVSwitch, 400 Gb/s RoCE NIC per GPU, PCIe Gen5",
      &hgx_b200},
+    {"hgx-b300",
+     "HGX B300-class: 8 B300 GPUs on 900 GB/s NVSwitch, 800 Gb/s ConnectX-8 per GPU on PCIe Gen6, host PCIe Gen5",
+     &hgx_b300},
     {"zion",
      "Zion: 8 x A100 on NVLink, no backend; scale-out via 4 x 100 Gb/s front-end NICs "
      "over TCP",
@@ -385,7 +457,23 @@ Topology build_cluster(const ClusterSpec& s) {
       for (int g = 0; g < s.gpus_per_node; ++g) {
         const NodeId cpu = cpus[static_cast<std::size_t>(g / per)];
         b.add_cable(gpus[static_cast<std::size_t>(g)], cpu, c2c);
-        if (s.backend_network) b.add_cable(nics[static_cast<std::size_t>(g)], cpu, device_link);
+        if (s.backend_network && s.nic_attach == NicAttach::kHost) {
+          b.add_cable(nics[static_cast<std::size_t>(g)], cpu, device_link);
+        }
+      }
+      if (s.backend_network && s.nic_attach == NicAttach::kGpuSwitch) {
+        // Switch t takes GPUs and NICs [t * k, (t + 1) * k), k =
+        // gpus_per_pcie_switch, and links up to their socket (validate()
+        // keeps a switch's GPUs on one socket).
+        for (int t = 0; t < trays; ++t) {
+          const NodeId sw = add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t);
+          b.add_cable(sw, cpus[static_cast<std::size_t>(t * s.gpus_per_pcie_switch / per)], host_link);
+          for (int g = t * s.gpus_per_pcie_switch; g < std::min(s.gpus_per_node, (t + 1) * s.gpus_per_pcie_switch);
+               ++g) {
+            b.add_cable(gpus[static_cast<std::size_t>(g)], sw, device_link);
+            b.add_cable(nics[static_cast<std::size_t>(g)], sw, device_link);
+          }
+        }
       }
       if (s.backend_network) backend_nics.push_back(std::move(nics));
     } else {
@@ -398,14 +486,19 @@ Topology build_cluster(const ClusterSpec& s) {
                     gpu_trays[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)], device_link);
       }
       if (s.backend_network) {
-        for (int t = 0; t < trays; ++t) {
-          nic_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_nic{}", t), trays + t));
-          b.add_cable(gpu_trays[static_cast<std::size_t>(t)], nic_trays.back(), tray_link);
+        // NIC trays of their own behind the GPU trays, or (kGpuSwitch) the
+        // NICs on the GPU trays' switches.
+        if (s.nic_attach == NicAttach::kHost) {
+          for (int t = 0; t < trays; ++t) {
+            nic_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_nic{}", t), trays + t));
+            b.add_cable(gpu_trays[static_cast<std::size_t>(t)], nic_trays.back(), tray_link);
+          }
         }
+        const std::vector<NodeId>& nic_switches = s.nic_attach == NicAttach::kHost ? nic_trays : gpu_trays;
         auto& nics = backend_nics.emplace_back();
         for (int i = 0; i < s.gpus_per_node; ++i) {
           nics.push_back(add(NodeKind::kNic, fmt::format("nic{}", i), i));
-          b.add_cable(nics.back(), nic_trays[static_cast<std::size_t>(i / s.gpus_per_pcie_switch)],
+          b.add_cable(nics.back(), nic_switches[static_cast<std::size_t>(i / s.gpus_per_pcie_switch)],
                       device_link);
         }
       }

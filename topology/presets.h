@@ -1,9 +1,10 @@
 // File: topology/presets.h
 //
 // Cluster presets: ZionEX (the ISCA 2022 platform), Zion (its predecessor,
-// scale-out over the CPUs' front-end NICs), HGX H100- and B200-class servers
-// and a GB200 NVL72 rack as one node (superchips: see HostAttach), all from
-// one parameter struct. Every default is cited where it is set; values
+// scale-out over the CPUs' front-end NICs), HGX H100-, B200- and B300-class
+// servers and GB200 and GB300 NVL72 racks as one node each (superchips: see
+// HostAttach; NICs beside the GPUs: see NicAttach), all from one parameter
+// struct. Every default is cited where it is set; values
 // marked "assumption" are placeholders for calibration, not facts.
 //
 // Server model (ZionEX block diagram, ../shared/ARCHITECTURE.md "GPU to NIC"
@@ -99,8 +100,11 @@ struct CommunicationLatencies {
   sim::Duration peer_gap = sim::Duration::zero();
 };
 
-/// PCIe data rate per direction after 128b/130b encoding (PCIe base spec:
-/// 8, 16, 32 GT/s per lane): Gen3 x16 ~15.75 GB/s, Gen4 x16 ~31.5, Gen5 x16 ~63.
+/// PCIe data rate per direction after line encoding (PCIe base spec: 8, 16,
+/// 32 GT/s per lane with 128b/130b): Gen3 x16 ~15.75 GB/s, Gen4 x16 ~31.5,
+/// Gen5 x16 ~63. Gen6 (64 GT/s, PAM4) carries 256-byte flits of which 242
+/// bytes are TLP and data-link payload (the other 14: 8 of CRC, 6 of FEC;
+/// PCIe 6.0 base spec): x16 ~121 GB/s.
 sim::BytesPerSecond pcie_bandwidth(LinkKind generation, int lanes);
 
 /// How a server's GPUs reach its CPU sockets and its backend NICs.
@@ -117,6 +121,24 @@ enum class HostAttach : std::uint8_t {
 };
 
 std::string_view to_string(HostAttach attach);
+
+/// Where a server's backend NICs sit on its PCIe (cluster key nic.attach).
+enum class NicAttach : std::uint8_t {
+  /// On the host side: with kPcieSwitch a NIC-tray switch of their own,
+  /// linked to the GPU tray beside it (ZionEX's NIC trays); with
+  /// kNvlinkC2c the socket's own PCIe lanes (GB200's ConnectX-7s on
+  /// Grace), so a GPU's traffic to its NIC crosses C2C and the CPU.
+  kHost,
+  /// On the GPU's own PCIe switch: every switch of gpus_per_pcie_switch
+  /// GPUs also carries their NICs and links up to a socket over the host
+  /// link, so a GPU reaches its NIC in two PCIe hops, never through a CPU.
+  /// ConnectX-8 has a PCIe Gen6 switch built in (48 lanes): in GB300 NVL72
+  /// its Gen6 x16 goes to the GPU and a Gen5 x16 to Grace (NVIDIA at Hot
+  /// Chips 2025); DGX B300 puts its eight on the GPU board the same way.
+  kGpuSwitch,
+};
+
+std::string_view to_string(NicAttach attach);
 
 struct ClusterSpec {
   /// Informational: which preset this spec came from ("zionex", "zion", "hgx", or custom).
@@ -167,6 +189,8 @@ struct ClusterSpec {
   int cpus_per_node = 4;
   /// How GPUs reach the sockets (see HostAttach).
   HostAttach host_attach = HostAttach::kPcieSwitch;
+  /// Where the backend NICs sit (see NicAttach): ZionEX's NIC trays.
+  NicAttach nic_attach = NicAttach::kHost;
   /// kNvlinkC2c: each GPU's NVLink-C2C link to its socket, per direction.
   /// Unused with kPcieSwitch; the gb200-nvl72 preset sets it. Latency and
   /// protocol efficiency are NVLink's (nvlink_latency, nvlink_efficiency).

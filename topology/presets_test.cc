@@ -212,6 +212,138 @@ TEST(PresetsTest, Gb200Nvl72Routes) {
   }
 }
 
+// PCIe Gen6 x16: 64 GT/s x 16 lanes / 8 bits x 242/256 of every flit = 121
+// GB/s per direction, near twice Gen5's 63.
+TEST(PresetsTest, PcieGenerationRates) {
+  EXPECT_EQ(pcie_bandwidth(LinkKind::kPcieGen6, 16).count(), 121'000'000'000);
+  EXPECT_NEAR(pcie_bandwidth(LinkKind::kPcieGen5, 16).to_gbyte_per_s(), 63.015, 0.001);
+  EXPECT_NEAR(pcie_bandwidth(LinkKind::kPcieGen3, 16).to_gbyte_per_s(), 15.754, 0.001);
+  EXPECT_EQ(pcie_bandwidth(LinkKind::kPcieGen6, 4).count() * 4, pcie_bandwidth(LinkKind::kPcieGen6, 16).count());
+}
+
+// GB300 NVL72 with N racks: GB200's rack with a ConnectX-8 (a PCIe switch
+// and its NIC) beside every GPU. Nodes: GB200's plus 72N PCIe switches.
+// Directed links: NVLink 144N; C2C 180N; Gen6 288N (GPU to its switch 144N,
+// NIC to its switch 144N); Gen5 216N (switch to its Grace 144N, front-end
+// NIC 72N); RoCE and TCP as GB200.
+TEST(PresetsTest, Gb300Nvl72CountsMatchClosedForms) {
+  for (int n : {1, 2, 17}) {
+    const Topology t = build_cluster(preset_spec("gb300-nvl72", n));
+    const int r = racks(n);
+    Counts c = count(t);
+    SCOPED_TRACE(n);
+    EXPECT_EQ(c.nodes[NodeKind::kGpu], 72 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], 72 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kCpu], 36 * n);
+    EXPECT_EQ(c.nodes[NodeKind::kNic], 108 * n);
+    EXPECT_EQ(c.links[LinkKind::kNvlink], 144 * n);
+    EXPECT_EQ(c.links[LinkKind::kNvlinkC2c], 180 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen6], 288 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 216 * n);
+    EXPECT_EQ(c.links[LinkKind::kRoce], 144 * n + (r > 1 ? 144 * r : 0));
+    EXPECT_EQ(c.links[LinkKind::kTcpFrontEnd], 72 * n + (r > 1 ? 72 * r : 0));
+  }
+}
+
+// A GB300 GPU reaches its NIC through its ConnectX-8's switch on Gen6, not
+// over C2C and Grace; its Grace still in one C2C hop; the Grace reaches the
+// NIC up the switch's Gen5 link. Between racks the 800 Gb/s NIC is the
+// narrowest link (100 GB/s against Gen6's 121).
+TEST(PresetsTest, Gb300Nvl72Routes) {
+  const ClusterSpec s = preset_spec("gb300-nvl72", 2);
+  EXPECT_EQ(s.gpu, "gb300");
+  EXPECT_EQ(s.nic_attach, NicAttach::kGpuSwitch);
+  EXPECT_EQ(preset_spec("gb200-nvl72", 2).nic_attach, NicAttach::kHost);
+  const Topology t = build_cluster(s);
+  const Router router(t);
+  const auto kinds = [&](std::string_view a, std::string_view b) {
+    std::vector<LinkKind> out;
+    for (LinkId l : router.route(*t.find(a), *t.find(b), 7)) out.push_back(t.link(l).kind);
+    return out;
+  };
+  using K = LinkKind;
+  EXPECT_EQ(kinds("node0/gpu0", "node0/gpu71"), (std::vector<K>{K::kNvlink, K::kNvlink}));
+  EXPECT_EQ(kinds("node0/gpu5", "node0/cpu2"), (std::vector<K>{K::kNvlinkC2c}));
+  EXPECT_EQ(kinds("node0/gpu5", "node0/nic5"), (std::vector<K>{K::kPcieGen6, K::kPcieGen6}));
+  EXPECT_EQ(kinds("node0/cpu2", "node0/nic5"), (std::vector<K>{K::kPcieGen5, K::kPcieGen6}));
+  EXPECT_EQ(kinds("node0/gpu3", "node1/gpu3"),
+            (std::vector<K>{K::kPcieGen6, K::kPcieGen6, K::kRoce, K::kRoce, K::kPcieGen6, K::kPcieGen6}));
+  const std::vector<LinkId> out = router.route(*t.find("node0/gpu3"), *t.find("node1/gpu3"), 7);
+  EXPECT_EQ(t.node(t.link(out[0]).dst).name, "node0/pcie_gpu3");
+  EXPECT_EQ(t.node(t.link(out[1]).dst).name, "node0/nic3");
+  EXPECT_EQ(t.link(out[0]).bandwidth.count(), 121'000'000'000);
+  EXPECT_EQ(t.link(out[2]).bandwidth.count(), 100'000'000'000);
+  // Switch 5 hangs off GPU 5's Grace (GPUs 4 and 5 on cpu2).
+  int uplinks = 0;
+  for (LinkId l : t.out_links(*t.find("node0/pcie_gpu5"))) {
+    if (t.node(t.link(l).dst).kind != NodeKind::kCpu) continue;
+    ++uplinks;
+    EXPECT_EQ(t.node(t.link(l).dst).name, "node0/cpu2");
+    EXPECT_EQ(t.link(l).kind, K::kPcieGen5);
+  }
+  EXPECT_EQ(uplinks, 1);
+}
+
+// HGX B300: hgx's device and link counts (29 nodes, 90 links a server), the
+// eight GPU-tray switches now one ConnectX-8 each, every NIC on its GPU's
+// switch (no NIC trays): Gen6 32N (GPU and NIC to the switch), Gen5 20N
+// (switch to socket 16N, front-end NIC 4N); switches 0-3 on socket 0.
+TEST(PresetsTest, HgxB300PutsEachNicOnItsGpusSwitch) {
+  for (int n : {1, 2, 16, 64}) {
+    const Topology t = build_cluster(preset_spec("hgx-b300", n));
+    const int r = racks(n);
+    Counts c = count(t);
+    SCOPED_TRACE(n);
+    EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], 8 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen6], 32 * n);
+    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 20 * n);
+    EXPECT_EQ(c.links[LinkKind::kUpi], 2 * n);
+    EXPECT_EQ(t.num_nodes(), static_cast<std::size_t>(29 * n + 2 * r + (r > 1 ? 10 : 0)));
+    EXPECT_EQ(t.num_links(), static_cast<std::size_t>(90 * n + (r > 1 ? 20 * r : 0)));
+    EXPECT_FALSE(t.find("node0/pcie_nic0").has_value());
+  }
+  const ClusterSpec s = preset_spec("hgx-b300", 2);
+  EXPECT_EQ(s.gpu, "b300");
+  EXPECT_EQ(s.nic_bandwidth.count(), 100'000'000'000);
+  EXPECT_EQ(s.nvlink_sharp_efficiency, preset_spec("hgx-b200", 1).nvlink_sharp_efficiency);
+  const Topology t = build_cluster(s);
+  const Router router(t);
+  std::vector<std::string> hops;
+  for (LinkId l : router.route(*t.find("node0/gpu6"), *t.find("node1/gpu6"), 3)) {
+    hops.push_back(t.node(t.link(l).dst).name);
+  }
+  ASSERT_GE(hops.size(), 2u);
+  EXPECT_EQ(hops[0], "node0/pcie_gpu6");
+  EXPECT_EQ(hops[1], "node0/nic6");
+  for (int g = 0; g < 8; ++g) {
+    std::string socket;
+    for (LinkId l : t.out_links(*t.find(fmt::format("node0/pcie_gpu{}", g)))) {
+      if (t.node(t.link(l).dst).kind == NodeKind::kCpu) socket = t.node(t.link(l).dst).name;
+    }
+    EXPECT_EQ(socket, g < 4 ? "node0/cpu0" : "node0/cpu1") << g;
+  }
+}
+
+// With the NICs on the GPUs' switches and the GPUs on C2C, a switch may not
+// straddle two sockets.
+TEST(PresetsTest, GpuSwitchesKeepToOneSocket) {
+  ClusterSpec s = preset_spec("gb300-nvl72", 1);
+  s.gpus_per_pcie_switch = 4;  // two sockets' GPUs on one switch
+  try {
+    build_cluster(s);
+    FAIL();
+  } catch (const InputError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+    EXPECT_EQ(e.diagnostics()[0].location, "gpus_per_pcie_switch");
+    EXPECT_EQ(e.diagnostics()[0].message,
+              "with the NICs on the GPUs' switches and GPUs on NVLink-C2C a switch's GPUs share a socket: expected "
+              "a divisor of the GPUs per socket (2), got 4");
+  }
+  s.gpus_per_pcie_switch = 2;  // both GPUs of a Grace on one switch: fine
+  const Topology t = build_cluster(s);
+  EXPECT_EQ(count(t).nodes[NodeKind::kPcieSwitch], 36);
+}
+
 // A superchip layout needs every socket to carry as many GPUs, and socket
 // groups that divide the sockets.
 TEST(PresetsTest, SuperchipSpecIsValidated) {
@@ -289,7 +421,7 @@ TEST(PresetsTest, RejectsBadInput) {
     preset_spec("zionx", 2);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("valid: gb200-nvl72, hgx, hgx-b200, zion, zionex"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("valid: gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex"), std::string::npos)
         << e.what();
   }
   ClusterSpec s;
@@ -303,11 +435,13 @@ TEST(PresetsTest, RejectsBadInput) {
     EXPECT_EQ(e.diagnostics().size(), 3u) << e.what();
   }
   const auto d = preset_descriptions();
-  ASSERT_EQ(d.size(), 5u);
+  ASSERT_EQ(d.size(), 7u);
   EXPECT_EQ(d[0].first, "gb200-nvl72");
-  EXPECT_EQ(d[1].first, "hgx");
-  EXPECT_EQ(d[2].first, "hgx-b200");
-  EXPECT_EQ(d[4].first, "zionex");
+  EXPECT_EQ(d[1].first, "gb300-nvl72");
+  EXPECT_EQ(d[2].first, "hgx");
+  EXPECT_EQ(d[3].first, "hgx-b200");
+  EXPECT_EQ(d[4].first, "hgx-b300");
+  EXPECT_EQ(d[6].first, "zionex");
 }
 
 // Bisection of the backend = N * 8 * 25 GB/s / (2 * oversubscription) once

@@ -33,11 +33,12 @@ constexpr NameTable<SwitchTier, 4> kSwitchTierNames{{
     {SwitchTier::kFrontEnd, "front_end"},
 }};
 
-constexpr NameTable<LinkKind, 8> kLinkKindNames{{
+constexpr NameTable<LinkKind, 9> kLinkKindNames{{
     {LinkKind::kNvlink, "nvlink"},
     {LinkKind::kPcieGen3, "pcie_gen3"},
     {LinkKind::kPcieGen4, "pcie_gen4"},
     {LinkKind::kPcieGen5, "pcie_gen5"},
+    {LinkKind::kPcieGen6, "pcie_gen6"},
     {LinkKind::kUpi, "upi"},
     {LinkKind::kRoce, "roce"},
     {LinkKind::kTcpFrontEnd, "tcp_front_end"},

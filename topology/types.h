@@ -49,6 +49,7 @@ enum class LinkKind : std::uint8_t {
   kPcieGen3,
   kPcieGen4,
   kPcieGen5,
+  kPcieGen6,
   kUpi,
   kRoce,         ///< backend Ethernet carrying RoCE
   kTcpFrontEnd,  ///< front-end Ethernet carrying TCP/IP

@@ -19,7 +19,7 @@ TEST(TypesTest, NamesRoundTrip) {
   }
   for (LinkKind k :
        {LinkKind::kNvlink, LinkKind::kPcieGen3, LinkKind::kPcieGen4, LinkKind::kPcieGen5,
-        LinkKind::kUpi, LinkKind::kRoce, LinkKind::kTcpFrontEnd, LinkKind::kNvlinkC2c}) {
+        LinkKind::kPcieGen6, LinkKind::kUpi, LinkKind::kRoce, LinkKind::kTcpFrontEnd, LinkKind::kNvlinkC2c}) {
     EXPECT_EQ(parse_link_kind(to_string(k)), k);
   }
   EXPECT_EQ(parse_link_kind("nvlnk"), std::nullopt);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "base/error.h"
 #include "models/compute/cost_models.h"
@@ -54,14 +55,28 @@ TEST(DeviceProfileTest, BuiltInsCarryDatasheetPeaks) {
   EXPECT_EQ(gb200.sm_count, 148);
   EXPECT_EQ(gb200.host_to_device_bandwidth.count(), 173'000'000'000);
   EXPECT_GT(gb200.host_to_device_bandwidth.count(), 3 * b200.host_to_device_bandwidth.count());
-  EXPECT_EQ(device_profile_descriptions().size(), 6u);
+  // Blackwell Ultra: its predecessor's rates for the training types, the
+  // larger HBM3e (usable capacity) and nothing else changed.
+  for (const auto& [ultra, base, capacity] :
+       {std::tuple{"b300", "b200", sim::Bytes(270'000'000'000)}, std::tuple{"gb300", "gb200", sim::Bytes(279'000'000'000)}}) {
+    SCOPED_TRACE(ultra);
+    DeviceProfile u = builtin_device_profile(ultra);
+    const DeviceProfile b = builtin_device_profile(base);
+    EXPECT_EQ(u.hbm_capacity, capacity);
+    EXPECT_EQ(u.name, ultra);
+    u.name = b.name;
+    u.description = b.description;
+    u.hbm_capacity = b.hbm_capacity;
+    EXPECT_EQ(device_profile_to_json(u), device_profile_to_json(b));
+  }
+  EXPECT_EQ(device_profile_descriptions().size(), 8u);
   try {
-    builtin_device_profile("h300");
+    builtin_device_profile("h201");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--gpu: unknown GPU profile 'h300' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, "
-              "gb200, h100-sxm, h200, or the path of a .json profile");
+              "--gpu: unknown GPU profile 'h201' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, "
+              "b300, gb200, gb300, h100-sxm, h200, or the path of a .json profile");
   }
 }
 
@@ -93,7 +108,7 @@ TEST(DeviceProfileTest, FilesOverrideABaseAndReportEveryProblem) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "bad.json: /base: unknown value 'a100'; valid: a100-40gb, a100-80gb, b200, gb200, h100-sxm, h200\n"
+              "bad.json: /base: unknown value 'a100'; valid: a100-40gb, a100-80gb, b200, b300, gb200, gb300, h100-sxm, h200\n"
               "bad.json: /hbm/bandwidth_gbyte_per_s: expected a number in (0, 1000000), got 0\n"
               "bad.json: /efficiency/compute: expected a number in [0, 1], got 1.5\n"
               "bad.json: unknown key 'sm_cout' (did you mean 'sm_count'?)");

@@ -142,6 +142,28 @@ DeviceProfile grace_blackwell(std::string name) {
   return p;
 }
 
+// Blackwell Ultra (B300, GB300): the Blackwell die pair with 288 GB of
+// HBM3e (8 stacks of 12-high; NVIDIA's technical blog "Inside NVIDIA
+// Blackwell Ultra", Aug 2025) and FP4 faster, INT8 and FP64 slower; the
+// types a DLRM trains in keep Blackwell's rates (per GPU, dense: HGX B300
+// 2,250 TF bf16 and 4,500 TF fp8 as HGX B200, NVIDIA HGX specifications;
+// GB300 NVL72's rack 180 PF bf16 and 360 PF fp8 dense for 72 GPUs = 2,500
+// and 5,000 TF as GB200). Usable capacity: 270 GB on B300, 279 GB on GB300
+// (the per-GPU tables of Verda's GB300 NVL72 architecture post; 288 GB
+// physical). The blog gives 160 SMs for the full implementation, which is
+// also the full B200 (shipped with 148); assumption: 148 enabled, as B200.
+DeviceProfile blackwell_ultra(std::string name) {
+  DeviceProfile p = blackwell(std::move(name));
+  p.hbm_capacity = sim::Bytes(270'000'000'000);
+  return p;
+}
+
+DeviceProfile grace_blackwell_ultra(std::string name) {
+  DeviceProfile p = grace_blackwell(std::move(name));
+  p.hbm_capacity = sim::Bytes(279'000'000'000);
+  return p;
+}
+
 struct BuiltIn {
   const char* name;
   const char* description;
@@ -161,6 +183,11 @@ const BuiltIn kBuiltIns[] = {
      [] { return blackwell("b200"); }},
     {"gb200", "NVIDIA GB200 (NVL72) Blackwell 186GB: 2,500 TF bf16, 5,000 TF fp8, 8,000 GB/s HBM3e, host on NVLink-C2C",
      [] { return grace_blackwell("gb200"); }},
+    {"b300", "NVIDIA B300 (HGX) Blackwell Ultra 270GB: 2,250 TF bf16, 4,500 TF fp8, 7,672 GB/s HBM3e",
+     [] { return blackwell_ultra("b300"); }},
+    {"gb300", "NVIDIA GB300 (NVL72) Blackwell Ultra 279GB: 2,500 TF bf16, 5,000 TF fp8, 8,000 GB/s HBM3e, host on "
+              "NVLink-C2C",
+     [] { return grace_blackwell_ultra("gb300"); }},
 };
 
 std::vector<std::string> builtin_names() {
