@@ -236,6 +236,18 @@ ClusterSpec gb200_nvl72() {
   return s;
 }
 
+// Blackwell Ultra's NIC: one 800 Gb/s ConnectX-8 per GPU, a PCIe Gen6
+// switch with the NIC built in (48 lanes), Gen6 x16 to its GPU and Gen5 x16
+// up to the host (NVIDIA's Hot Chips 2025 talk on ConnectX-8): NicAttach::
+// kGpuSwitch with one GPU per switch.
+void connectx8_beside_each_gpu(ClusterSpec& s) {
+  s.nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(800);
+  s.nic_attach = NicAttach::kGpuSwitch;
+  s.gpus_per_pcie_switch = 1;
+  s.device_pcie = LinkKind::kPcieGen6;
+  s.host_pcie = LinkKind::kPcieGen5;
+}
+
 ClusterSpec hgx_b300() {
   // DGX B300 (NVIDIA DGX B300 datasheet and user guide): 8 Blackwell Ultra
   // GPUs on NVLink 5 as DGX B200's (900 GB/s per direction each), 8 ConnectX-8
@@ -248,11 +260,7 @@ ClusterSpec hgx_b300() {
   ClusterSpec s = hgx_b200();
   s.preset = "hgx-b300";
   s.gpu = "b300";
-  s.nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(800);
-  s.nic_attach = NicAttach::kGpuSwitch;
-  s.gpus_per_pcie_switch = 1;
-  s.device_pcie = LinkKind::kPcieGen6;
-  s.host_pcie = LinkKind::kPcieGen5;
+  connectx8_beside_each_gpu(s);
   return s;
 }
 
@@ -268,11 +276,7 @@ ClusterSpec gb300_nvl72() {
   ClusterSpec s = gb200_nvl72();
   s.preset = "gb300-nvl72";
   s.gpu = "gb300";
-  s.nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(800);
-  s.nic_attach = NicAttach::kGpuSwitch;
-  s.gpus_per_pcie_switch = 1;
-  s.device_pcie = LinkKind::kPcieGen6;
-  s.host_pcie = LinkKind::kPcieGen5;
+  connectx8_beside_each_gpu(s);
   // 18 BlueField DPUs for the rack's 36 Graces (NVIDIA's GB300 NVL72
   // figures). Assumption: each at 400 Gb/s, half of it per Grace.
   s.front_end_nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(200);

@@ -9,6 +9,8 @@
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/error.h"
 #include "topology/router.h"
@@ -30,6 +32,13 @@ Counts count(const Topology& t) {
 }
 
 int racks(int n) { return (n + 15) / 16; }
+
+// The kinds of the links a route from a to b crosses (flow key 7).
+std::vector<LinkKind> route_kinds(const Topology& t, const Router& router, std::string_view a, std::string_view b) {
+  std::vector<LinkKind> out;
+  for (LinkId l : router.route(*t.find(a), *t.find(b), 7)) out.push_back(t.link(l).kind);
+  return out;
+}
 
 // ZionEX with N servers (16 per rack, derived spines: 8 backend, 4 front-end):
 //   GPUs 8N, NVSwitch N, PCIe switches 8N (4 GPU tray + 4 NIC tray), CPUs 4N,
@@ -152,24 +161,32 @@ TEST(PresetsTest, HgxB200IsHgxWithBlackwellParts) {
 //   to its Grace 144N, the two Graces of each of 18 trays 36N); Gen5 216N
 //   (NIC to Grace 144N, front-end NIC 72N); RoCE 144N + (R > 1 ? 144R : 0);
 //   TCP 72N + (R > 1 ? 72R : 0).
-TEST(PresetsTest, Gb200Nvl72CountsMatchClosedForms) {
-  for (int n : {1, 2, 17}) {
-    const Topology t = build_cluster(preset_spec("gb200-nvl72", n));
-    const int r = racks(n);
-    Counts c = count(t);
-    SCOPED_TRACE(n);
-    EXPECT_EQ(c.nodes[NodeKind::kGpu], 72 * n);
-    EXPECT_EQ(c.nodes[NodeKind::kNvSwitch], n);
-    EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], 0);
-    EXPECT_EQ(c.nodes[NodeKind::kCpu], 36 * n);
-    EXPECT_EQ(c.nodes[NodeKind::kNic], 108 * n);
-    EXPECT_EQ(c.nodes[NodeKind::kEthernetSwitch], 2 * r + (r > 1 ? 72 + 36 : 0));
-    EXPECT_EQ(c.links[LinkKind::kNvlink], 144 * n);
-    EXPECT_EQ(c.links[LinkKind::kNvlinkC2c], 180 * n);
-    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 216 * n);
-    EXPECT_EQ(c.links[LinkKind::kUpi], 0);
-    EXPECT_EQ(c.links[LinkKind::kRoce], 144 * n + (r > 1 ? 144 * r : 0));
-    EXPECT_EQ(c.links[LinkKind::kTcpFrontEnd], 72 * n + (r > 1 ? 72 * r : 0));
+//
+// GB300 NVL72: the same rack with a ConnectX-8 (a PCIe switch and its NIC)
+// beside every GPU: 72N PCIe switches more; Gen6 288N (GPU to its switch
+// 144N, NIC to its switch 144N); the NIC's Gen5 links (144N) now go from
+// the switch to its Grace.
+TEST(PresetsTest, Nvl72CountsMatchClosedForms) {
+  for (const bool ultra : {false, true}) {
+    for (int n : {1, 2, 17}) {
+      const Topology t = build_cluster(preset_spec(ultra ? "gb300-nvl72" : "gb200-nvl72", n));
+      const int r = racks(n);
+      Counts c = count(t);
+      SCOPED_TRACE(fmt::format("{} racks, ultra {}", n, ultra));
+      EXPECT_EQ(c.nodes[NodeKind::kGpu], 72 * n);
+      EXPECT_EQ(c.nodes[NodeKind::kNvSwitch], n);
+      EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], ultra ? 72 * n : 0);
+      EXPECT_EQ(c.links[LinkKind::kPcieGen6], ultra ? 288 * n : 0);
+      EXPECT_EQ(c.nodes[NodeKind::kCpu], 36 * n);
+      EXPECT_EQ(c.nodes[NodeKind::kNic], 108 * n);
+      EXPECT_EQ(c.nodes[NodeKind::kEthernetSwitch], 2 * r + (r > 1 ? 72 + 36 : 0));
+      EXPECT_EQ(c.links[LinkKind::kNvlink], 144 * n);
+      EXPECT_EQ(c.links[LinkKind::kNvlinkC2c], 180 * n);
+      EXPECT_EQ(c.links[LinkKind::kPcieGen5], 216 * n);
+      EXPECT_EQ(c.links[LinkKind::kUpi], 0);
+      EXPECT_EQ(c.links[LinkKind::kRoce], 144 * n + (r > 1 ? 144 * r : 0));
+      EXPECT_EQ(c.links[LinkKind::kTcpFrontEnd], 72 * n + (r > 1 ? 72 * r : 0));
+    }
   }
 }
 
@@ -185,11 +202,7 @@ TEST(PresetsTest, Gb200Nvl72Routes) {
   EXPECT_EQ(s.host_memory, sim::Bytes(17'280'000'000'000));
   const Topology t = build_cluster(s);
   const Router router(t);
-  const auto kinds = [&](std::string_view a, std::string_view b) {
-    std::vector<LinkKind> out;
-    for (LinkId l : router.route(*t.find(a), *t.find(b), 7)) out.push_back(t.link(l).kind);
-    return out;
-  };
+  const auto kinds = [&](std::string_view a, std::string_view b) { return route_kinds(t, router, a, b); };
   using K = LinkKind;
   EXPECT_EQ(kinds("node0/gpu0", "node0/gpu71"), (std::vector<K>{K::kNvlink, K::kNvlink}));
   EXPECT_EQ(kinds("node0/gpu0", "node0/gpu1"), (std::vector<K>{K::kNvlink, K::kNvlink}));
@@ -221,30 +234,6 @@ TEST(PresetsTest, PcieGenerationRates) {
   EXPECT_EQ(pcie_bandwidth(LinkKind::kPcieGen6, 4).count() * 4, pcie_bandwidth(LinkKind::kPcieGen6, 16).count());
 }
 
-// GB300 NVL72 with N racks: GB200's rack with a ConnectX-8 (a PCIe switch
-// and its NIC) beside every GPU. Nodes: GB200's plus 72N PCIe switches.
-// Directed links: NVLink 144N; C2C 180N; Gen6 288N (GPU to its switch 144N,
-// NIC to its switch 144N); Gen5 216N (switch to its Grace 144N, front-end
-// NIC 72N); RoCE and TCP as GB200.
-TEST(PresetsTest, Gb300Nvl72CountsMatchClosedForms) {
-  for (int n : {1, 2, 17}) {
-    const Topology t = build_cluster(preset_spec("gb300-nvl72", n));
-    const int r = racks(n);
-    Counts c = count(t);
-    SCOPED_TRACE(n);
-    EXPECT_EQ(c.nodes[NodeKind::kGpu], 72 * n);
-    EXPECT_EQ(c.nodes[NodeKind::kPcieSwitch], 72 * n);
-    EXPECT_EQ(c.nodes[NodeKind::kCpu], 36 * n);
-    EXPECT_EQ(c.nodes[NodeKind::kNic], 108 * n);
-    EXPECT_EQ(c.links[LinkKind::kNvlink], 144 * n);
-    EXPECT_EQ(c.links[LinkKind::kNvlinkC2c], 180 * n);
-    EXPECT_EQ(c.links[LinkKind::kPcieGen6], 288 * n);
-    EXPECT_EQ(c.links[LinkKind::kPcieGen5], 216 * n);
-    EXPECT_EQ(c.links[LinkKind::kRoce], 144 * n + (r > 1 ? 144 * r : 0));
-    EXPECT_EQ(c.links[LinkKind::kTcpFrontEnd], 72 * n + (r > 1 ? 72 * r : 0));
-  }
-}
-
 // A GB300 GPU reaches its NIC through its ConnectX-8's switch on Gen6, not
 // over C2C and Grace; its Grace still in one C2C hop; the Grace reaches the
 // NIC up the switch's Gen5 link. Between racks the 800 Gb/s NIC is the
@@ -256,11 +245,7 @@ TEST(PresetsTest, Gb300Nvl72Routes) {
   EXPECT_EQ(preset_spec("gb200-nvl72", 2).nic_attach, NicAttach::kHost);
   const Topology t = build_cluster(s);
   const Router router(t);
-  const auto kinds = [&](std::string_view a, std::string_view b) {
-    std::vector<LinkKind> out;
-    for (LinkId l : router.route(*t.find(a), *t.find(b), 7)) out.push_back(t.link(l).kind);
-    return out;
-  };
+  const auto kinds = [&](std::string_view a, std::string_view b) { return route_kinds(t, router, a, b); };
   using K = LinkKind;
   EXPECT_EQ(kinds("node0/gpu0", "node0/gpu71"), (std::vector<K>{K::kNvlink, K::kNvlink}));
   EXPECT_EQ(kinds("node0/gpu5", "node0/cpu2"), (std::vector<K>{K::kNvlinkC2c}));
