@@ -16,6 +16,18 @@
 
 namespace zx::tools {
 
+NcclGpuView nccl_gpu_view(std::string_view profile_name) {
+  const auto starts = [&](std::string_view prefix) { return profile_name.substr(0, prefix.size()) == prefix; };
+  // NCCL 2.20's tuner indexes every compute capability from 9.0 up as
+  // Hopper, so Blackwell and Blackwell Ultra take Hopper's rows, with
+  // their own NVLink bandwidth (models/nccl/nccl_model.h).
+  for (std::string_view blackwell : {"b200", "gb200", "b300", "gb300"}) {
+    if (starts(blackwell)) return {models::nccl::GpuGeneration::kHopper, models::nccl::kB200NvlinkGbps};
+  }
+  if (starts("h100") || starts("h200")) return {models::nccl::GpuGeneration::kHopper, models::nccl::kH100NvlinkGbps};
+  return {models::nccl::GpuGeneration::kAmpere, models::nccl::kA100NvlinkGbps};
+}
+
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
                                               const models::DeviceProfile& device,
                                               const std::map<std::string, std::string>& algorithms,
@@ -32,22 +44,19 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   // A reduction reads two operands and writes one.
   o.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
   o.host_copy_bytes_per_s = static_cast<double>(device.host_to_device_bandwidth.count());
-  // NCCL's view of the GPU, by the profile's name (a calibrated profile
-  // keeps its base's prefix). NCCL 2.20's tuner indexes every compute
-  // capability from 9.0 up as Hopper, so Blackwell takes Hopper's rows,
-  // with its own NVLink bandwidth (models/nccl/nccl_model.h).
-  const auto starts = [&](const char* prefix) { return device.name.rfind(prefix, 0) == 0; };
-  const bool blackwell = starts("b2") || starts("gb2");
-  const bool hopper = starts("h1") || starts("h2") || blackwell;
-  o.nccl_gpu = hopper ? models::nccl::GpuGeneration::kHopper : models::nccl::GpuGeneration::kAmpere;
-  o.nccl_intra_gbps = blackwell ? models::nccl::kB200NvlinkGbps
-                      : hopper  ? models::nccl::kH100NvlinkGbps
-                                : models::nccl::kA100NvlinkGbps;
+  const NcclGpuView nccl = nccl_gpu_view(device.name);
+  o.nccl_gpu = nccl.generation;
+  o.nccl_intra_gbps = nccl.nvlink_gbps;
   o.software = {.launch = cluster.communication.launch,
                 .transfer = cluster.communication.transfer,
                 .network_transfer = cluster.communication.network_transfer,
                 .peer_gap = cluster.communication.peer_gap};
   o.nvls_efficiency = cluster.nvlink_sharp_efficiency;
+  // NCCL runs NVLS where the switch reduces, but not on a multi-node
+  // NVLink domain (several hosts in one server: the NVL72 racks).
+  o.nccl_nvls = cluster.nvlink_sharp_efficiency > 0 &&
+                !(cluster.spec && cluster.spec->cpus_per_host > 0 &&
+                  cluster.spec->cpus_per_host < cluster.spec->cpus_per_node);
   if (cluster.spec) {
     o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
     o.all_to_all_efficiency = cluster.spec->all_to_all_efficiency;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,16 @@
 #include "topology/cluster_file.h"
 
 namespace zx::tools {
+
+/// How NCCL's cost model (models/nccl) sees a GPU profile, by its name (a
+/// calibrated profile keeps its base's name as prefix): the generation
+/// whose constants its tuner reads and the NVLink bandwidth its topology
+/// counts. Names it does not know are taken for A100s.
+struct NcclGpuView {
+  models::nccl::GpuGeneration generation = models::nccl::GpuGeneration::kAmpere;
+  double nvlink_gbps = models::nccl::kA100NvlinkGbps;
+};
+NcclGpuView nccl_gpu_view(std::string_view profile_name);
 
 /// Defaults: hierarchical all-reduce, reduce-scatter and all-gather, direct
 /// all-to-all, then `algorithms` (kind -> name) on top; `algorithm_options`

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/backend_options.h"
 #include "tools/cli.h"
 
 namespace zx::tools {
@@ -393,19 +394,73 @@ TEST(CliTest, NvlsBeatsTheRingOnHopperSwitches) {
   EXPECT_TRUE(contains(list.out, "nvls")) << list.out;
 }
 
-// NCCL's cost model sees a B200 as NCCL does: Hopper's tuning rows with
-// Blackwell's NVLink (18 links of 40.1 GB/s), so on one HGX B200 server a
-// 256 MiB all-reduce lands within 10% of the flow-level ring (both bound
-// by NVLink; with A100's 12 x 20 GB/s it would take about three times as long).
+// NCCL's cost model sees a B200 and a B300 as NCCL does: Hopper's tuning
+// rows with Blackwell's NVLink (18 links of 40.1 GB/s), so on one HGX
+// B200 or B300 server a 256 MiB all-reduce lands within 10% of the
+// flow-level ring (both bound by NVLink; with A100's 12 x 20 GB/s it would
+// take about three times as long, as it did for B300 before its profile
+// was known by name).
 TEST(CliTest, NcclModelKnowsBlackwellNvlink) {
-  const Result r = run({"collective", "--cluster", "hgx-b200", "--algo", "ring", "--algo", "nccl", "-b", "256M", "-e",
-                        "256M", "--format", "csv"});
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const auto rows = csv_records(r.out);
-  ASSERT_EQ(rows.size(), 2u) << r.out;
-  const double ratio = std::stod(rows[1].at("time_us")) / std::stod(rows[0].at("time_us"));
-  EXPECT_GT(ratio, 0.9) << r.out;
-  EXPECT_LT(ratio, 1.1) << r.out;
+  for (const char* cluster : {"hgx-b200", "hgx-b300"}) {
+    SCOPED_TRACE(cluster);
+    const Result r = run({"collective", "--cluster", cluster, "--algo", "ring", "--algo", "nccl", "-b", "256M", "-e",
+                          "256M", "--format", "csv"});
+    ASSERT_EQ(r.status, kExitOk) << r.err;
+    const auto rows = csv_records(r.out);
+    ASSERT_EQ(rows.size(), 2u) << r.out;
+    const double ratio = std::stod(rows[1].at("time_us")) / std::stod(rows[0].at("time_us"));
+    EXPECT_GT(ratio, 0.9) << r.out;
+    EXPECT_LT(ratio, 1.1) << r.out;
+  }
+  for (const char* gpu : {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "gb200", "b300", "gb300"}) {
+    SCOPED_TRACE(gpu);
+    const std::string name(gpu);
+    const NcclGpuView view = nccl_gpu_view(name);
+    const bool ampere = name.starts_with("a100");
+    const bool hopper = name.starts_with("h");
+    EXPECT_EQ(view.generation, ampere ? models::nccl::GpuGeneration::kAmpere : models::nccl::GpuGeneration::kHopper);
+    EXPECT_EQ(view.nvlink_gbps, ampere   ? models::nccl::kA100NvlinkGbps
+                                : hopper ? models::nccl::kH100NvlinkGbps
+                                         : models::nccl::kB200NvlinkGbps);
+    // A calibrated profile keeps its base's name as prefix.
+    EXPECT_EQ(nccl_gpu_view(name + "-calibrated").nvlink_gbps, view.nvlink_gbps);
+  }
+}
+
+// `--algo nccl` weighs NVLS where NCCL 2.20 does: on one HGX H100 server a
+// 1 GiB all-reduce is predicted at NVLS's 23 us + size / (8 x 40 x 5/6
+// GB/s), bus bandwidth 464 GB/s, within 5% of the flow-level nvls plan and
+// of NCCL's measured 480, where the ring alone gives 369. ZionEX's A100
+// switch has no SHARP, and on a GB200 NVL72 rack (MNNVL) NCCL 2.20 turns
+// NVLS off, so both get the model's time without NVLS.
+TEST(CliTest, NcclModelWeighsNvlsOnOneHopperServer) {
+  const auto busbw = [](const std::string& cluster, const std::string& algo) {
+    const Result r = run({"collective", "--cluster", cluster, "--algo", algo, "-b", "1G", "-e", "1G", "--format",
+                          "csv"});
+    EXPECT_EQ(r.status, kExitOk) << r.err;
+    const auto rows = csv_records(r.out);
+    return rows.size() == 1 ? std::stod(rows[0].at("busbw_gbyte_per_s")) : -1.0;
+  };
+  const auto model = [](int ranks, const NcclGpuView& gpu, bool nvls) {
+    return models::nccl::predict({.ranks = ranks,
+                                  .ranks_per_node = ranks,
+                                  .bytes = std::int64_t{1} << 30,
+                                  .gpu = gpu.generation,
+                                  .intra_bw_gbps = gpu.nvlink_gbps,
+                                  .version = models::nccl::NcclVersion::kV2_20,
+                                  .nvls = nvls});
+  };
+  const models::nccl::NcclPrediction h100 = model(8, nccl_gpu_view("h100-sxm"), true);
+  ASSERT_EQ(h100.algorithm, models::nccl::Algorithm::kNvls);
+  const double hgx = busbw("hgx", "nccl");
+  EXPECT_NEAR(hgx, h100.busbw_gbps, 0.01);
+  EXPECT_NEAR(hgx, 464.0, 0.5);
+  EXPECT_NEAR(hgx / busbw("hgx", "nvls"), 1.0, 0.05);
+  EXPECT_NEAR(busbw("zionex", "nccl"), model(8, nccl_gpu_view("a100-40gb"), false).busbw_gbps, 0.01);
+  const NcclGpuView gb200 = nccl_gpu_view("gb200");
+  EXPECT_NEAR(busbw("gb200-nvl72", "nccl"), model(72, gb200, false).busbw_gbps, 0.01);
+  // With NVLS the rack would be 14% faster: the switch-off is visible.
+  EXPECT_GT(model(72, gb200, true).busbw_gbps, 1.1 * model(72, gb200, false).busbw_gbps);
 }
 
 // The plan reports the host memory it placed tables against: the

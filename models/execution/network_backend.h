@@ -100,6 +100,9 @@ struct NetworkBackendOptions {
   nccl::GpuGeneration nccl_gpu = nccl::GpuGeneration::kAmpere;
   double nccl_intra_gbps = nccl::kA100NvlinkGbps;
   double nccl_inter_gbps = 25.0;
+  /// NCCL's NVLS on one node (nccl::NcclInput::nvls): the NVLink switch
+  /// reduces and the node is one OS image, not an MNNVL rack.
+  bool nccl_nvls = false;
   /// The most a host copy moves per second (its DMA engine's achieved rate,
   /// the GPU profile's host-to-device bandwidth): the flow's rate cap below
   /// what the PCIe links it shares give it.

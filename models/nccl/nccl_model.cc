@@ -30,6 +30,13 @@
 // 2.20's 0.85 penalty for the plain tree pattern does not apply); one node's
 // channels are all the same ring order (sameChannels) and several nodes'
 // are not, because each ring enters through a different NIC.
+//
+// NVLS ([2.20] only; NCCL added it in 2.17): inside one node the
+// NVSwitches count as NCCL's NVS node, every GPU's NVLinks as one link to
+// it of intra_bw_gbps, and the topology holds no NIC (ncclTopoTrimSystem
+// drops them when all ranks are local), so the NVLS graph's search is the
+// intra-node one of src/graph/search.cc at the [2.20] commit; nvls_graph()
+// redoes it in closed form.
 
 #include "models/nccl/nccl_model.h"
 
@@ -159,6 +166,20 @@ constexpr double kV2_20NetOverheadIntelUs = 1.0;
 constexpr double kV2_20NetOverheadSimpleFactor = 3.0;
 
 const Constants& constants(NcclVersion v) { return v == NcclVersion::kV2_13 ? kV2_13 : kV2_20; }
+
+// NVLS, [2.20]. tuning.cc: baseLat[NVLS] = 0 and hwLat[NVLINK][NVLS][Simple]
+// = 23 us, the whole latency inside one node ("latencies = intraLat");
+// the graph's nChannels x min(bwIntra, bwInter) bus bandwidth becomes
+// algorithm bandwidth at 5/6 (the ratio NCCL applies to NVLS and
+// NVLS_TREE); protocols other than Simple are skipped.
+constexpr double kV2_20NvlsLatencyUs = 23.0;
+constexpr double kV2_20NvlsAlgbwRatio = 5.0 / 6.0;
+// search.cc: sm90SpeedArrayIntra, the per-channel bandwidths (GB/s) the
+// search tries on compute capability 9.0 and up with no NIC, fastest first.
+constexpr std::array<double, 10> kSm90SpeedArrayIntra = {60.0, 50.0, 40.0, 30.0, 24.0,
+                                                         20.0, 15.0, 12.0, 6.0,  3.0};
+// nvls.cc (ncclNvlsInit): no NVLS for 2 GPUs or fewer.
+constexpr int kNvlsMinGpus = 3;
 
 // The row of the per-GPU tables: 2.13 knows only "Ampere or not"; 2.20
 // indexes Volta, Ampere, Hopper.
@@ -314,6 +335,21 @@ AlgoProtoTime tuned_entry(const NcclInput& in, int channels, int a, int p) {
   return e;
 }
 
+// NCCL's NVLS entry (Simple): the graph's bandwidth at 5/6, 23 us.
+AlgoProtoTime nvls_entry(const NcclInput& in) {
+  AlgoProtoTime e{.algorithm = Algorithm::kNvls, .protocol = Protocol::kSimple};
+  const bool collective_ok = in.collective == Collective::kAllReduce ||
+                             in.collective == Collective::kReduceScatter ||
+                             in.collective == Collective::kAllGather;
+  const NvlsGraph graph = nvls_graph(in);
+  if (!collective_ok || graph.channels == 0) return e;
+  e.enabled = true;
+  e.latency_us = kV2_20NvlsLatencyUs;
+  e.bandwidth_gbps = graph.channels * graph.bw_per_channel_gbps * kV2_20NvlsAlgbwRatio;
+  e.time_us = e.latency_us + static_cast<double>(in.bytes) / (1000.0 * e.bandwidth_gbps);
+  return e;
+}
+
 // all_to_all as grouped send/recv (see the header).
 double all_to_all_us(const NcclInput& in) {
   const Constants& k = constants(in.version);
@@ -360,6 +396,7 @@ std::string_view to_string(Algorithm a) {
   switch (a) {
     case Algorithm::kTree: return "tree";
     case Algorithm::kRing: return "ring";
+    case Algorithm::kNvls: return "nvls";
     case Algorithm::kP2p: return "p2p";
   }
   return "?";
@@ -398,6 +435,34 @@ double bus_bw_factor(Collective collective, int ranks) {
   return 1;
 }
 
+NvlsGraph nvls_graph(const NcclInput& input) {
+  validate(input);
+  const int gpus = input.ranks_per_node;
+  if (input.version != NcclVersion::kV2_20 || !input.nvls || input.gpu != GpuGeneration::kHopper ||
+      input.ranks != gpus || gpus < kNvlsMinGpus) {
+    return {};
+  }
+  // search.cc: maxBw is the best GPU-to-GPU path (through the NVSwitch: the
+  // GPU's NVLink bandwidth), totalBw the GPU's NVLink bandwidth scaled by
+  // G/(G-1) for patterns other than the ring; the search starts at the
+  // first speed within both and steps down until G channels fit.
+  const double link = input.intra_bw_gbps;
+  const double total = link * gpus / (gpus - 1);
+  // Link bandwidths are decremented in thousandths (SUB_ROUND); compare
+  // with that slack so that an exact fit is a fit in double too.
+  constexpr double kSlack = 1e-3;
+  std::size_t i = 0;
+  while (i + 1 < kSm90SpeedArrayIntra.size() &&
+         (kSm90SpeedArrayIntra[i] > link || kSm90SpeedArrayIntra[i] * gpus > total)) {
+    ++i;
+  }
+  for (; i < kSm90SpeedArrayIntra.size(); ++i) {
+    const double bw = kSm90SpeedArrayIntra[i];
+    if ((gpus + 1) * bw <= link + kSlack) return {.channels = gpus, .bw_per_channel_gbps = bw};
+  }
+  return {};
+}
+
 int default_channels(const NcclInput& input) {
   const int nodes = input.ranks_per_node > 0 ? input.ranks / input.ranks_per_node : 1;
   if (nodes <= 1) return input.gpu == GpuGeneration::kHopper ? 16 : 12;
@@ -427,6 +492,15 @@ NcclPrediction predict(const NcclInput& input) {
         out.table.push_back(e);
       }
     }
+    // NVLS comes after tree, ring and CollNet in NCCL's algorithm order:
+    // on a tie the ring stays.
+    AlgoProtoTime e = nvls_entry(input);
+    if (e.enabled && e.time_us < best) {
+      best = e.time_us;
+      out.algorithm = e.algorithm;
+      out.protocol = e.protocol;
+    }
+    out.table.push_back(e);
     out.time_us = best;
   }
   out.time = sim::Duration::from_ns_ceil(out.time_us * 1000.0);

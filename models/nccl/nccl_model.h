@@ -14,11 +14,14 @@
 // A100 / ZionEX era (2022), and NCCL 2.20 (2024). Every constant in
 // nccl_model.cc is cited with the file and commit it was read from.
 //
-// Scope: ring and tree, protocols LL, LL128 and Simple. CollNet (SHARP),
-// NVLS (NVSwitch multicast, H100) and PAT are not modelled: ZionEX has
-// neither SHARP nor NVLS, and those need more topology than this model's
-// inputs carry. all_to_all is not a ring/tree collective in NCCL; it is
-// modelled as NCCL runs it, grouped send/recv (see predict()).
+// Scope: ring and tree, protocols LL, LL128 and Simple; with 2.20 also
+// NVLS (NVLink SHARP: the NVSwitch reduces and multicasts) inside one node
+// of Hopper or later GPUs, as NCCL 2.20 weighs it (see nvls_graph()).
+// CollNet (SHARP in the network switches), NVLS across nodes (it needs
+// CollNet), NVLS_TREE and PAT are not modelled: ZionEX has none of them,
+// and they need more topology than this model's inputs carry. all_to_all
+// is not a ring/tree collective in NCCL; it is modelled as NCCL runs it,
+// grouped send/recv (see predict()).
 
 #ifndef ZIONSIM_MODELS_NCCL_NCCL_MODEL_H_
 #define ZIONSIM_MODELS_NCCL_NCCL_MODEL_H_
@@ -35,8 +38,9 @@ namespace zx::models::nccl {
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kAllToAll };
 
 /// kP2p is not one of NCCL's tuned algorithms: it labels all_to_all, which
-/// NCCL runs as grouped send/recv outside the tuning table.
-enum class Algorithm { kTree, kRing, kP2p };
+/// NCCL runs as grouped send/recv outside the tuning table. kNvls: NCCL's
+/// NVLS (NVLink SHARP), Simple protocol only.
+enum class Algorithm { kTree, kRing, kNvls, kP2p };
 
 enum class Protocol { kLl, kLl128, kSimple };
 
@@ -94,14 +98,42 @@ struct NcclInput {
   /// Channels of NCCL's ring and tree graphs; 0 picks default_channels().
   int channels = 0;
   NcclVersion version = NcclVersion::kV2_13;
+  /// The node's GPUs hang off NVSwitches that reduce (NVLink SHARP:
+  /// third-generation NVSwitch and later, with Hopper and later GPUs), and
+  /// the node is one OS image: NCCL 2.20 turns NVLS off on multi-node
+  /// NVLink (MNNVL) domains such as GB200 NVL72 ("MNNVL: NVLS not yet
+  /// supported", tuning.cc). NCCL then weighs NVLS for all_reduce,
+  /// reduce_scatter and all_gather when the communicator is one node of
+  /// more than 2 GPUs (nvls.cc: ncclNvlsInit needs more than 2 GPUs).
+  bool nvls = false;
 };
+
+/// NCCL's NVLS graph for one node (ncclTopoCompute, pattern NVLS, no NICs
+/// in the trimmed topology): channels x per-channel bandwidth. Zero
+/// channels when NCCL would not run NVLS for this input (version 2.13, a
+/// GPU before Hopper, nvls false, several nodes, 2 GPUs or fewer).
+struct NvlsGraph {
+  int channels = 0;
+  double bw_per_channel_gbps = 0;  ///< graph->bwIntra: what the tuner reads
+};
+
+/// The NVLS graph's search redone in closed form ([2.20] src/graph/
+/// search.cc, ncclTopoCompute and ncclTopoSearchTryNvls): every GPU heads
+/// one channel (minChannels = maxChannels = GPUs); a channel charges its
+/// bandwidth once on every GPU's NVLink to and from the NVSwitch and twice
+/// on its head's, so G channels fit when (G + 1) x bw <= the GPU's NVLink
+/// bandwidth; bw is the first of sm90SpeedArrayIntra that fits, starting
+/// below the NVLink bandwidth and G x bw <= its G/(G-1) multiple. H100
+/// (18 x 20.6 GB/s): 8 channels of 40 GB/s.
+NvlsGraph nvls_graph(const NcclInput& input);
 
 /// One (algorithm, protocol) row of NCCL's table for this call.
 struct AlgoProtoTime {
   Algorithm algorithm = Algorithm::kRing;
   Protocol protocol = Protocol::kSimple;
   /// False when NCCL would not consider it (LL128 off for the GPU, tree for
-  /// a collective other than all_reduce); the numbers below are then zero.
+  /// a collective other than all_reduce, NVLS without an NVLS graph); the
+  /// numbers below are then zero.
   bool enabled = false;
   double latency_us = 0;      ///< NCCL's latency, with the per-size ring plateau applied
   double bandwidth_gbps = 0;  ///< NCCL's algorithm bandwidth, with the tree correction
@@ -116,8 +148,9 @@ struct NcclPrediction {
   double algbw_gbps = 0;  ///< nccl-tests algbw: bytes / time
   double busbw_gbps = 0;  ///< nccl-tests busbw: algbw x bus_bw_factor()
   int channels = 0;       ///< channels used (the default when the input said 0)
-  /// Every (algorithm, protocol) NCCL weighed, in NCCL's order (tree then
-  /// ring; LL, LL128, Simple); empty for all_to_all.
+  /// Every (algorithm, protocol) NCCL weighed, in NCCL's order (tree,
+  /// ring, each LL, LL128, Simple; then NVLS, Simple only); empty for
+  /// all_to_all.
   std::vector<AlgoProtoTime> table;
 };
 

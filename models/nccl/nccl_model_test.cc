@@ -264,8 +264,127 @@ TEST(NcclModelTest, GoldenSingleNodeAllReduce) {
     EXPECT_EQ(p.time.count_ps(), static_cast<std::int64_t>(std::ceil(p.time_us * 1e6)));
     EXPECT_NEAR(p.algbw_gbps, static_cast<double>(g.bytes) / (g.time_us * 1000), 1e-6);
     EXPECT_NEAR(p.busbw_gbps, p.algbw_gbps * 2 * 7 / 8, 1e-9);
-    ASSERT_EQ(p.table.size(), 6u);
+    // Tree and ring with three protocols each, then NVLS (off on A100).
+    ASSERT_EQ(p.table.size(), 7u);
+    EXPECT_EQ(p.table.back().algorithm, Algorithm::kNvls);
+    EXPECT_FALSE(p.table.back().enabled);
   }
+}
+
+NcclInput h100_node(std::int64_t bytes, Collective c = Collective::kAllReduce) {
+  return NcclInput{.collective = c,
+                   .ranks = 8,
+                   .ranks_per_node = 8,
+                   .bytes = bytes,
+                   .gpu = GpuGeneration::kHopper,
+                   .intra_bw_gbps = kH100NvlinkGbps,
+                   .inter_bw_gbps = 50.0,
+                   .version = NcclVersion::kV2_20,
+                   .nvls = true};
+}
+
+// Expect: the NVLS graph of search.cc in closed form. H100's 18 x 20.6 =
+// 370.8 GB/s: the search starts at 50 (60 x 8 = 480 exceeds 370.8 x 8/7 =
+// 423.8) and 8 channels of 50 need 9 x 50 = 450 > 370.8 on each GPU's
+// NVLink, so it settles at 40 (360 <= 370.8). B200's 18 x 40.1 = 721.8:
+// the top speed, 60 (540 <= 721.8). Four H100s: 60 is within 370.8 x 4/3
+// = 494.4 and 5 x 60 = 300 fits. A link of exactly 9 x 30 = 270 fits 30.
+TEST(NcclNvlsTest, GraphOfTheSearchInClosedForm) {
+  NcclInput in = h100_node(kMiB);
+  EXPECT_EQ(nvls_graph(in).channels, 8);
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_per_channel_gbps, 40.0);
+  in.intra_bw_gbps = kB200NvlinkGbps;
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_per_channel_gbps, 60.0);
+  in.intra_bw_gbps = 270.0;
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_per_channel_gbps, 30.0);
+  in.intra_bw_gbps = 269.9;
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_per_channel_gbps, 24.0);
+  in = h100_node(kMiB);
+  in.ranks = in.ranks_per_node = 4;
+  EXPECT_EQ(nvls_graph(in).channels, 4);
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_per_channel_gbps, 60.0);
+}
+
+// Expect: no NVLS graph where NCCL 2.20 runs none: 2.13 (before NVLS),
+// A100, a switch without SHARP (or an MNNVL rack), several nodes (NVLS
+// across nodes needs CollNet), 2 GPUs.
+TEST(NcclNvlsTest, OffWhereNcclRunsNoNvls) {
+  NcclInput in = h100_node(kGiB);
+  ASSERT_GT(nvls_graph(in).channels, 0);
+  auto off = [](NcclInput x) {
+    EXPECT_EQ(nvls_graph(x).channels, 0);
+    const NcclPrediction p = predict(x);
+    EXPECT_NE(p.algorithm, Algorithm::kNvls);
+    EXPECT_FALSE(entry(p, Algorithm::kNvls, Protocol::kSimple).enabled);
+  };
+  NcclInput x = in;
+  x.version = NcclVersion::kV2_13;
+  off(x);
+  x = in;
+  x.gpu = GpuGeneration::kAmpere;
+  off(x);
+  x = in;
+  x.nvls = false;
+  off(x);
+  x = in;
+  x.ranks = 16;
+  off(x);
+  x = in;
+  x.ranks = x.ranks_per_node = 2;
+  off(x);
+  x = in;
+  x.ranks = x.ranks_per_node = 3;
+  EXPECT_EQ(nvls_graph(x).channels, 3);
+  // Broadcast and reduce have no NVLS entry, even with a graph.
+  x = h100_node(kGiB, Collective::kBroadcast);
+  EXPECT_FALSE(entry(predict(x), Algorithm::kNvls, Protocol::kSimple).enabled);
+}
+
+// Expect: NVLS's entry is tuning.cc's arithmetic: 23 us and 8 x 40 x 5/6 =
+// 266.67 GB/s algorithm bandwidth on 8 H100s, the same for all_reduce,
+// reduce_scatter and all_gather. 4 GiB all_reduce then takes 23 + 2^32 /
+// 266,666.7 = 16,129.1 us, bus bandwidth 466 GB/s (NCCL measures 480 on
+// H100 with NVLS, docs/network_model.md), where the ring's Simple entry
+// gives 370.8 x 8/14 = 211.9 GB/s algbw. reduce_scatter and all_gather
+// keep the ring: it moves 7/8 of the buffer per link (370.8 x 8/7 = 423.8
+// GB/s algbw), NVLS's 5/6 ratio does not. NCCL picks LL for small sizes
+// and NVLS once its bandwidth pays for its 23 us: ring LL (15 us, 87.7 x
+// 8/14 = 50.1 GB/s) and NVLS cross at 8 / (1/50.1 - 1/266.7) = 494 kB.
+TEST(NcclNvlsTest, EntryAndChoiceOnOneH100Node) {
+  for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather}) {
+    SCOPED_TRACE(std::string(to_string(c)));
+    const NcclPrediction p = predict(h100_node(4 * kGiB, c));
+    const AlgoProtoTime& nvls = entry(p, Algorithm::kNvls, Protocol::kSimple);
+    ASSERT_TRUE(nvls.enabled);
+    EXPECT_DOUBLE_EQ(nvls.latency_us, 23.0);
+    EXPECT_NEAR(nvls.bandwidth_gbps, 8 * 40.0 * 5 / 6, 1e-9);
+    EXPECT_NEAR(nvls.time_us, 23.0 + 4.0 * kGiB / (1000.0 * 8 * 40.0 * 5 / 6), 1e-6);
+    EXPECT_EQ(p.table.back().algorithm, Algorithm::kNvls);
+    const bool all_reduce = c == Collective::kAllReduce;
+    EXPECT_EQ(p.algorithm, all_reduce ? Algorithm::kNvls : Algorithm::kRing);
+    EXPECT_EQ(p.protocol, Protocol::kSimple);
+    EXPECT_NEAR(p.time_us, all_reduce ? nvls.time_us : entry(p, Algorithm::kRing, Protocol::kSimple).time_us,
+                1e-9);
+    if (!all_reduce) {
+      EXPECT_NEAR(entry(p, Algorithm::kRing, Protocol::kSimple).bandwidth_gbps, kH100NvlinkGbps * 8 / 7, 1e-6);
+    }
+  }
+  const NcclPrediction big = predict(h100_node(4 * kGiB));
+  EXPECT_NEAR(big.busbw_gbps, 466.0, 0.5);
+  EXPECT_NEAR(entry(big, Algorithm::kRing, Protocol::kSimple).bandwidth_gbps, kH100NvlinkGbps * 8 / 14, 1e-6);
+
+  EXPECT_EQ(predict(h100_node(64 * kKiB)).protocol, Protocol::kLl);
+  EXPECT_EQ(predict(h100_node(256 * kKiB)).algorithm, Algorithm::kRing);
+  EXPECT_EQ(predict(h100_node(1 * kMiB)).algorithm, Algorithm::kNvls);
+  // The crossover with ring LL, by bisection on the predicted times.
+  std::int64_t lo = 64 * kKiB, hi = kMiB;
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    (predict(h100_node(mid)).algorithm == Algorithm::kNvls ? hi : lo) = mid;
+  }
+  const double ll_bw = 87.7 * 8 / 14;
+  const double nvls_bw = 8 * 40.0 * 5 / 6;
+  EXPECT_NEAR(static_cast<double>(hi), 8.0 * 1000 / (1 / ll_bw - 1 / nvls_bw), 2.0);
 }
 
 // Expect: only all_reduce weighs the tree; the other collectives list it
