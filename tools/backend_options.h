@@ -57,6 +57,10 @@ nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& 
 /// distinct calls and their sizes ("all_reduce: nvls x3 (1 MiB to 25 MiB),
 /// hierarchical x1 (96 MiB)"). Empty without choices.
 std::string auto_choices_summary(const std::vector<models::AutoChoice>& choices);
+/// The heading of the same summary for NCCL's cost model's picks
+/// (NetworkBackend::nccl_choices()).
+inline constexpr std::string_view kNcclChoicesTitle =
+    "nccl picked (per distinct call, algorithm/protocol by NCCL's cost model; --format json has each one's time)";
 
 /// Parses --algo KIND=NAME flags. Throws zx::InputError for a malformed one.
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);

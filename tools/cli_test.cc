@@ -463,6 +463,41 @@ TEST(CliTest, NcclModelWeighsNvlsOnOneHopperServer) {
   EXPECT_GT(model(72, gb200, true).busbw_gbps, 1.1 * model(72, gb200, false).busbw_gbps);
 }
 
+// What NCCL's cost model picked is in the output: the csv's `chosen` field
+// per size ("algorithm/protocol"), the table's footnote as runs of sizes,
+// and whatif's per-size summary. On one HGX H100 server: ring/LL at 1 KiB,
+// NVLS from 1 MiB (the crossover is at 494 kB, models/nccl's tests).
+TEST(CliTest, CollectiveAndWhatIfSayWhatNcclPicked) {
+  const std::vector<std::string> sweep = {"collective", "--cluster", "hgx", "--algo", "nccl", "--algo", "ring",
+                                          "-b",         "1K",        "-e",  "1G",     "-f",   "1024"};
+  std::vector<std::string> csv = sweep;
+  csv.insert(csv.end(), {"--format", "csv"});
+  const Result r = run(csv);
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const auto rows = csv_records(r.out);
+  ASSERT_EQ(rows.size(), 6u) << r.out;
+  EXPECT_EQ(rows[0].at("chosen"), "ring/LL");
+  EXPECT_EQ(rows[2].at("chosen"), "nvls/Simple");
+  EXPECT_EQ(rows[4].at("chosen"), "nvls/Simple");
+  EXPECT_EQ(rows[1].at("chosen"), "");  // the ring's column
+  const Result table = run(sweep);
+  ASSERT_EQ(table.status, kExitOk) << table.err;
+  EXPECT_TRUE(contains(table.out, "# nccl ran ring/LL at 1 KiB; nvls/Simple from 1 MiB to 1 GiB (algorithm/protocol"))
+      << table.out;
+
+  const Result w = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo",
+                        "all_reduce=nccl"});
+  ASSERT_EQ(w.status, kExitOk) << w.err;
+  EXPECT_TRUE(contains(w.out, "nccl picked (per distinct call")) << w.out;
+  EXPECT_TRUE(contains(w.out, "1 node: all_reduce: nvls/Simple x")) << w.out;
+  const Result j = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo",
+                        "all_reduce=nccl", "--format", "json"});
+  ASSERT_EQ(j.status, kExitOk) << j.err;
+  EXPECT_TRUE(contains(j.out, "\"nccl_choices\"")) << j.out;
+  EXPECT_TRUE(contains(j.out, "\"chosen\": \"nvls/Simple\"")) << j.out;
+  EXPECT_FALSE(contains(j.out, "\"auto_choices\"")) << j.out;
+}
+
 // The plan reports the host memory it placed tables against: the
 // collective --vary cluster=...: a column per cluster; a ring all-reduce
 // inside one server is bound by NVLink, 300 GB/s per direction on ZionEX

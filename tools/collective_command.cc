@@ -46,6 +46,11 @@ namespace {
 
 namespace coll = models::collectives;
 
+// Columns whose rows say what ran: auto's pick, or NCCL's cost model's.
+bool picks_per_call(const std::string& algorithm) {
+  return models::is_auto_algorithm(algorithm) || models::is_nccl_algorithm(algorithm);
+}
+
 struct Flags {
   std::string op = "all_reduce";
   std::vector<std::string> algorithms;
@@ -283,7 +288,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       options.algorithm_options = parse_algorithm_options(sources.options);
       // Options only for the columns (and the tuner's candidates): one for
       // another algorithm is a typo.
-      const bool tuned = std::any_of(algorithms.begin(), algorithms.end(), models::is_auto_algorithm);
+      const bool tuned = std::any_of(algorithms.begin(), algorithms.end(), picks_per_call);
       if (tuned) check_algorithm_options_used(options.algorithm_options, algorithms);
       for (const auto& [name, text] : tuned ? std::map<std::string, std::string>{} : options.algorithm_options) {
         if (std::find(algorithms.begin(), algorithms.end(), name) == algorithms.end()) {
@@ -349,8 +354,11 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     const bool per_block = *kind == coll::CollectiveKind::kAllGather || *kind == coll::CollectiveKind::kReduceScatter ||
                            *kind == coll::CollectiveKind::kAllToAll;
     const std::int64_t count = bytes / elem / (per_block ? setup.ranks : 1);
-    rows[i] = Row{v, setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
-                  backend.auto_choices().empty() ? std::string() : backend.auto_choices().front().chosen};
+    // What the tuner ran: auto's algorithm, or NCCL's algorithm/protocol.
+    const std::vector<models::AutoChoice>& picks =
+        models::is_nccl_algorithm(a) ? backend.nccl_choices() : backend.auto_choices();
+    rows[i] = Row{v,    setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
+                  picks.empty() ? std::string() : picks.front().chosen};
   });
 
   if (!f.plot.empty()) {
@@ -395,7 +403,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       result["time_us"] = r.time_us;
       result["algbw_gbyte_per_s"] = r.algbw;
       result["busbw_gbyte_per_s"] = r.busbw;
-      if (models::is_auto_algorithm(r.algorithm)) result["chosen"] = r.chosen;
+      if (picks_per_call(r.algorithm)) result["chosen"] = r.chosen;
       results.push_back(std::move(result));
     }
     j["results"] = std::move(results);
@@ -404,7 +412,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   }
   if (f.format == "csv") {
     for (const auto& [key, value] : variants.front().settings) fmt::print(out, "{},", key);
-    const bool tuned = std::any_of(algorithms.begin(), algorithms.end(), models::is_auto_algorithm);
+    const bool tuned = std::any_of(algorithms.begin(), algorithms.end(), picks_per_call);
     fmt::print(out, "{}size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s{}\n",
                varied ? "ranks," : "", tuned ? ",chosen" : "");
     for (const Row& r : rows) {
@@ -453,7 +461,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   }
   // What the tuner ran, as runs of sizes with one choice.
   for (std::size_t c = 0; c < labels.size(); ++c) {
-    if (!models::is_auto_algorithm(rows[c].algorithm)) continue;
+    if (!picks_per_call(rows[c].algorithm)) continue;
     std::vector<std::string> spans;
     for (std::size_t i = c; i < rows.size();) {
       std::size_t j = i;
@@ -463,8 +471,10 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
                                            size_label(rows[j].bytes)));
       i = j + labels.size();
     }
-    fmt::print(out, "# {} ran {} (the fastest of its candidates, each alone on an idle network)\n", labels[c],
-               fmt::join(spans, "; "));
+    fmt::print(out, "# {} ran {} ({})\n", labels[c], fmt::join(spans, "; "),
+               models::is_nccl_algorithm(rows[c].algorithm)
+                   ? "algorithm/protocol as NCCL's tuner picks them, by its cost model"
+                   : "the fastest of its candidates, each alone on an idle network");
   }
   fmt::print(out, "# algbw = size / time; busbw = algbw x {} (nccl-tests); GB/s\n",
              *kind == coll::CollectiveKind::kAllReduce ? "2(n-1)/n"

@@ -207,6 +207,7 @@ struct Summary {
   std::uint64_t fingerprint = 0;
   std::string busiest_link;
   std::vector<models::AutoChoice> auto_choices;
+  std::vector<models::AutoChoice> nccl_choices;
 };
 
 // The trace on this cluster: its ranks must be GPUs of the cluster; GPUs
@@ -357,6 +358,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     s.overlapped_ms /= n;
     s.fingerprint = sim.fingerprint();
     s.auto_choices = backend.auto_choices();
+    s.nccl_choices = backend.nccl_choices();
     if (const std::vector<std::uint32_t> hot = network->hottest_links(1); !hot.empty()) {
       const topology::LinkInfo& info = setup.cluster.topology.link(topology::LinkId{hot.front()});
       s.busiest_link = fmt::format("{}->{}", setup.cluster.topology.node(info.src).name,
@@ -388,6 +390,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
                          {"busiest_link", s.busiest_link},
                          {"fingerprint", fmt::format("{:016x}", s.fingerprint)}});
       if (!s.auto_choices.empty()) results.back()["auto_choices"] = auto_choices_json(s.auto_choices);
+      if (!s.nccl_choices.empty()) results.back()["nccl_choices"] = auto_choices_json(s.nccl_choices);
     }
     j["results"] = std::move(results);
     out << j.dump(1) << '\n';
@@ -429,6 +432,13 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     if (!tuned) fmt::print(out, "auto ran (per distinct call, the fastest candidate alone on an idle network):\n");
     tuned = true;
     fmt::print(out, "  {}: {}\n", settings_label(variants[i].settings), auto_choices_summary(summaries[i].auto_choices));
+  }
+  bool priced = false;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    if (summaries[i].nccl_choices.empty()) continue;
+    if (!priced) fmt::print(out, "{}:\n", kNcclChoicesTitle);
+    priced = true;
+    fmt::print(out, "  {}: {}\n", settings_label(variants[i].settings), auto_choices_summary(summaries[i].nccl_choices));
   }
   return kExitOk;
 }
@@ -524,6 +534,7 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
     }
     j["hottest_links"] = std::move(links);
     if (!backend.auto_choices().empty()) j["auto_choices"] = auto_choices_json(backend.auto_choices());
+    if (!backend.nccl_choices().empty()) j["nccl_choices"] = auto_choices_json(backend.nccl_choices());
     out << j.dump(1) << '\n';
     return kExitOk;
   }
@@ -569,6 +580,9 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
     fmt::print(out, "\nauto ran (per distinct call, the fastest candidate alone on an idle network; --format json has "
                     "each one's time):\n  {}\n",
                auto_choices_summary(backend.auto_choices()));
+  }
+  if (!backend.nccl_choices().empty()) {
+    fmt::print(out, "\n{}:\n  {}\n", kNcclChoicesTitle, auto_choices_summary(backend.nccl_choices()));
   }
   return kExitOk;
 }

@@ -302,6 +302,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
                                     topo.node(l.dst).name, 100 * busy);
   }
   point.auto_choices = backend.auto_choices();
+  point.nccl_choices = backend.nccl_choices();
   point.fingerprint = sim.fingerprint();
   point.events = sim.executed();
   point.flows = network.flows_started();

@@ -140,6 +140,8 @@ struct WhatIfPoint {
   double cache_hit_rate = 1;
   /// What `--algo KIND=auto` ran: one choice per distinct call.
   std::vector<models::AutoChoice> auto_choices;
+  /// What NCCL's cost model picked, where `--algo KIND=nccl` ran it.
+  std::vector<models::AutoChoice> nccl_choices;
   double wall_seconds = 0;  ///< how long simulating this point took
   std::uint64_t fingerprint = 0;
   /// What the simulation did (where the wall time went): engine events,

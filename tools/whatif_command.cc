@@ -185,6 +185,16 @@ void print_table(std::ostream& out, const WhatIfOptions& o, const std::vector<st
                  auto_choices_summary(p.auto_choices));
     }
   }
+  bool priced = false;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (const WhatIfPoint& p : points[v]) {
+      if (p.nccl_choices.empty()) continue;
+      if (!priced) fmt::print(out, "{}:\n", kNcclChoicesTitle);
+      priced = true;
+      fmt::print(out, "  {}{} node{}: {}\n", variants.size() > 1 ? variants[v].label() + ", " : "", p.nodes,
+                 p.nodes == 1 ? "" : "s", auto_choices_summary(p.nccl_choices));
+    }
+  }
   bool searched = false;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     for (const WhatIfPoint& p : points[v]) {
@@ -338,6 +348,7 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
         }
       }
       if (!p.auto_choices.empty()) r["auto_choices"] = auto_choices_json(p.auto_choices);
+      if (!p.nccl_choices.empty()) r["nccl_choices"] = auto_choices_json(p.nccl_choices);
       r["wall_seconds"] = p.wall_seconds;
       results.push_back(std::move(r));
     }

@@ -170,6 +170,43 @@ AutoOptions parse_auto_options(std::string_view options_json, const collectives:
   return out;
 }
 
+namespace {
+
+// The call's identity: everything a plan depends on.
+std::string call_key(const collectives::CollectiveRequest& request) {
+  std::string key = fmt::format("{}|{}|{}|{}|", static_cast<int>(request.kind), request.bytes_per_rank.count(),
+                                static_cast<int>(request.dtype), request.root);
+  for (int r : request.ranks) key += fmt::format("{},", r);
+  key += '|';
+  for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
+    for (std::int64_t b : row) key += fmt::format("{},", b);
+    key += ';';
+  }
+  return key;
+}
+
+// A choice for the call, before anything is chosen: its kind, ranks, size
+// (for an all-to-all-v the most any rank sends) and type.
+AutoChoice unchosen(const collectives::CollectiveRequest& request) {
+  AutoChoice choice;
+  choice.kind = request.kind;
+  choice.ranks = static_cast<int>(request.ranks.size());
+  choice.bytes_per_rank = request.bytes_per_rank;
+  if (!request.all_to_all_v_bytes.empty()) {
+    std::int64_t most = 0;
+    for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
+      std::int64_t sum = 0;
+      for (std::int64_t b : row) sum += b;
+      most = std::max(most, sum);
+    }
+    choice.bytes_per_rank = sim::Bytes(most);
+  }
+  choice.dtype = request.dtype;
+  return choice;
+}
+
+}  // namespace
+
 void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
                               sim::EventCallback on_done) {
   collectives::validate(request);
@@ -218,8 +255,25 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
   in.version = name == "nccl-2.13" ? nccl::NcclVersion::kV2_13
                : name == "nccl-2.20" ? nccl::NcclVersion::kV2_20
                                      : options_.nccl_version;
-  sim_.schedule_after(nccl::predict(in).time,
-                      [done = std::move(on_done)]() mutable { if (done) done(); }, kCollectiveDone);
+  const nccl::NcclPrediction prediction = nccl::predict(in);
+  std::string key = call_key(request);
+  if (!nccl_index_.contains(key)) {
+    const auto label = [](nccl::Algorithm a, nccl::Protocol p) {
+      return fmt::format("{}/{}", nccl::to_string(a), nccl::to_string(p));
+    };
+    AutoChoice choice = unchosen(request);
+    choice.chosen = label(prediction.algorithm, prediction.protocol);
+    for (const nccl::AlgoProtoTime& e : prediction.table) {
+      choice.candidates.push_back(
+          {label(e.algorithm, e.protocol),
+           e.enabled ? std::optional(sim::Duration::from_ns_ceil(e.time_us * 1000.0)) : std::nullopt,
+           std::string(e.off_reason)});
+    }
+    if (prediction.table.empty()) choice.candidates.push_back({choice.chosen, prediction.time, ""});
+    nccl_index_.emplace(std::move(key), nccl_choices_.size());
+    nccl_choices_.push_back(std::move(choice));
+  }
+  sim_.schedule_after(prediction.time, [done = std::move(on_done)]() mutable { if (done) done(); }, kCollectiveDone);
 }
 
 void NetworkBackend::run(const collectives::CollectiveRequest& request, const std::string& name,
@@ -251,15 +305,7 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
 
 const std::string& NetworkBackend::choose_algorithm(const collectives::CollectiveRequest& request) {
   collectives::validate(request);
-  // The call's identity: everything a plan depends on.
-  std::string key = fmt::format("{}|{}|{}|{}|", static_cast<int>(request.kind), request.bytes_per_rank.count(),
-                                static_cast<int>(request.dtype), request.root);
-  for (int r : request.ranks) key += fmt::format("{},", r);
-  key += '|';
-  for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
-    for (std::int64_t b : row) key += fmt::format("{},", b);
-    key += ';';
-  }
+  std::string key = call_key(request);
   if (const auto it = auto_index_.find(key); it != auto_index_.end()) return auto_choices_[it->second].chosen;
 
   if (!auto_options_) {
@@ -273,20 +319,7 @@ const std::string& NetworkBackend::choose_algorithm(const collectives::Collectiv
   const bool listed = !names.empty();
   if (!listed) names = registry_.names();
 
-  AutoChoice choice;
-  choice.kind = request.kind;
-  choice.ranks = static_cast<int>(request.ranks.size());
-  choice.bytes_per_rank = request.bytes_per_rank;
-  if (!request.all_to_all_v_bytes.empty()) {
-    std::int64_t most = 0;
-    for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
-      std::int64_t sum = 0;
-      for (std::int64_t b : row) sum += b;
-      most = std::max(most, sum);
-    }
-    choice.bytes_per_rank = sim::Bytes(most);
-  }
-  choice.dtype = request.dtype;
+  AutoChoice choice = unchosen(request);
   const std::vector<LinkParams> links = network_.link_params();
   std::optional<std::size_t> best;
   for (const std::string& name : names) {

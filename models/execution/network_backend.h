@@ -198,6 +198,13 @@ class NetworkBackend : public CommunicationBackend {
   /// The choices "auto" made, one per distinct call, in the order the
   /// calls first came.
   const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
+  /// What NCCL's cost model picked ("nccl", "nccl-2.13", "nccl-2.20"), per
+  /// distinct call in the order the calls first came: `chosen` is
+  /// "algorithm/protocol" ("ring/LL", "nvls/Simple"; "p2p/Simple" for an
+  /// all-to-all, which NCCL runs as grouped send/recv), the candidates are
+  /// the rows of NCCL's table by the same names, each with its predicted
+  /// time or why NCCL does not weigh it for the call.
+  const std::vector<AutoChoice>& nccl_choices() const { return nccl_choices_; }
   /// The algorithm "auto" runs `request` with: the choice made for it
   /// before, else a new one (simulating every candidate). Throws
   /// zx::InputError when no candidate can run it, with each one's reason.
@@ -248,6 +255,9 @@ class NetworkBackend : public CommunicationBackend {
   std::optional<AutoOptions> auto_options_;
   std::vector<AutoChoice> auto_choices_;
   std::map<std::string, std::size_t> auto_index_;
+  // NCCL's cost model's picks, indexed the same way.
+  std::vector<AutoChoice> nccl_choices_;
+  std::map<std::string, std::size_t> nccl_index_;
 };
 
 /// A CollectiveRequest from an op graph's collective call. Throws

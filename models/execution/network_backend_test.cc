@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "base/error.h"
 #include "models/collectives/registry.h"
 #include "models/execution/executor.h"
@@ -185,6 +187,33 @@ TEST(NetworkBackendTest, NcclAlgorithmUsesTheCostModel) {
   rig.sim.run();
   EXPECT_NEAR(rig.sim.now().to_seconds() * 1e6, 8051.950, 0.001);
   EXPECT_EQ(rig.network.num_flows(), 0u);
+
+  // What NCCL picked, once per distinct call: ring/Simple, the fastest of
+  // its table's rows; NVLS is not weighed (2.13 has none), and neither is
+  // anything for an auto column.
+  backend.run(request, "nccl-2.13", {});
+  request.bytes_per_rank = sim::Bytes(1024);
+  backend.run(request, "nccl-2.13", {});
+  rig.sim.run();
+  EXPECT_TRUE(backend.auto_choices().empty());
+  ASSERT_EQ(backend.nccl_choices().size(), 2u);
+  const AutoChoice& big = backend.nccl_choices()[0];
+  EXPECT_EQ(big.kind, collectives::CollectiveKind::kAllReduce);
+  EXPECT_EQ(big.ranks, 8);
+  EXPECT_EQ(big.bytes_per_rank, sim::Bytes(std::int64_t{1} << 30));
+  EXPECT_EQ(big.chosen, "ring/Simple");
+  ASSERT_EQ(big.candidates.size(), 7u);
+  std::optional<sim::Duration> fastest;
+  for (const AutoChoice::Candidate& c : big.candidates) {
+    if (c.time && (!fastest || *c.time < *fastest)) fastest = c.time;
+    EXPECT_EQ(c.time.has_value(), c.refused.empty()) << c.algorithm;
+  }
+  EXPECT_EQ(big.candidates[1].algorithm, "tree/LL128");
+  EXPECT_EQ(big.candidates[5].algorithm, "ring/Simple");
+  EXPECT_EQ(big.candidates[5].time, fastest);
+  EXPECT_EQ(big.candidates[6].algorithm, "nvls/Simple");
+  EXPECT_EQ(big.candidates[6].refused, "this version has no NVLS");
+  EXPECT_EQ(backend.nccl_choices()[1].chosen, "ring/LL");
 }
 
 // Host copies on a ZionEX server. Each goes from the GPU's own socket

@@ -241,8 +241,14 @@ AlgoProtoTime tuned_entry(const NcclInput& in, int channels, int a, int p) {
   AlgoProtoTime e{.algorithm = a == kTree ? Algorithm::kTree : Algorithm::kRing,
                   .protocol = static_cast<Protocol>(p)};
   // Only all_reduce has a tree; LL128 only where NCCL turns it on.
-  if (a == kTree && coll != Collective::kAllReduce) return e;
-  if (p == kLl128 && !ll128_enabled(v, in.gpu)) return e;
+  if (a == kTree && coll != Collective::kAllReduce) {
+    e.off_reason = "NCCL's tree runs all_reduce only";
+    return e;
+  }
+  if (p == kLl128 && !ll128_enabled(v, in.gpu)) {
+    e.off_reason = "LL128 is off by default for this GPU in this version";
+    return e;
+  }
   e.enabled = true;
 
   // The graph: nChannels x bw per channel. Inside a node the NVLink
@@ -342,7 +348,18 @@ AlgoProtoTime nvls_entry(const NcclInput& in) {
                              in.collective == Collective::kReduceScatter ||
                              in.collective == Collective::kAllGather;
   const NvlsGraph graph = nvls_graph(in);
-  if (!collective_ok || graph.channels == 0) return e;
+  if (!collective_ok) {
+    e.off_reason = "NVLS runs all_reduce, reduce_scatter and all_gather only";
+    return e;
+  }
+  if (graph.channels == 0) {
+    e.off_reason = in.version != NcclVersion::kV2_20   ? "this version has no NVLS"
+                   : in.gpu != GpuGeneration::kHopper ? "NVLS needs Hopper or later"
+                   : !in.nvls                          ? "the NVLink switch does not reduce here (or an MNNVL domain)"
+                   : in.ranks != in.ranks_per_node     ? "NVLS across nodes needs CollNet"
+                                                       : "NVLS needs more than 2 GPUs";
+    return e;
+  }
   e.enabled = true;
   e.latency_us = kV2_20NvlsLatencyUs;
   e.bandwidth_gbps = graph.channels * graph.bw_per_channel_gbps * kV2_20NvlsAlgbwRatio;

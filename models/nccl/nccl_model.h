@@ -135,6 +135,8 @@ struct AlgoProtoTime {
   /// a collective other than all_reduce, NVLS without an NVLS graph); the
   /// numbers below are then zero.
   bool enabled = false;
+  /// Why it is off, when it is (one phrase: "tree is for all_reduce only").
+  std::string_view off_reason;
   double latency_us = 0;      ///< NCCL's latency, with the per-size ring plateau applied
   double bandwidth_gbps = 0;  ///< NCCL's algorithm bandwidth, with the tree correction
   double time_us = 0;         ///< latency_us + bytes / bandwidth

@@ -316,6 +316,8 @@ TEST(NcclNvlsTest, OffWhereNcclRunsNoNvls) {
     const NcclPrediction p = predict(x);
     EXPECT_NE(p.algorithm, Algorithm::kNvls);
     EXPECT_FALSE(entry(p, Algorithm::kNvls, Protocol::kSimple).enabled);
+    // Every row NCCL does not weigh says why; the others do not.
+    for (const AlgoProtoTime& e : p.table) EXPECT_EQ(e.enabled, e.off_reason.empty()) << to_string(e.algorithm);
   };
   NcclInput x = in;
   x.version = NcclVersion::kV2_13;
