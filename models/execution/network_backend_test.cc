@@ -189,7 +189,8 @@ TEST(NetworkBackendTest, NcclAlgorithmUsesTheCostModel) {
   EXPECT_EQ(rig.network.num_flows(), 0u);
 
   // What NCCL picked, once per distinct call: ring/Simple, the fastest of
-  // its table's rows; NVLS is not weighed (2.13 has none), and neither is
+  // its table's rows; NVLS and NVLS_TREE are not weighed (2.13 has none
+  // and the call is inside one node), and neither is
   // anything for an auto column.
   backend.run(request, "nccl-2.13", {});
   request.bytes_per_rank = sim::Bytes(1024);
@@ -202,7 +203,7 @@ TEST(NetworkBackendTest, NcclAlgorithmUsesTheCostModel) {
   EXPECT_EQ(big.ranks, 8);
   EXPECT_EQ(big.bytes_per_rank, sim::Bytes(std::int64_t{1} << 30));
   EXPECT_EQ(big.chosen, "ring/Simple");
-  ASSERT_EQ(big.candidates.size(), 7u);
+  ASSERT_EQ(big.candidates.size(), 8u);
   std::optional<sim::Duration> fastest;
   for (const AutoChoice::Candidate& c : big.candidates) {
     if (c.time && (!fastest || *c.time < *fastest)) fastest = c.time;
@@ -213,6 +214,8 @@ TEST(NetworkBackendTest, NcclAlgorithmUsesTheCostModel) {
   EXPECT_EQ(big.candidates[5].time, fastest);
   EXPECT_EQ(big.candidates[6].algorithm, "nvls/Simple");
   EXPECT_EQ(big.candidates[6].refused, "this version has no NVLS");
+  EXPECT_EQ(big.candidates[7].algorithm, "nvls_tree/Simple");
+  EXPECT_EQ(big.candidates[7].refused, "NVLS_TREE is for several nodes");
   EXPECT_EQ(backend.nccl_choices()[1].chosen, "ring/LL");
 }
 

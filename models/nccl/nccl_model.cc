@@ -44,6 +44,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 
 #include "base/error.h"
@@ -173,11 +174,19 @@ const Constants& constants(NcclVersion v) { return v == NcclVersion::kV2_13 ? kV
 // algorithm bandwidth at 5/6 (the ratio NCCL applies to NVLS and
 // NVLS_TREE); protocols other than Simple are skipped.
 constexpr double kV2_20NvlsLatencyUs = 23.0;
+// NVLS_TREE: hwLat[NVLINK][NVLSTree][Simple] = 23 us, once, and
+// hwLat[NET][NVLSTree][Simple] = 14 us per tree level up and down:
+// latency = intraLat + 2 x log2i(nNodes) x interLat.
+constexpr double kV2_20NvlsTreeLatencyUs = 23.0;
+constexpr double kV2_20NvlsTreeNetLatencyUs = 14.0;
 constexpr double kV2_20NvlsAlgbwRatio = 5.0 / 6.0;
 // search.cc: sm90SpeedArrayIntra, the per-channel bandwidths (GB/s) the
 // search tries on compute capability 9.0 and up with no NIC, fastest first.
 constexpr std::array<double, 10> kSm90SpeedArrayIntra = {60.0, 50.0, 40.0, 30.0, 24.0,
                                                          20.0, 15.0, 12.0, 6.0,  3.0};
+// ... and sm90SpeedArrayInter, the ones it tries when the topology has NICs.
+constexpr std::array<double, 17> kSm90SpeedArrayInter = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                                         15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 // nvls.cc (ncclNvlsInit): no NVLS for 2 GPUs or fewer.
 constexpr int kNvlsMinGpus = 3;
 
@@ -341,28 +350,52 @@ AlgoProtoTime tuned_entry(const NcclInput& in, int channels, int a, int p) {
   return e;
 }
 
-// NCCL's NVLS entry (Simple): the graph's bandwidth at 5/6, 23 us.
-AlgoProtoTime nvls_entry(const NcclInput& in) {
-  AlgoProtoTime e{.algorithm = Algorithm::kNvls, .protocol = Protocol::kSimple};
-  const bool collective_ok = in.collective == Collective::kAllReduce ||
-                             in.collective == Collective::kReduceScatter ||
-                             in.collective == Collective::kAllGather;
-  const NvlsGraph graph = nvls_graph(in);
-  if (!collective_ok) {
+// Why NCCL has no NVLS graph for this input (nvls_graph() is empty).
+std::string_view no_nvls_graph_reason(const NcclInput& in) {
+  return in.version != NcclVersion::kV2_20   ? "this version has no NVLS"
+         : in.gpu != GpuGeneration::kHopper ? "NVLS needs Hopper or later"
+         : !in.nvls                          ? "the NVLink switch does not reduce here (or an MNNVL domain)"
+                                             : "NVLS needs more than 2 GPUs per node";
+}
+
+// NCCL's NVLS (one node) or NVLS_TREE (several) entry, Simple: the
+// graph's bandwidth at 5/6.
+AlgoProtoTime nvls_entry(const NcclInput& in, bool tree) {
+  AlgoProtoTime e{.algorithm = tree ? Algorithm::kNvlsTree : Algorithm::kNvls, .protocol = Protocol::kSimple};
+  const int nodes = in.ranks / in.ranks_per_node;
+  if (tree && in.collective != Collective::kAllReduce) {
+    e.off_reason = "NVLS_TREE runs all_reduce only";
+    return e;
+  }
+  if (!tree && in.collective != Collective::kAllReduce && in.collective != Collective::kReduceScatter &&
+      in.collective != Collective::kAllGather) {
     e.off_reason = "NVLS runs all_reduce, reduce_scatter and all_gather only";
     return e;
   }
+  if (!tree && nodes > 1) {
+    e.off_reason = "NVLS across nodes needs CollNet";
+    return e;
+  }
+  if (tree && nodes == 1) {
+    e.off_reason = "NVLS_TREE is for several nodes";
+    return e;
+  }
+  const NvlsGraph graph = nvls_graph(in);
   if (graph.channels == 0) {
-    e.off_reason = in.version != NcclVersion::kV2_20   ? "this version has no NVLS"
-                   : in.gpu != GpuGeneration::kHopper ? "NVLS needs Hopper or later"
-                   : !in.nvls                          ? "the NVLink switch does not reduce here (or an MNNVL domain)"
-                   : in.ranks != in.ranks_per_node     ? "NVLS across nodes needs CollNet"
-                                                       : "NVLS needs more than 2 GPUs";
+    e.off_reason = no_nvls_graph_reason(in);
     return e;
   }
   e.enabled = true;
-  e.latency_us = kV2_20NvlsLatencyUs;
-  e.bandwidth_gbps = graph.channels * graph.bw_per_channel_gbps * kV2_20NvlsAlgbwRatio;
+  // tuning.cc: NVLS takes min(bwIntra, bwInter); NVLS_TREE halves bwInter
+  // beyond 2 nodes (a tree node sends up and down over its NICs).
+  const double bw = tree ? std::min(graph.bw_per_channel_gbps,
+                                    nodes <= 2 ? graph.bw_inter_gbps : graph.bw_inter_gbps / 2)
+                         : std::min(graph.bw_per_channel_gbps, graph.bw_inter_gbps);
+  e.bandwidth_gbps = graph.channels * bw * kV2_20NvlsAlgbwRatio;
+  // NVLS: the NVLink latency alone. NVLS_TREE: that plus a network
+  // latency per tree level each way (latencyInter 0, so no flush extra).
+  e.latency_us = tree ? kV2_20NvlsTreeLatencyUs + 2 * log2i(nodes) * kV2_20NvlsTreeNetLatencyUs
+                      : kV2_20NvlsLatencyUs;
   e.time_us = e.latency_us + static_cast<double>(in.bytes) / (1000.0 * e.bandwidth_gbps);
   return e;
 }
@@ -414,6 +447,7 @@ std::string_view to_string(Algorithm a) {
     case Algorithm::kTree: return "tree";
     case Algorithm::kRing: return "ring";
     case Algorithm::kNvls: return "nvls";
+    case Algorithm::kNvlsTree: return "nvls_tree";
     case Algorithm::kP2p: return "p2p";
   }
   return "?";
@@ -455,29 +489,84 @@ double bus_bw_factor(Collective collective, int ranks) {
 NvlsGraph nvls_graph(const NcclInput& input) {
   validate(input);
   const int gpus = input.ranks_per_node;
+  const bool one_node = input.ranks == gpus;
   if (input.version != NcclVersion::kV2_20 || !input.nvls || input.gpu != GpuGeneration::kHopper ||
-      input.ranks != gpus || gpus < kNvlsMinGpus) {
+      gpus < kNvlsMinGpus) {
     return {};
   }
-  // search.cc: maxBw is the best GPU-to-GPU path (through the NVSwitch: the
-  // GPU's NVLink bandwidth), totalBw the GPU's NVLink bandwidth scaled by
-  // G/(G-1) for patterns other than the ring; the search starts at the
-  // first speed within both and steps down until G channels fit.
-  const double link = input.intra_bw_gbps;
-  const double total = link * gpus / (gpus - 1);
+  // One node: the topology has no NIC and the search uses the intra-node
+  // speeds and needs every GPU to head a channel (minChannels = GPUs).
+  // Several: the NIC speeds, channels from 1 up to one per NIC (one NIC per
+  // GPU here), each NIC leading to its GPU, the channel's head.
+  const std::span<const double> speeds =
+      one_node ? std::span<const double>(kSm90SpeedArrayIntra) : std::span<const double>(kSm90SpeedArrayInter);
+  const double link = input.intra_bw_gbps;  // each GPU's NVLinks to the NVSwitch, each way
+  const double nic = input.inter_bw_gbps;   // the GPU's NIC (the PCIe path to it assumed no narrower)
+  const int min_channels = one_node ? gpus : 1;
   // Link bandwidths are decremented in thousandths (SUB_ROUND); compare
   // with that slack so that an exact fit is a fit in double too.
   constexpr double kSlack = 1e-3;
+  // ncclTopoSearchTryNvls: channel k (from 0) charges bwIntra on every
+  // GPU's NVLink both ways and twice on its head's, a GPU not yet a head,
+  // so it fits when (k + 2) x bwIntra is within the link.
+  const auto channels_fitting = [&](double intra) {
+    return std::min(gpus, static_cast<int>(std::floor((link + kSlack) / intra)) - 1);
+  };
+  const auto fits = [&](int channels, double intra, double inter) {
+    return (channels + 1) * intra <= link + kSlack && (one_node || inter <= nic + kSlack);
+  };
+
+  // Pass 1. maxBw: the best path from a GPU to a NIC (several nodes) or
+  // to another GPU (one node); totalBw: the GPU's NVLink, times G/(G-1)
+  // for patterns other than the ring. Start at the first speed within
+  // both, then step down while no graph has every channel and the next
+  // speed is above .49 of the best graph's.
+  const double max_bw = one_node ? link : std::min(link, nic);
+  const double total = link * gpus / (gpus - 1);
   std::size_t i = 0;
-  while (i + 1 < kSm90SpeedArrayIntra.size() &&
-         (kSm90SpeedArrayIntra[i] > link || kSm90SpeedArrayIntra[i] * gpus > total)) {
-    ++i;
+  while (i + 1 < speeds.size() && (speeds[i] > max_bw || speeds[i] * min_channels > total)) ++i;
+  NvlsGraph best;
+  for (;;) {
+    const double bw = speeds[i];
+    // The search saves a graph after each channel it adds (ncclTopo-
+    // CompareGraphs for NVLS: more channels, or more channels x bwInter).
+    for (int k = 1; k <= channels_fitting(bw); ++k) {
+      if (k < min_channels) continue;
+      if (k > best.channels || k * bw > best.channels * best.bw_inter_gbps) {
+        best = {.channels = k, .bw_per_channel_gbps = bw, .bw_inter_gbps = bw};
+      }
+    }
+    if (best.channels == gpus) break;                     // every channel: optimal, stop
+    if (best.channels * best.bw_inter_gbps >= link) break;  // as much as the GPU's links carry
+    if (i + 1 < speeds.size() && (best.channels == 0 || speeds[i + 1] / best.bw_inter_gbps > .49)) {
+      ++i;
+      continue;
+    }
+    break;
   }
-  for (; i < kSm90SpeedArrayIntra.size(); ++i) {
-    const double bw = kSm90SpeedArrayIntra[i];
-    if ((gpus + 1) * bw <= link + kSlack) return {.channels = gpus, .bw_per_channel_gbps = bw};
+  if (best.channels == 0) return {};
+
+  // Pass 2, with the channels fixed: raise bwInter while below twice
+  // bwIntra, and bwIntra when bwInter has got there, one speed at a time;
+  // a search that fits with a higher bwInter replaces the graph.
+  i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > best.bw_inter_gbps) ++i;
+  double tmp_intra = speeds[i];
+  double tmp_inter = speeds[i];
+  while (i > 0) {
+    if (tmp_inter == best.bw_inter_gbps && tmp_inter < 2 * tmp_intra) {
+      tmp_inter = speeds[--i];
+    } else if (tmp_intra == best.bw_per_channel_gbps && tmp_intra < 2 * tmp_inter) {
+      tmp_intra = speeds[--i];
+    } else {
+      break;
+    }
+    if (fits(best.channels, tmp_intra, tmp_inter) && tmp_inter > best.bw_inter_gbps) {
+      best.bw_per_channel_gbps = tmp_intra;
+      best.bw_inter_gbps = tmp_inter;
+    }
   }
-  return {};
+  return best;
 }
 
 int default_channels(const NcclInput& input) {
@@ -509,15 +598,17 @@ NcclPrediction predict(const NcclInput& input) {
         out.table.push_back(e);
       }
     }
-    // NVLS comes after tree, ring and CollNet in NCCL's algorithm order:
-    // on a tie the ring stays.
-    AlgoProtoTime e = nvls_entry(input);
-    if (e.enabled && e.time_us < best) {
-      best = e.time_us;
-      out.algorithm = e.algorithm;
-      out.protocol = e.protocol;
+    // NVLS and NVLS_TREE come after tree, ring and CollNet in NCCL's
+    // algorithm order: on a tie the ring stays.
+    for (bool tree : {false, true}) {
+      AlgoProtoTime e = nvls_entry(input, tree);
+      if (e.enabled && e.time_us < best) {
+        best = e.time_us;
+        out.algorithm = e.algorithm;
+        out.protocol = e.protocol;
+      }
+      out.table.push_back(e);
     }
-    out.table.push_back(e);
     out.time_us = best;
   }
   out.time = sim::Duration::from_ns_ceil(out.time_us * 1000.0);

@@ -16,10 +16,11 @@
 //
 // Scope: ring and tree, protocols LL, LL128 and Simple; with 2.20 also
 // NVLS (NVLink SHARP: the NVSwitch reduces and multicasts) inside one node
-// of Hopper or later GPUs, as NCCL 2.20 weighs it (see nvls_graph()).
-// CollNet (SHARP in the network switches), NVLS across nodes (it needs
-// CollNet), NVLS_TREE and PAT are not modelled: ZionEX has none of them,
-// and they need more topology than this model's inputs carry. all_to_all
+// of Hopper or later GPUs and NVLS_TREE (NVLS in every node, a tree across
+// them) for all_reduce across such nodes, as NCCL 2.20 weighs them (see
+// nvls_graph()). CollNet (SHARP in the network switches), NVLS across
+// nodes (it needs CollNet) and PAT are not modelled: ZionEX has none of
+// them, and they need more topology than this model's inputs carry. all_to_all
 // is not a ring/tree collective in NCCL; it is modelled as NCCL runs it,
 // grouped send/recv (see predict()).
 
@@ -39,8 +40,9 @@ enum class Collective { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kRed
 
 /// kP2p is not one of NCCL's tuned algorithms: it labels all_to_all, which
 /// NCCL runs as grouped send/recv outside the tuning table. kNvls: NCCL's
-/// NVLS (NVLink SHARP), Simple protocol only.
-enum class Algorithm { kTree, kRing, kNvls, kP2p };
+/// NVLS (NVLink SHARP) inside one node; kNvlsTree: NVLS inside each node
+/// and a tree across them (all_reduce); both Simple only.
+enum class Algorithm { kTree, kRing, kNvls, kNvlsTree, kP2p };
 
 enum class Protocol { kLl, kLl128, kSimple };
 
@@ -104,27 +106,34 @@ struct NcclInput {
   /// NVLink (MNNVL) domains such as GB200 NVL72 ("MNNVL: NVLS not yet
   /// supported", tuning.cc). NCCL then weighs NVLS for all_reduce,
   /// reduce_scatter and all_gather when the communicator is one node of
-  /// more than 2 GPUs (nvls.cc: ncclNvlsInit needs more than 2 GPUs).
+  /// more than 2 GPUs (nvls.cc: ncclNvlsInit needs more than 2 GPUs), and
+  /// NVLS_TREE for all_reduce across several such nodes.
   bool nvls = false;
 };
 
-/// NCCL's NVLS graph for one node (ncclTopoCompute, pattern NVLS, no NICs
-/// in the trimmed topology): channels x per-channel bandwidth. Zero
-/// channels when NCCL would not run NVLS for this input (version 2.13, a
-/// GPU before Hopper, nvls false, several nodes, 2 GPUs or fewer).
+/// NCCL's NVLS graph (ncclTopoCompute, pattern NVLS): channels x
+/// per-channel bandwidth inside the node (bwIntra) and to the NICs
+/// (bwInter). Zero channels when NCCL would not run NVLS or NVLS_TREE for
+/// this input (version 2.13, a GPU before Hopper, nvls false, 2 GPUs per
+/// node or fewer).
 struct NvlsGraph {
   int channels = 0;
-  double bw_per_channel_gbps = 0;  ///< graph->bwIntra: what the tuner reads
+  double bw_per_channel_gbps = 0;  ///< graph->bwIntra
+  double bw_inter_gbps = 0;        ///< graph->bwInter
 };
 
 /// The NVLS graph's search redone in closed form ([2.20] src/graph/
-/// search.cc, ncclTopoCompute and ncclTopoSearchTryNvls): every GPU heads
-/// one channel (minChannels = maxChannels = GPUs); a channel charges its
-/// bandwidth once on every GPU's NVLink to and from the NVSwitch and twice
-/// on its head's, so G channels fit when (G + 1) x bw <= the GPU's NVLink
-/// bandwidth; bw is the first of sm90SpeedArrayIntra that fits, starting
-/// below the NVLink bandwidth and G x bw <= its G/(G-1) multiple. H100
-/// (18 x 20.6 GB/s): 8 channels of 40 GB/s.
+/// search.cc, ncclTopoCompute and ncclTopoSearchTryNvls): a channel charges
+/// its bandwidth once on every GPU's NVLink to and from the NVSwitch and
+/// twice on its head's, every GPU heading one, so G channels fit when
+/// (G + 1) x bw is within the GPU's NVLink bandwidth. One node (no NIC in
+/// NCCL's trimmed topology): every GPU must head a channel, and bw is the
+/// first of sm90SpeedArrayIntra that fits (H100, 18 x 20.6 GB/s: 8
+/// channels of 40). Several nodes: each NIC leads to its GPU (one NIC per
+/// GPU here; the PCIe path to it assumed no narrower than the NIC), the
+/// speeds are sm90SpeedArrayInter's within the NIC, the first pass takes
+/// the most channels (H100: 8 of 40) and the second raises bwInter up to
+/// the NIC (400 Gb/s: 48). Both passes are replayed as the search runs them.
 NvlsGraph nvls_graph(const NcclInput& input);
 
 /// One (algorithm, protocol) row of NCCL's table for this call.
@@ -151,8 +160,8 @@ struct NcclPrediction {
   double busbw_gbps = 0;  ///< nccl-tests busbw: algbw x bus_bw_factor()
   int channels = 0;       ///< channels used (the default when the input said 0)
   /// Every (algorithm, protocol) NCCL weighed, in NCCL's order (tree,
-  /// ring, each LL, LL128, Simple; then NVLS, Simple only); empty for
-  /// all_to_all.
+  /// ring, each LL, LL128, Simple; then NVLS and NVLS_TREE, Simple only);
+  /// empty for all_to_all.
   std::vector<AlgoProtoTime> table;
 };
 

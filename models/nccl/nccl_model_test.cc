@@ -264,9 +264,12 @@ TEST(NcclModelTest, GoldenSingleNodeAllReduce) {
     EXPECT_EQ(p.time.count_ps(), static_cast<std::int64_t>(std::ceil(p.time_us * 1e6)));
     EXPECT_NEAR(p.algbw_gbps, static_cast<double>(g.bytes) / (g.time_us * 1000), 1e-6);
     EXPECT_NEAR(p.busbw_gbps, p.algbw_gbps * 2 * 7 / 8, 1e-9);
-    // Tree and ring with three protocols each, then NVLS (off on A100).
-    ASSERT_EQ(p.table.size(), 7u);
-    EXPECT_EQ(p.table.back().algorithm, Algorithm::kNvls);
+    // Tree and ring with three protocols each, then NVLS and NVLS_TREE
+    // (off on A100).
+    ASSERT_EQ(p.table.size(), 8u);
+    EXPECT_EQ(p.table[6].algorithm, Algorithm::kNvls);
+    EXPECT_EQ(p.table.back().algorithm, Algorithm::kNvlsTree);
+    EXPECT_FALSE(p.table[6].enabled);
     EXPECT_FALSE(p.table.back().enabled);
   }
 }
@@ -306,8 +309,7 @@ TEST(NcclNvlsTest, GraphOfTheSearchInClosedForm) {
 }
 
 // Expect: no NVLS graph where NCCL 2.20 runs none: 2.13 (before NVLS),
-// A100, a switch without SHARP (or an MNNVL rack), several nodes (NVLS
-// across nodes needs CollNet), 2 GPUs.
+// A100, a switch without SHARP (or an MNNVL rack), 2 GPUs per node.
 TEST(NcclNvlsTest, OffWhereNcclRunsNoNvls) {
   NcclInput in = h100_node(kGiB);
   ASSERT_GT(nvls_graph(in).channels, 0);
@@ -329,9 +331,6 @@ TEST(NcclNvlsTest, OffWhereNcclRunsNoNvls) {
   x.nvls = false;
   off(x);
   x = in;
-  x.ranks = 16;
-  off(x);
-  x = in;
   x.ranks = x.ranks_per_node = 2;
   off(x);
   x = in;
@@ -340,6 +339,78 @@ TEST(NcclNvlsTest, OffWhereNcclRunsNoNvls) {
   // Broadcast and reduce have no NVLS entry, even with a graph.
   x = h100_node(kGiB, Collective::kBroadcast);
   EXPECT_FALSE(entry(predict(x), Algorithm::kNvls, Protocol::kSimple).enabled);
+}
+
+// Expect: across nodes, NVLS is off (it needs CollNet) and NVLS_TREE is
+// weighed for all_reduce only, with the graph of the search with NICs: 8
+// H100s per node with 400 Gb/s (50 GB/s) NICs start at 48 GB/s, where only
+// 6 channels fit (8 x 48 > 370.8), step down to 40 where all 8 do, then
+// raise bwInter to 48 (the NIC). Beyond 2 nodes NVLS_TREE takes half of
+// bwInter: 8 x min(40, 24) x 5/6 = 160 GB/s and 23 + 2 x log2(nodes) x 14
+// us; on 2 nodes 8 x 40 x 5/6. 200 Gb/s NICs (25 GB/s): 24 GB/s channels,
+// bwInter stays at 24 (30 exceeds the NIC), 8 x 12 x 5/6 = 80 GB/s.
+// B200's NVLink fits 8 channels at the top speed, 48.
+TEST(NcclNvlsTest, NvlsTreeAcrossNodes) {
+  NcclInput in = h100_node(kGiB);
+  in.ranks = 32;
+  const NvlsGraph g = nvls_graph(in);
+  EXPECT_EQ(g.channels, 8);
+  EXPECT_DOUBLE_EQ(g.bw_per_channel_gbps, 40.0);
+  EXPECT_DOUBLE_EQ(g.bw_inter_gbps, 48.0);
+  const NcclPrediction p = predict(in);
+  EXPECT_FALSE(entry(p, Algorithm::kNvls, Protocol::kSimple).enabled);
+  EXPECT_EQ(entry(p, Algorithm::kNvls, Protocol::kSimple).off_reason, "NVLS across nodes needs CollNet");
+  const AlgoProtoTime& tree = entry(p, Algorithm::kNvlsTree, Protocol::kSimple);
+  ASSERT_TRUE(tree.enabled);
+  EXPECT_NEAR(tree.bandwidth_gbps, 8 * 24.0 * 5 / 6, 1e-9);
+  EXPECT_DOUBLE_EQ(tree.latency_us, 23.0 + 2 * 2 * 14.0);
+  EXPECT_EQ(p.table.size(), 8u);
+
+  in.ranks = 16;
+  EXPECT_NEAR(entry(predict(in), Algorithm::kNvlsTree, Protocol::kSimple).bandwidth_gbps, 8 * 40.0 * 5 / 6, 1e-9);
+  EXPECT_DOUBLE_EQ(entry(predict(in), Algorithm::kNvlsTree, Protocol::kSimple).latency_us, 23.0 + 2 * 14.0);
+  in.ranks = 128;
+  EXPECT_DOUBLE_EQ(entry(predict(in), Algorithm::kNvlsTree, Protocol::kSimple).latency_us, 23.0 + 2 * 4 * 14.0);
+
+  in.ranks = 32;
+  in.inter_bw_gbps = 25.0;
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_per_channel_gbps, 24.0);
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_inter_gbps, 24.0);
+  EXPECT_NEAR(entry(predict(in), Algorithm::kNvlsTree, Protocol::kSimple).bandwidth_gbps, 8 * 12.0 * 5 / 6, 1e-9);
+
+  in.inter_bw_gbps = 50.0;
+  in.intra_bw_gbps = kB200NvlinkGbps;
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_per_channel_gbps, 48.0);
+  EXPECT_DOUBLE_EQ(nvls_graph(in).bw_inter_gbps, 48.0);
+
+  // Only all_reduce; reduce_scatter keeps its ring.
+  in = h100_node(kGiB, Collective::kReduceScatter);
+  in.ranks = 32;
+  EXPECT_EQ(entry(predict(in), Algorithm::kNvlsTree, Protocol::kSimple).off_reason, "NVLS_TREE runs all_reduce only");
+  // One node: NVLS, not NVLS_TREE.
+  EXPECT_EQ(entry(predict(h100_node(kGiB)), Algorithm::kNvlsTree, Protocol::kSimple).off_reason,
+            "NVLS_TREE is for several nodes");
+}
+
+// Expect: NCCL 2.20's pick for a 4-node H100 all_reduce by size: LL when
+// latency rules, NVLS_TREE in the middle (its 79 us against the ring's
+// Simple latency of hundreds of us with the plateau), and the ring at 4
+// GiB, where its 370.8 x 32/62 = 191.4 GB/s beats NVLS_TREE's 160.
+TEST(NcclNvlsTest, NvlsTreeInTheMiddleSizesOnFourH100Nodes) {
+  NcclInput in = h100_node(0);
+  in.ranks = 32;
+  in.bytes = 1 * kKiB;
+  EXPECT_EQ(predict(in).protocol, Protocol::kLl);
+  in.bytes = 64 * kMiB;
+  EXPECT_EQ(predict(in).algorithm, Algorithm::kNvlsTree);
+  in.bytes = 4 * kGiB;
+  EXPECT_EQ(predict(in).algorithm, Algorithm::kRing);
+  EXPECT_NEAR(entry(predict(in), Algorithm::kRing, Protocol::kSimple).bandwidth_gbps, kH100NvlinkGbps * 32 / 62,
+              1e-6);
+  // Without SHARP (the same machine, nvls off) the middle goes to the tree or ring.
+  in.bytes = 64 * kMiB;
+  in.nvls = false;
+  EXPECT_NE(predict(in).algorithm, Algorithm::kNvlsTree);
 }
 
 // Expect: NVLS's entry is tuning.cc's arithmetic: 23 us and 8 x 40 x 5/6 =
@@ -361,7 +432,7 @@ TEST(NcclNvlsTest, EntryAndChoiceOnOneH100Node) {
     EXPECT_DOUBLE_EQ(nvls.latency_us, 23.0);
     EXPECT_NEAR(nvls.bandwidth_gbps, 8 * 40.0 * 5 / 6, 1e-9);
     EXPECT_NEAR(nvls.time_us, 23.0 + 4.0 * kGiB / (1000.0 * 8 * 40.0 * 5 / 6), 1e-6);
-    EXPECT_EQ(p.table.back().algorithm, Algorithm::kNvls);
+    EXPECT_EQ(p.table[6].algorithm, Algorithm::kNvls);
     const bool all_reduce = c == Collective::kAllReduce;
     EXPECT_EQ(p.algorithm, all_reduce ? Algorithm::kNvls : Algorithm::kRing);
     EXPECT_EQ(p.protocol, Protocol::kSimple);
