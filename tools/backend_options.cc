@@ -20,12 +20,15 @@ NcclGpuView nccl_gpu_view(std::string_view profile_name) {
   const auto starts = [&](std::string_view prefix) { return profile_name.substr(0, prefix.size()) == prefix; };
   // NCCL 2.20's tuner indexes every compute capability from 9.0 up as
   // Hopper, so Blackwell and Blackwell Ultra take Hopper's rows, with
-  // their own NVLink bandwidth (models/nccl/nccl_model.h).
+  // their own NVLink bandwidth (models/nccl/nccl_model.h). Shares: NCCL's
+  // per-link bandwidth over the datasheet's per direction (SM80 20.0 of
+  // NVLink3's 25 GB/s, SM90 20.6 of NVLink4's 25, SM100 40.1 of NVLink5's 50).
+  using models::nccl::GpuGeneration;
   for (std::string_view blackwell : {"b200", "gb200", "b300", "gb300"}) {
-    if (starts(blackwell)) return {models::nccl::GpuGeneration::kHopper, models::nccl::kB200NvlinkGbps};
+    if (starts(blackwell)) return {GpuGeneration::kHopper, models::nccl::kB200NvlinkGbps, 40.1 / 50.0};
   }
-  if (starts("h100") || starts("h200")) return {models::nccl::GpuGeneration::kHopper, models::nccl::kH100NvlinkGbps};
-  return {models::nccl::GpuGeneration::kAmpere, models::nccl::kA100NvlinkGbps};
+  if (starts("h100") || starts("h200")) return {GpuGeneration::kHopper, models::nccl::kH100NvlinkGbps, 20.6 / 25.0};
+  return {GpuGeneration::kAmpere, models::nccl::kA100NvlinkGbps, 20.0 / 25.0};
 }
 
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
@@ -47,6 +50,11 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   const NcclGpuView nccl = nccl_gpu_view(device.name);
   o.nccl_gpu = nccl.generation;
   o.nccl_intra_gbps = nccl.nvlink_gbps;
+  // The cluster's NVLink, as NCCL would count it: a what-if that changes
+  // it (--set nvlink.bandwidth_gbyte_per_s, --sensitivity) reaches NCCL's
+  // cost model too. The presets give NCCL's own figures (300 -> 240 GB/s,
+  // 450 -> 370.8, 900 -> 721.8).
+  if (cluster.spec) o.nccl_intra_gbps = cluster.spec->nvlink_bandwidth.to_gbyte_per_s() * nccl.nvlink_share;
   o.software = {.launch = cluster.communication.launch,
                 .transfer = cluster.communication.transfer,
                 .network_transfer = cluster.communication.network_transfer,

@@ -31,10 +31,13 @@ namespace zx::tools {
 /// How NCCL's cost model (models/nccl) sees a GPU profile, by its name (a
 /// calibrated profile keeps its base's name as prefix): the generation
 /// whose constants its tuner reads and the NVLink bandwidth its topology
-/// counts. Names it does not know are taken for A100s.
+/// counts, which is below the datasheet's (nvlink_share of it: NCCL's
+/// per-link figure over the datasheet's). Names it does not know are
+/// taken for A100s.
 struct NcclGpuView {
   models::nccl::GpuGeneration generation = models::nccl::GpuGeneration::kAmpere;
-  double nvlink_gbps = models::nccl::kA100NvlinkGbps;
+  double nvlink_gbps = models::nccl::kA100NvlinkGbps;  ///< the preset's NVLink as NCCL counts it
+  double nvlink_share = models::nccl::kA100NvlinkGbps / 300.0;
 };
 NcclGpuView nccl_gpu_view(std::string_view profile_name);
 

@@ -422,6 +422,8 @@ TEST(CliTest, NcclModelKnowsBlackwellNvlink) {
     EXPECT_EQ(view.nvlink_gbps, ampere   ? models::nccl::kA100NvlinkGbps
                                 : hopper ? models::nccl::kH100NvlinkGbps
                                          : models::nccl::kB200NvlinkGbps);
+    // The share gives the same from the datasheet's NVLink per direction.
+    EXPECT_NEAR(view.nvlink_share * (ampere ? 300 : hopper ? 450 : 900), view.nvlink_gbps, 1e-9);
     // A calibrated profile keeps its base's name as prefix.
     EXPECT_EQ(nccl_gpu_view(name + "-calibrated").nvlink_gbps, view.nvlink_gbps);
   }
@@ -461,6 +463,21 @@ TEST(CliTest, NcclModelWeighsNvlsOnOneHopperServer) {
   EXPECT_NEAR(busbw("gb200-nvl72", "nccl"), model(72, gb200, false).busbw_gbps, 0.01);
   // With NVLS the rack would be 14% faster: the switch-off is visible.
   EXPECT_GT(model(72, gb200, true).busbw_gbps, 1.1 * model(72, gb200, false).busbw_gbps);
+
+  // The cluster's NVLink reaches NCCL's model, as NCCL would count it
+  // (20.6 of every 25 GB/s): with twice H100's 450 GB/s, 741.6, NVLS's
+  // channels stop at the top of NCCL's list, 60 GB/s (8 x 60 x 5/6 = 400
+  // GB/s algbw), and the ring's 741.6 x 8/14 = 423.8 wins: bus bandwidth
+  // 725.6 at 1 GiB, against 464 with the preset's NVLink.
+  const Result doubled = run({"collective", "--cluster", "hgx", "--set", "nvlink.bandwidth_gbyte_per_s=900", "--algo",
+                              "nccl", "-b", "1G", "-e", "1G", "--format", "csv"});
+  ASSERT_EQ(doubled.status, kExitOk) << doubled.err;
+  NcclGpuView wide = nccl_gpu_view("h100-sxm");
+  wide.nvlink_gbps = 900 * 20.6 / 25;
+  const models::nccl::NcclPrediction wider = model(8, wide, true);
+  EXPECT_EQ(wider.algorithm, models::nccl::Algorithm::kRing);
+  EXPECT_NEAR(std::stod(csv_records(doubled.out).at(0).at("busbw_gbyte_per_s")), wider.busbw_gbps, 0.01);
+  EXPECT_NEAR(wider.busbw_gbps, 725.6, 0.5);
 }
 
 // What NCCL's cost model picked is in the output: the csv's `chosen` field
