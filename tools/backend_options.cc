@@ -88,6 +88,21 @@ std::string binary_size(sim::Bytes bytes) {
 
 }  // namespace
 
+nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const models::AutoChoice::Candidate& k : candidates) {
+    nlohmann::ordered_json one;
+    one["algorithm"] = k.algorithm;
+    if (k.time) {
+      one["time_us"] = k.time->to_seconds() * 1e6;
+    } else {
+      one["refused"] = k.refused;
+    }
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
 nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& choices) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const models::AutoChoice& c : choices) {
@@ -97,18 +112,7 @@ nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& 
     row["bytes_per_rank"] = c.bytes_per_rank.count();
     row["dtype"] = models::collectives::to_string(c.dtype);
     row["chosen"] = c.chosen;
-    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
-    for (const models::AutoChoice::Candidate& k : c.candidates) {
-      nlohmann::ordered_json one;
-      one["algorithm"] = k.algorithm;
-      if (k.time) {
-        one["time_us"] = k.time->to_seconds() * 1e6;
-      } else {
-        one["refused"] = k.refused;
-      }
-      candidates.push_back(std::move(one));
-    }
-    row["candidates"] = std::move(candidates);
+    row["candidates"] = candidates_json(c.candidates);
     out.push_back(std::move(row));
   }
   return out;

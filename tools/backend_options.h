@@ -53,6 +53,8 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
 /// and the SMs each communication kernel holds (models/execution/executor.h).
 models::SmContention sm_contention(const models::DeviceProfile& device);
 
+/// A choice's candidates as JSON: `algorithm` and `time_us` or `refused`.
+nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates);
 /// The tuner's choices as JSON (docs/output_formats.md, "auto_choices"): a
 /// row per distinct call, its candidates' times (time_us) or refusals.
 nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& choices);

@@ -501,6 +501,15 @@ TEST(CliTest, CollectiveAndWhatIfSayWhatNcclPicked) {
   ASSERT_EQ(table.status, kExitOk) << table.err;
   EXPECT_TRUE(contains(table.out, "# nccl ran ring/LL at 1 KiB; nvls/Simple from 1 MiB to 1 GiB (algorithm/protocol"))
       << table.out;
+  // JSON: what NCCL weighed, each row with its time or why it is off.
+  const Result json = run({"collective", "--cluster", "hgx", "--algo", "nccl", "-b", "1M", "-e", "1M", "--format",
+                           "json"});
+  ASSERT_EQ(json.status, kExitOk) << json.err;
+  EXPECT_TRUE(contains(json.out, "\"chosen\": \"nvls/Simple\"")) << json.out;
+  EXPECT_TRUE(contains(json.out, "\"algorithm\": \"ring/LL128\",\n     \"time_us\"")) << json.out;
+  EXPECT_TRUE(contains(json.out, "\"algorithm\": \"nvls_tree/Simple\",\n     \"refused\": \"NVLS_TREE is for several "
+                                 "nodes\""))
+      << json.out;
 
   const Result w = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo",
                         "all_reduce=nccl"});

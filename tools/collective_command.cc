@@ -219,7 +219,8 @@ struct Row {
   double time_us;
   double algbw;
   double busbw;
-  std::string chosen;  // what "auto" ran; empty for other columns
+  std::string chosen;  // what "auto" or NCCL's model ran; empty for other columns
+  std::vector<models::AutoChoice::Candidate> candidates;  // what they weighed
 };
 
 // "1 KiB", "64 MiB": a size for the tuner's footnote.
@@ -358,7 +359,8 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     const std::vector<models::AutoChoice>& picks =
         models::is_nccl_algorithm(a) ? backend.nccl_choices() : backend.auto_choices();
     rows[i] = Row{v,    setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
-                  picks.empty() ? std::string() : picks.front().chosen};
+                  picks.empty() ? std::string() : picks.front().chosen,
+                  picks.empty() ? std::vector<models::AutoChoice::Candidate>() : picks.front().candidates};
   });
 
   if (!f.plot.empty()) {
@@ -403,7 +405,10 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       result["time_us"] = r.time_us;
       result["algbw_gbyte_per_s"] = r.algbw;
       result["busbw_gbyte_per_s"] = r.busbw;
-      if (picks_per_call(r.algorithm)) result["chosen"] = r.chosen;
+      if (picks_per_call(r.algorithm)) {
+        result["chosen"] = r.chosen;
+        result["candidates"] = candidates_json(r.candidates);
+      }
       results.push_back(std::move(result));
     }
     j["results"] = std::move(results);
