@@ -160,9 +160,20 @@ models::SmContention sm_contention(const models::DeviceProfile& device) {
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags) {
   std::map<std::string, std::string> out;
   for (const std::string& a : flags) {
+    // NCCL's cost model and the tuner run every kind: a bare name sets them all.
+    if (models::is_nccl_algorithm(a) || models::is_auto_algorithm(a)) {
+      for (std::string_view kind : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "reduce"}) {
+        out[std::string(kind)] = a;
+      }
+      continue;
+    }
     const auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
-      throw InputError(Diagnostic{"--algo", "", fmt::format("expected KIND=ALGORITHM (all_to_all=direct), got '{}'", a)});
+      throw InputError(Diagnostic{
+          "--algo", "",
+          fmt::format("expected KIND=ALGORITHM (all_to_all=direct), or nccl, nccl-2.13, nccl-2.20 or auto alone "
+                      "(for every kind), got '{}'",
+                      a)});
     }
     // A misspelt kind would otherwise be a key no collective ever looks up.
     const auto kind = models::collectives::parse_collective_kind(a.substr(0, eq));

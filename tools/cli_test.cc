@@ -516,6 +516,23 @@ TEST(CliTest, CollectiveAndWhatIfSayWhatNcclPicked) {
   ASSERT_EQ(w.status, kExitOk) << w.err;
   EXPECT_TRUE(contains(w.out, "nccl picked (per distinct call")) << w.out;
   EXPECT_TRUE(contains(w.out, "1 node: all_reduce: nvls/Simple x")) << w.out;
+  // A bare --algo nccl prices every kind; a KIND= after it takes that kind back.
+  const Result every = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo", "nccl"});
+  ASSERT_EQ(every.status, kExitOk) << every.err;
+  EXPECT_TRUE(contains(every.out, "1 node: all_reduce: nvls/Simple x")) << every.out;
+  EXPECT_TRUE(contains(every.out, "all_to_all: p2p/Simple x")) << every.out;
+  const Result but = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo", "nccl",
+                          "--algo", "all_to_all=direct"});
+  ASSERT_EQ(but.status, kExitOk) << but.err;
+  EXPECT_TRUE(contains(but.out, "1 node: all_reduce: nvls/Simple x")) << but.out;
+  EXPECT_FALSE(contains(but.out, "all_to_all: p2p")) << but.out;
+  // ... and gives way to a varied kind.
+  const Result varied = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo", "nccl",
+                             "--vary", "algo.all_reduce=nccl,nvls"});
+  ASSERT_EQ(varied.status, kExitOk) << varied.err;
+  EXPECT_TRUE(contains(varied.out, "algo.all_reduce=nccl, 1 node: all_reduce: nvls/Simple x")) << varied.out;
+  EXPECT_TRUE(contains(varied.out, "algo.all_reduce=nvls, 1 node: all_to_all: p2p/Simple x")) << varied.out;
+
   const Result j = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo",
                         "all_reduce=nccl", "--format", "json"});
   ASSERT_EQ(j.status, kExitOk) << j.err;
@@ -706,6 +723,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"whatif", "--nodes", "1,x"}, "--nodes: expected a comma-separated list of positive node counts"},
       {{"whatif", "--model", "dlrm-b"}, "unknown model 'dlrm-b'"},
       {{"whatif", "--algo", "all_reduce"}, "expected KIND=ALGORITHM"},
+      {{"whatif", "--algo", "direct"}, "or nccl, nccl-2.13, nccl-2.20 or auto alone (for every kind), got 'direct'"},
       {{"whatif", "--a2a-precision", "fp64"}, "fp64"},
       {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' for all_reduce (did you mean 'ring'?)"},
       {{"collective", "-b", "1X"}, "--min-bytes: expected a size such as 8, 64K, 1M or 1G, got '1X'"},

@@ -492,7 +492,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
   add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
-  cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind (for --search), e.g. --algo all_to_all=hierarchical")
+  cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind (for --search), e.g. --algo all_to_all=hierarchical; nccl or auto alone: every kind")
       ->option_text("KIND=NAME")
       ->take_all();
   cmd->add_flag("--unfused", f->unfused, "Unfused embedding kernels (for --search)");

@@ -605,7 +605,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--gpu", f->gpu, "GPU profile that prices kernels in the trace");
   cmd->add_option("--profile", f->profile, "A GPU profile file")->option_text("FILE");
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
-  cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind: KIND=NAME")->take_all();
+  cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind: KIND=NAME; nccl (NCCL's cost model) or auto alone: every kind")->take_all();
   cmd->add_option("--timeline", f->timeline, "Write a Chrome/Perfetto trace of the run")->option_text("FILE");
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--vary", f->vary,

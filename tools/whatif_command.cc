@@ -395,7 +395,9 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
     }
     if (v.key.starts_with("algo.")) {
       const std::string kind(models::collectives::to_string(*models::collectives::parse_collective_kind(v.key.substr(5))));
-      if (parse_algorithm_flags(f.algorithms).contains(kind)) {
+      // A bare --algo nccl (every kind) gives way to the varied kind.
+      if (std::any_of(f.algorithms.begin(), f.algorithms.end(),
+                      [&](const std::string& a) { return a.starts_with(kind + "="); })) {
         throw InputError(Diagnostic{"--vary", v.key, fmt::format("give --algo {}=... or --vary {}=..., not both", kind, v.key)});
       }
     }
@@ -617,7 +619,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->check(CLI::Range(1.0, 1024.0));
   add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
   cmd->add_option("--algo", f->algorithms,
-                  "Collective algorithm per kind, e.g. --algo all_reduce=nccl --algo all_to_all=hierarchical")
+                  "Collective algorithm per kind, e.g. --algo all_reduce=nccl --algo all_to_all=hierarchical; nccl (NCCL's cost model) or auto alone: every kind")
       ->option_text("KIND=NAME")
       ->take_all();
   cmd->add_flag("--unfused", f->unfused, "Unfused embedding kernels (one per table, separate optimizer)");
