@@ -419,7 +419,7 @@ std::vector<NcclVersionInfo> nccl_versions() {
       {NcclVersion::kV2_13, "2.13",
        "NCCL 2.13 (2022, A100/ZionEX era): tuning.cc of Oneflow-Inc/occl 2f7b9326, a 2.13.2 fork"},
       {NcclVersion::kV2_20, "2.20",
-       "NCCL 2.20 (2024, adds Hopper caps): tuning.cc of NVIDIA/nccl b6475625 (v2.20.3)"},
+       "NCCL 2.20 (2024, Hopper caps, NVLS and NVLS_TREE): tuning.cc and search.cc of NVIDIA/nccl b6475625 (v2.20.3)"},
   };
 }
 
