@@ -16,7 +16,7 @@
 
 namespace zx::tools {
 
-NcclGpuView nccl_gpu_view(std::string_view profile_name) {
+NcclGpuView nccl_gpu_view(std::string_view profile_name, bool has_fp8) {
   const auto starts = [&](std::string_view prefix) { return profile_name.substr(0, prefix.size()) == prefix; };
   // NCCL 2.20's tuner indexes every compute capability from 9.0 up as
   // Hopper, so Blackwell and Blackwell Ultra take Hopper's rows, with
@@ -27,8 +27,11 @@ NcclGpuView nccl_gpu_view(std::string_view profile_name) {
   for (std::string_view blackwell : {"b200", "gb200", "b300", "gb300"}) {
     if (starts(blackwell)) return {GpuGeneration::kHopper, models::nccl::kB200NvlinkGbps, 40.1 / 50.0};
   }
-  if (starts("h100") || starts("h200")) return {GpuGeneration::kHopper, models::nccl::kH100NvlinkGbps, 20.6 / 25.0};
-  return {GpuGeneration::kAmpere, models::nccl::kA100NvlinkGbps, 20.0 / 25.0};
+  const NcclGpuView hopper{GpuGeneration::kHopper, models::nccl::kH100NvlinkGbps, 20.6 / 25.0};
+  const NcclGpuView ampere{GpuGeneration::kAmpere, models::nccl::kA100NvlinkGbps, 20.0 / 25.0};
+  if (starts("h100") || starts("h200")) return hopper;
+  if (starts("a100")) return ampere;
+  return has_fp8 ? hopper : ampere;
 }
 
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
@@ -47,7 +50,7 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
   // A reduction reads two operands and writes one.
   o.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
   o.host_copy_bytes_per_s = static_cast<double>(device.host_to_device_bandwidth.count());
-  const NcclGpuView nccl = nccl_gpu_view(device.name);
+  const NcclGpuView nccl = nccl_gpu_view(device.name, device.peak_fp8_flops > 0);
   o.nccl_gpu = nccl.generation;
   o.nccl_intra_gbps = nccl.nvlink_gbps;
   // The cluster's NVLink, as NCCL would count it: a what-if that changes

@@ -32,14 +32,15 @@ namespace zx::tools {
 /// calibrated profile keeps its base's name as prefix): the generation
 /// whose constants its tuner reads and the NVLink bandwidth its topology
 /// counts, which is below the datasheet's (nvlink_share of it: NCCL's
-/// per-link figure over the datasheet's). Names it does not know are
-/// taken for A100s.
+/// per-link figure over the datasheet's). A name it does not know (a
+/// hand-written profile) is taken for Hopper when the profile has fp8
+/// (`has_fp8`: Hopper and later do), else for an A100.
 struct NcclGpuView {
   models::nccl::GpuGeneration generation = models::nccl::GpuGeneration::kAmpere;
   double nvlink_gbps = models::nccl::kA100NvlinkGbps;  ///< the preset's NVLink as NCCL counts it
   double nvlink_share = models::nccl::kA100NvlinkGbps / 300.0;
 };
-NcclGpuView nccl_gpu_view(std::string_view profile_name);
+NcclGpuView nccl_gpu_view(std::string_view profile_name, bool has_fp8 = false);
 
 /// Defaults: hierarchical all-reduce, reduce-scatter and all-gather, direct
 /// all-to-all, then `algorithms` (kind -> name) on top; `algorithm_options`

@@ -427,6 +427,10 @@ TEST(CliTest, NcclModelKnowsBlackwellNvlink) {
     // A calibrated profile keeps its base's name as prefix.
     EXPECT_EQ(nccl_gpu_view(name + "-calibrated").nvlink_gbps, view.nvlink_gbps);
   }
+  // A name it does not know: Hopper's view with fp8, an A100's without.
+  EXPECT_EQ(nccl_gpu_view("lab-gpu", true).generation, models::nccl::GpuGeneration::kHopper);
+  EXPECT_EQ(nccl_gpu_view("lab-gpu", false).generation, models::nccl::GpuGeneration::kAmpere);
+  EXPECT_EQ(nccl_gpu_view("a100-40gb", true).generation, models::nccl::GpuGeneration::kAmpere);
 }
 
 // `--algo nccl` weighs NVLS where NCCL 2.20 does: on one HGX H100 server a
