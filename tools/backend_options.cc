@@ -1,4 +1,5 @@
 #include "tools/backend_options.h"
+#include "tools/cli_checks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -274,7 +275,7 @@ void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_
   cmd.add_option("--completion-quantum-ns", completion_quantum_ns,
                  "Round flow finish times up to a multiple of this, so that flows due within it finish "
                  "together (fewer re-solves); 0: exact to the picosecond")
-      ->check(CLI::Range(0.0, kMaxCompletionQuantumNs))
+      ->check(in_range(0.0, kMaxCompletionQuantumNs))
       ->capture_default_str();
 }
 

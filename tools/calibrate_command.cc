@@ -11,6 +11,7 @@
 #include <fmt/ostream.h>
 
 #include "calibration/calibrate.h"
+#include "tools/cli_checks.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 
@@ -66,7 +67,7 @@ void add_calibrate_command(CLI::App& app, CommandContext& context) {
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
       ->capture_default_str();
   cmd->add_option("--holdout-every", f->options.holdout_every, "Hold out every Nth point for validation")
-      ->check(CLI::Range(2, 1000))
+      ->check(in_range(2, 1000))
       ->capture_default_str();
   cmd->parse_complete_callback([f, action = context.action] {
     *action = [f](std::ostream& out) { return run(*f, out); };

@@ -29,6 +29,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
@@ -546,15 +547,15 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--max-bytes,-e", f->max_bytes, "Largest size")->capture_default_str();
   cmd->add_option("--step-factor,-f", f->step_factor, "Multiply the size by this between rows")->capture_default_str();
   cmd->add_option("--max-points", f->max_points, "Refuse a sweep of more sizes than this")
-      ->check(CLI::Range(1, 1000000))
+      ->check(in_range(1, 1000000))
       ->capture_default_str();
-  cmd->add_option("--ranks", f->ranks, "Use the first N GPUs (default: all)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--ranks", f->ranks, "Use the first N GPUs (default: all)")->check(in_range(1, 1 << 20));
   cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
   cmd->add_option("--profile", f->profile, "A GPU profile file (a calibration result) for reductions and quantization")
       ->option_text("FILE");
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
-  cmd->add_option("--threads", f->threads, "Rows simulated in parallel (0: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads", f->threads, "Rows simulated in parallel (0: all cores)")->check(in_range(0, 1024));
   cmd->add_option("--plot", f->plot, "Write time and bus bandwidth against size as SVG, a curve per column")
       ->option_text("FILE.svg");
   cmd->add_option("--vary", f->vary,

@@ -17,6 +17,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/cli_checks.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
@@ -184,14 +185,14 @@ void add_flows_command(CLI::App& app, CommandContext& context) {
       ->check(CLI::IsMember(workloads::flow_pattern_names()))
       ->option_text("all_to_all|permutation|incast|ring");
   cmd->add_option("--size-bytes", o->size_bytes, "Bytes per flow of a pattern")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 50))
+      ->check(in_range(std::int64_t{0}, std::int64_t{1} << 50))
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the permutation pattern")->capture_default_str();
   add_network_flags(*cmd, o->fidelity, o->completion_quantum_ns);
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->add_option("--top", o->top, "Hottest links to list")->check(CLI::Range(0, 100000))->capture_default_str();
+  cmd->add_option("--top", o->top, "Hottest links to list")->check(in_range(0, 100000))->capture_default_str();
   cmd->parse_complete_callback([request, o, action = context.action] {
     *action = [request, o](std::ostream& out) { return run_flows(*request, *o, out); };
   });

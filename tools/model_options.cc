@@ -1,4 +1,5 @@
 #include "tools/model_options.h"
+#include "tools/cli_checks.h"
 
 #include <CLI/CLI.hpp>
 
@@ -18,9 +19,9 @@ std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
   cmd.add_option("--model", options.model, "A zoo model (zionsim list models) or a .json model file")
       ->capture_default_str();
   CLI::Option* per_gpu = cmd.add_option("--batch-per-gpu", batch->batch_per_gpu, "Samples per GPU per iteration (default 512)")
-                             ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+                             ->check(in_range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd.add_option("--global-batch", batch->global_batch, "Samples per iteration over all GPUs (instead of --batch-per-gpu)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+      ->check(in_range(std::int64_t{1}, std::int64_t{1} << 40))
       ->excludes(per_gpu);
   cmd.add_option("--sharding", options.sharding,
                  fmt::format("Embedding sharding: a scheme (auto, table_wise, row_wise, column_wise, table_row_wise, "
@@ -40,27 +41,27 @@ std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
   if (with_search) {
     cmd.add_option("--search-budget", options.search_budget,
                    "Most iterations --sharding search simulates per size (tools/plan_search.h)")
-        ->check(CLI::Range(1, 100000))
+        ->check(in_range(1, 100000))
         ->capture_default_str();
   }
   CLI::Option* hit_rate =
       cmd.add_option("--cache-hit-rate", options.cache_hit_rate,
                      "Host-memory tables: share of lookups their HBM cache serves, every table alike")
-          ->check(CLI::Range(0.0, 1.0))
+          ->check(in_range(0.0, 1.0))
           ->capture_default_str();
   cmd.add_option("--index-zipf-alpha", batch->index_zipf_alpha,
                  "Host-memory tables: lookups are Zipf(ALPHA) over each table's rows; each table's hit rate is an "
                  "LRU cache's (instead of --cache-hit-rate)")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(in_range(0.0, 10.0))
       ->option_text("ALPHA")
       ->excludes(hit_rate);
   cmd.add_option("--cache-fraction", options.cache_fraction,
                  "Host-memory tables: HBM given to each one's cache, as a share of its size")
-      ->check(CLI::Range(0.0001, 1.0))
+      ->check(in_range(0.0001, 1.0))
       ->capture_default_str();
   cmd.add_option("--hbm-reserve", options.hbm_reserve,
                  "Share of HBM the planner keeps from embeddings, at least (more when the iteration needs it)")
-      ->check(CLI::Range(0.0, 0.95))
+      ->check(in_range(0.0, 0.95))
       ->capture_default_str();
   cmd.add_option("--dense-optimizer", batch->dense_optimizer, "The dense MLPs' optimizer: its step and its state in HBM")
       ->check(CLI::IsMember({"sgd", "adagrad", "adam"}))

@@ -24,6 +24,7 @@
 #include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/network_backend.h"
+#include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
@@ -477,7 +478,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   auto request = add_cluster_options(*cmd, /*with_nodes=*/false, DegradeFlag::kLinksAndGpus);
   auto options = std::make_shared<WhatIfOptions>();
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(CLI::Range(1, 8192));
+  cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(in_range(1, 8192));
   auto batch = add_model_options(*cmd, *options, /*with_search=*/false);
   cmd->add_option("--a2a-precision", options->a2a_forward_dtype,
                   "Element type of the pooled-embedding all-to-all (for the exchange volume)")
@@ -503,10 +504,10 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
                 "Search for the sharding that trains fastest in simulation: each table group's kinds are simulated "
                 "in turn, heaviest first, and kept when faster (tools/plan_search.h)");
   cmd->add_option("--search-budget", options->search_budget, "Most iterations --search simulates")
-      ->check(CLI::Range(1, 100000))
+      ->check(in_range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--threads", options->threads, "Simulations run in parallel by --search (0: all cores)")
-      ->check(CLI::Range(0, 1024));
+      ->check(in_range(0, 1024));
   cmd->add_flag("--skip-memory-check", f->skip_memory_check,
                 "--search: simulate even when the estimated memory exceeds what this machine has available");
   cmd->add_option("--emit-sharding", f->emit_sharding,

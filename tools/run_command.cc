@@ -31,6 +31,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
@@ -614,7 +615,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
       ->option_text("KEY=V1,V2,...")
       ->take_all();
   cmd->add_option("--threads", f->threads, "With --vary: variants simulated in parallel (0: all cores)")
-      ->check(CLI::Range(0, 1024));
+      ->check(in_range(0, 1024));
   cmd->add_flag("--skip-memory-check", f->skip_memory_check,
                 "Run even when the simulation is estimated to need more memory than this machine has available");
   cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {

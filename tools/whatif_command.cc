@@ -20,6 +20,7 @@
 #include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/timeline.h"
+#include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
 #include "tools/cli.h"
@@ -616,7 +617,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
           },
           "GBIT>0"));
   cmd->add_option("--oversubscription", f->oversubscription, "What if the racks were oversubscribed N:1")
-      ->check(CLI::Range(1.0, 1024.0));
+      ->check(in_range(1.0, 1024.0));
   add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
   cmd->add_option("--algo", f->algorithms,
                   "Collective algorithm per kind, e.g. --algo all_reduce=nccl --algo all_to_all=hierarchical; nccl (NCCL's cost model) or auto alone: every kind")
@@ -628,7 +629,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                 "Host-memory tables: fetch the next batch's HBM-cache misses beside the iteration "
                 "(TorchRec's PrefetchTrainPipelineSparseDist) instead of before the embedding forward");
   cmd->add_option("--threads", options->threads, "Sweep points simulated in parallel (0: all cores)")
-      ->check(CLI::Range(0, 1024));
+      ->check(in_range(0, 1024));
   cmd->add_flag("--skip-memory-check", f->skip_memory_check,
                 "Simulate even sizes whose estimated memory exceeds what this machine has available (refused by "
                 "default, before they start)");
@@ -644,7 +645,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "host-to-device bandwidth (and rack uplinks when oversubscribed) FACTOR times better, one at a "
                   "time; vs first is the speed-up")
       ->option_text("FACTOR")
-      ->check(CLI::Range(1.0, 1000.0));
+      ->check(in_range(1.0, 1000.0));
   cmd->add_option("--vary", f->vary,
                   "Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). KEY: "
                   "nic-gbit, oversubscription, gpu, profile, model, sharding, batch-per-gpu, global-batch, "
