@@ -35,6 +35,26 @@ NcclGpuView nccl_gpu_view(std::string_view profile_name, bool has_fp8) {
   return has_fp8 ? hopper : ampere;
 }
 
+double nccl_nic_pcie_gbps(const topology::ClusterSpec& spec) {
+  if (!spec.backend_network) return 0;
+  const auto lane_rate = [](topology::LinkKind kind) {
+    switch (kind) {
+      case topology::LinkKind::kPcieGen3: return 60.0;
+      case topology::LinkKind::kPcieGen4: return 120.0;
+      case topology::LinkKind::kPcieGen5: return 240.0;
+      case topology::LinkKind::kPcieGen6: return 480.0;
+      default: return 0.0;
+    }
+  };
+  const double rate = lane_rate(spec.device_pcie);
+  if (rate == 0) return 0;
+  double path = spec.device_pcie_lanes * rate / 80.0;
+  if (spec.host_attach == topology::HostAttach::kPcieSwitch && spec.nic_attach == topology::NicAttach::kHost) {
+    path = std::min(path, spec.tray_uplink_lanes * rate / 80.0 / spec.gpus_per_pcie_switch);
+  }
+  return path;
+}
+
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
                                               const models::DeviceProfile& device,
                                               const std::map<std::string, std::string>& algorithms,
@@ -71,6 +91,7 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
                   cluster.spec->cpus_per_host < cluster.spec->cpus_per_node);
   if (cluster.spec) {
     o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
+    o.nccl_nic_pcie_gbps = nccl_nic_pcie_gbps(*cluster.spec);
     o.all_to_all_efficiency = cluster.spec->all_to_all_efficiency;
   }
   return o;

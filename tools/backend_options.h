@@ -42,6 +42,16 @@ struct NcclGpuView {
 };
 NcclGpuView nccl_gpu_view(std::string_view profile_name, bool has_fp8 = false);
 
+/// The PCIe path from a GPU to its NIC as NCCL's topology counts it, GB/s
+/// per direction (models::nccl::NcclInput::nic_pcie_gbps): its narrowest
+/// link at NCCL's rate for the generation, lanes x {60, 120, 240, 480} /
+/// 80 for Gen3 to Gen6 (kvDictPciGen in src/graph/topo.cc, x100 Mb/s per
+/// lane: Gen4 x16 = 24, Gen5 x16 = 48). With NIC trays (ZionEX) the path
+/// also crosses the GPU tray's uplink, shared by the tray's NICs; a NIC on
+/// the GPU's switch or on the socket (GB200) has its own x16 alone. 0 for
+/// a cluster without a backend network.
+double nccl_nic_pcie_gbps(const topology::ClusterSpec& spec);
+
 /// Defaults: hierarchical all-reduce, reduce-scatter and all-gather, direct
 /// all-to-all, then `algorithms` (kind -> name) on top; `algorithm_options`
 /// (name -> JSON, from --options) for the algorithms they name.

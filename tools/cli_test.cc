@@ -433,6 +433,26 @@ TEST(CliTest, NcclModelKnowsBlackwellNvlink) {
   EXPECT_EQ(nccl_gpu_view("a100-40gb", true).generation, models::nccl::GpuGeneration::kAmpere);
 }
 
+// Expect: the GPU-to-NIC PCIe path as NCCL counts it, from the presets'
+// links: ZionEX's Gen4 x16 (16 x 120 / 80 = 24 GB/s) and its x32 tray
+// uplink shared by two NICs (48 / 2 = 24); HGX's at Gen5 twice that (48);
+// the B300 board's NICs on the GPU's own Gen6 switch (96); GB200's on
+// Grace's Gen5 x16 (48); Zion has no backend NICs (0). Gen3 links
+// (`pcie.device_generation` `pcie_gen3`) halve ZionEX's, and a x16 uplink
+// for two NICs halves it again.
+TEST(CliTest, NcclCountsThePcieWayToTheNic) {
+  EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(topology::preset_spec("zionex", 2)), 24.0);
+  EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(topology::preset_spec("hgx", 2)), 48.0);
+  EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(topology::preset_spec("hgx-b300", 2)), 96.0);
+  EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(topology::preset_spec("gb200-nvl72", 1)), 48.0);
+  EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(topology::preset_spec("zion", 2)), 0.0);
+  topology::ClusterSpec narrow = topology::preset_spec("zionex", 2);
+  narrow.device_pcie = topology::LinkKind::kPcieGen3;
+  EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(narrow), 12.0);
+  narrow.tray_uplink_lanes = 16;  // one x16 uplink for two NICs: 6 each
+  EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(narrow), 6.0);
+}
+
 // `--algo nccl` weighs NVLS where NCCL 2.20 does: on one HGX H100 server a
 // 1 GiB all-reduce is predicted at NVLS's 23 us + size / (8 x 40 x 5/6
 // GB/s), bus bandwidth 464 GB/s, within 5% of the flow-level nvls plan and
@@ -471,17 +491,23 @@ TEST(CliTest, NcclModelWeighsNvlsOnOneHopperServer) {
   // The cluster's NVLink reaches NCCL's model, as NCCL would count it
   // (20.6 of every 25 GB/s): with twice H100's 450 GB/s, 741.6, NVLS's
   // channels stop at the top of NCCL's list, 60 GB/s (8 x 60 x 5/6 = 400
-  // GB/s algbw), and the ring's 741.6 x 8/14 = 423.8 wins: bus bandwidth
-  // 725.6 at 1 GiB, against 464 with the preset's NVLink.
+  // GB/s algbw), and so do the ring's: 12 rings of 60, split into 16 (the
+  // most) of 30, raised to 16 x 40 = 640 GB/s, x 8/14 = 365.7 algbw. NVLS
+  // still wins: bus bandwidth 694 at 1 GiB, against 464 with the preset's.
   const Result doubled = run({"collective", "--cluster", "hgx", "--set", "nvlink.bandwidth_gbyte_per_s=900", "--algo",
                               "nccl", "-b", "1G", "-e", "1G", "--format", "csv"});
   ASSERT_EQ(doubled.status, kExitOk) << doubled.err;
   NcclGpuView wide = nccl_gpu_view("h100-sxm");
   wide.nvlink_gbps = 900 * 20.6 / 25;
   const models::nccl::NcclPrediction wider = model(8, wide, true);
-  EXPECT_EQ(wider.algorithm, models::nccl::Algorithm::kRing);
+  EXPECT_EQ(wider.algorithm, models::nccl::Algorithm::kNvls);
   EXPECT_NEAR(std::stod(csv_records(doubled.out).at(0).at("busbw_gbyte_per_s")), wider.busbw_gbps, 0.01);
-  EXPECT_NEAR(wider.busbw_gbps, 725.6, 0.5);
+  EXPECT_NEAR(wider.busbw_gbps, 694.1, 0.5);
+  for (const models::nccl::AlgoProtoTime& e : wider.table) {
+    if (e.algorithm == models::nccl::Algorithm::kRing && e.protocol == models::nccl::Protocol::kSimple) {
+      EXPECT_NEAR(e.bandwidth_gbps, 640.0 * 8 / 14, 1e-6);
+    }
+  }
 }
 
 // What NCCL's cost model picked is in the output: the csv's `chosen` field

@@ -251,6 +251,7 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
   in.gpu = options_.nccl_gpu;
   in.intra_bw_gbps = options_.nccl_intra_gbps;
   in.inter_bw_gbps = options_.nccl_inter_gbps;
+  in.nic_pcie_gbps = options_.nccl_nic_pcie_gbps;
   in.nvls = options_.nccl_nvls;
   in.version = name == "nccl-2.13" ? nccl::NcclVersion::kV2_13
                : name == "nccl-2.20" ? nccl::NcclVersion::kV2_20

@@ -100,6 +100,9 @@ struct NetworkBackendOptions {
   nccl::GpuGeneration nccl_gpu = nccl::GpuGeneration::kAmpere;
   double nccl_intra_gbps = nccl::kA100NvlinkGbps;
   double nccl_inter_gbps = 25.0;
+  /// The PCIe path from a GPU to its NIC as NCCL counts it
+  /// (nccl::NcclInput::nic_pcie_gbps); 0: no narrower than the NIC.
+  double nccl_nic_pcie_gbps = 0;
   /// NCCL's NVLS on one node (nccl::NcclInput::nvls): the NVLink switch
   /// reduces and the node is one OS image, not an MNNVL rack.
   bool nccl_nvls = false;

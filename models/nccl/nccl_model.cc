@@ -25,9 +25,11 @@
 // NIC sits on its PCIe switch (typeInter <= PATH_PXB, LL128 allowed); the
 // CPU is Intel x86 (ZionEX: Cooper Lake), which picks llMaxBws' Intel row
 // across nodes and a 1 us network overhead in 2.20; the network plugin
-// reports no extra latency (graph->latencyInter = 0); the tree graph has
-// the ring graph's channels and bandwidth and the balanced-tree pattern (so
-// 2.20's 0.85 penalty for the plain tree pattern does not apply); one node's
+// reports no extra latency (graph->latencyInter = 0); the ring and tree
+// graphs are what search.cc finds on a node whose GPUs share one NVSwitch,
+// each with its own NIC (ring_graph(), tree_graph()), and the tree keeps
+// the balanced-tree pattern (so 2.20's 0.85 penalty for the plain tree
+// pattern does not apply); one node's
 // channels are all the same ring order (sameChannels) and several nodes'
 // are not, because each ring enters through a different NIC.
 //
@@ -232,12 +234,157 @@ void validate(const NcclInput& in) {
   if (!(in.inter_bw_gbps > 0) || !std::isfinite(in.inter_bw_gbps)) {
     fail("inter_bw_gbps must be positive, got " + std::to_string(in.inter_bw_gbps));
   }
+  if (!(in.nic_pcie_gbps >= 0) || !std::isfinite(in.nic_pcie_gbps)) {
+    fail("nic_pcie_gbps must not be negative, got " + std::to_string(in.nic_pcie_gbps));
+  }
   if (in.channels < 0) fail("channels must not be negative, got " + std::to_string(in.channels));
+}
+
+// ---- The ring and tree graphs (ncclTopoCompute, [2.20] search.cc) ----------
+
+// MAXCHANNELS (src/include/device.h, 32 in the releases both constant
+// sets come from); init.cc gives the ring graph maxChannels = MAXCHANNELS / 2
+// and the tree graph exactly the ring graph's channel count.
+constexpr int kMaxChannels = 32;
+constexpr int kRingMaxChannels = kMaxChannels / 2;
+// search.cc: speedArrayIntra / speedArrayInter, the per-channel speeds
+// (GB/s) tried below compute capability 9.0, fastest first.
+constexpr std::array<double, 13> kSpeedArrayIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                                     9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+constexpr std::array<double, 19> kSpeedArrayInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0,
+                                                     12.0, 10.0, 9.0,  7.0,  6.0,  5.0,  4.0,
+                                                     3.0,  2.4,  1.2,  0.24, 0.12};
+// ncclTopoDupChannels: graphs of 25 GB/s per channel or more are split
+// into twice the channels at half the speed, except on Hopper when the
+// speed is under 50 and there are more than 4 channels.
+constexpr double kDupMinSpeed = 25.0;
+constexpr double kDupHopperMinSpeed = 50.0;
+constexpr int kDupHopperMaxChannels = 4;
+// Pass 1 steps down to the next speed only while it is above this share
+// of the best graph's.
+constexpr double kNextSpeedShare = .49;
+// Link bandwidths are decremented in thousandths (SUB_ROUND): compare with
+// that slack so that an exact fit is a fit in double too.
+constexpr double kSearchSlack = 1e-3;
+
+// The bandwidth from a GPU to its NIC as the search sees it: the NIC's
+// (net.bw, and its NET link) and the PCIe links on the way.
+double nic_path_gbps(const NcclInput& in) {
+  return in.nic_pcie_gbps > 0 ? std::min(in.inter_bw_gbps, in.nic_pcie_gbps) : in.inter_bw_gbps;
+}
+
+// How many channels of `speed` GB/s the search fits, under this model's
+// topology: every GPU on one NVSwitch (its NVLinks one link of
+// intra_bw_gbps each way) and, across nodes, one NIC per GPU behind PCIe.
+//  - One node, ring or tree: a channel visits every GPU and charges speed
+//    once on each GPU's link to the switch and once on the link back (the
+//    tree's chain skips the last GPU's, the same GPU in every channel), so
+//    floor(NVLink / speed) fit.
+//  - Several nodes: a channel enters from a NIC, visits every GPU and
+//    leaves through a NIC; each NIC takes floor(path / speed) channels
+//    (ncclTopoSearchRecNet debits net.bw; the PCIe links are debited each
+//    way), and the G - 1 NVLink hops of a channel start at distinct GPUs,
+//    the channels spread over the NICs, so each GPU's NVLink carries
+//    (G - 1) / G of them.
+int channels_fitting(const NcclInput& in, double speed) {
+  const int gpus = in.ranks_per_node;
+  const bool one_node = in.ranks == gpus;
+  const auto fit = [](double capacity, double per) {
+    return static_cast<int>(std::floor((capacity + kSearchSlack) / per));
+  };
+  if (one_node) return fit(in.intra_bw_gbps, speed);
+  int channels = gpus * fit(nic_path_gbps(in), speed);
+  if (gpus > 1) {
+    channels = std::min(channels, fit(in.intra_bw_gbps, speed * (gpus - 1) / gpus));
+  }
+  return channels;
+}
+
+// ncclTopoCompute for the ring (tree false) or the balanced tree (tree
+// true, with tree_channels = the ring graph's channels as its minimum and
+// maximum), replayed pass by pass on channels_fitting(): pass 1 from the
+// fastest speed within maxBw (and minChannels x speed within totalBw),
+// stepping down while the next speed is above .49 of the best graph's,
+// stopping at a perfect graph (maxChannels) or once channels x speed
+// reaches totalBw; then ncclTopoDupChannels; then pass 2, with the channel
+// count as the minimum, tries each faster speed and keeps a graph that
+// carries more. Across nodes the tree graph is taken as the ring graph:
+// NCCL's balanced tree debits its NIC half on each of two GPUs, which
+// this model's topology does not tell apart.
+ChannelGraph search_ring_or_tree(const NcclInput& in, bool tree, int tree_channels) {
+  const int gpus = in.ranks_per_node;
+  const bool one_node = in.ranks == gpus;
+  if (tree && !one_node) return search_ring_or_tree(in, false, 0);
+  const bool sm90 = in.gpu == GpuGeneration::kHopper;
+  const std::span<const double> speeds =
+      one_node ? (sm90 ? std::span<const double>(kSm90SpeedArrayIntra) : std::span<const double>(kSpeedArrayIntra))
+               : (sm90 ? std::span<const double>(kSm90SpeedArrayInter) : std::span<const double>(kSpeedArrayInter));
+  const int min_channels = tree ? tree_channels : 1;
+  const int max_channels = tree ? tree_channels : kRingMaxChannels;
+  // totalBw: the GPU's NVLink; maxBw: the best path to another GPU (one
+  // node) or to a NIC (several).
+  const double total_bw = in.intra_bw_gbps;
+  const double max_bw = one_node ? in.intra_bw_gbps : nic_path_gbps(in);
+  // Patterns other than the ring start from totalBw x G / (G - 1).
+  const double start_total = tree && gpus > 1 ? total_bw * gpus / (gpus - 1) : total_bw;
+  const auto found = [&](double speed) { return std::min(max_channels, channels_fitting(in, speed)); };
+
+  ChannelGraph best;
+  std::size_t i = 0;
+  while (i + 1 < speeds.size() && (speeds[i] > max_bw || speeds[i] * min_channels > start_total + kSearchSlack)) ++i;
+  for (;;) {
+    const int k = found(speeds[i]);
+    bool perfect = false;
+    // ncclTopoCompareGraphs: a graph replaces the saved one when it has
+    // at least minChannels and carries more (channels x speed).
+    if (k >= min_channels && k * speeds[i] > best.channels * best.bw_intra_gbps + kSearchSlack) {
+      best = {.channels = k, .bw_intra_gbps = speeds[i], .bw_inter_gbps = speeds[i]};
+      perfect = k == max_channels;
+    }
+    if (perfect || best.channels * best.bw_inter_gbps >= total_bw - kSearchSlack) break;
+    if (i + 1 < speeds.size() &&
+        (best.channels == 0 || speeds[i + 1] / best.bw_inter_gbps > kNextSpeedShare)) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (best.channels == 0) {
+    // "Could not find a path ... falling back to simple order": one
+    // channel at 0.1 GB/s.
+    return {.channels = 1, .bw_intra_gbps = 0.1, .bw_inter_gbps = 0.1};
+  }
+  if (best.bw_intra_gbps >= kDupMinSpeed &&
+      !(sm90 && best.bw_intra_gbps < kDupHopperMinSpeed && best.channels > kDupHopperMaxChannels)) {
+    const int dup = std::min(2 * best.channels, max_channels);
+    const int divisor = (dup + best.channels - 1) / best.channels;
+    best = {.channels = dup, .bw_intra_gbps = best.bw_intra_gbps / divisor,
+            .bw_inter_gbps = best.bw_inter_gbps / divisor};
+  }
+  // Pass 2, the channel count now the minimum: the ring tries every
+  // faster speed (both speeds at once); the tree raises bwIntra alone,
+  // one speed at a time while each try fits and bwIntra is under twice
+  // bwInter.
+  i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > best.bw_inter_gbps) ++i;
+  const int fixed = best.channels;
+  while (i > 0) {
+    const double speed = speeds[--i];
+    const int k = found(speed);
+    if (tree) {
+      if (k < fixed || !(best.bw_intra_gbps < 2 * best.bw_inter_gbps)) break;
+      best.bw_intra_gbps = speed;
+    } else if (k >= fixed && k * speed > best.channels * best.bw_intra_gbps + kSearchSlack) {
+      best = {.channels = k, .bw_intra_gbps = speed, .bw_inter_gbps = speed};
+    }
+  }
+  return best;
 }
 
 // NCCL's per-call table entry for one (algorithm, protocol): the
 // ncclTopoTuneModel part (bandwidth, latency) then ncclTopoGetAlgoTime.
-AlgoProtoTime tuned_entry(const NcclInput& in, int channels, int a, int p) {
+AlgoProtoTime tuned_entry(const NcclInput& in, const ChannelGraph& ring, const ChannelGraph& tree,
+                          int comm_channels, int a, int p) {
   const Constants& k = constants(in.version);
   const NcclVersion v = in.version;
   const Collective coll = in.collective;
@@ -260,17 +407,13 @@ AlgoProtoTime tuned_entry(const NcclInput& in, int channels, int a, int p) {
   }
   e.enabled = true;
 
-  // The graph: nChannels x bw per channel. Inside a node the NVLink
-  // bandwidth; across nodes every ring also crosses the node boundary, and
-  // the node's rings share its NICs (one per GPU), so the graph carries at
-  // most ranks_per_node x NIC bandwidth. NCCL's search makes bwIntra equal
-  // bwInter in that case, so its "nNodes <= 2 ? bwIntra : bwInter" choice
-  // does not matter here.
-  const double graph_bw =
-      nodes == 1 ? in.intra_bw_gbps
-                 : std::min(in.intra_bw_gbps, in.ranks_per_node * in.inter_bw_gbps);
-  const double per_channel = graph_bw / channels;
-  double bus_bw = channels * per_channel;
+  // The graph (ring_graph(), tree_graph()): nChannels x bw per channel,
+  // bwIntra up to 2 nodes and bwInter beyond (equal for these graphs).
+  // NcclInput::channels spreads the same bandwidth over that many.
+  const ChannelGraph& graph = a == kTree ? tree : ring;
+  const double graph_bw = graph.channels * (nodes <= 2 ? graph.bw_intra_gbps : graph.bw_inter_gbps);
+  const int channels = in.channels > 0 ? in.channels : graph.channels;
+  double bus_bw = graph_bw;
 
   if (v == NcclVersion::kV2_13 && in.gpu == GpuGeneration::kAmpere) {
     bus_bw = std::min(bus_bw, kV2_13AmpereBusBwCap);
@@ -340,7 +483,7 @@ AlgoProtoTime tuned_entry(const NcclInput& in, int channels, int a, int p) {
   if (a == kRing && p == kSimple && nodes > 1 && coll == Collective::kAllReduce) {
     if (v == NcclVersion::kV2_13) {
       if (static_cast<double>(in.bytes) >= n / 16.0 * 65536) lat *= kV2_13PlateauFactor;
-    } else if (in.bytes / (static_cast<std::int64_t>(channels) * n) >= 64) {
+    } else if (in.bytes / (static_cast<std::int64_t>(comm_channels) * n) >= 64) {
       lat *= in.gpu == GpuGeneration::kVolta ? kV2_20PlateauFactorVolta : kV2_20PlateauFactor;
     }
   }
@@ -501,7 +644,7 @@ NvlsGraph nvls_graph(const NcclInput& input) {
   const std::span<const double> speeds =
       one_node ? std::span<const double>(kSm90SpeedArrayIntra) : std::span<const double>(kSm90SpeedArrayInter);
   const double link = input.intra_bw_gbps;  // each GPU's NVLinks to the NVSwitch, each way
-  const double nic = input.inter_bw_gbps;   // the GPU's NIC (the PCIe path to it assumed no narrower)
+  const double nic = nic_path_gbps(input);  // the GPU's NIC and the PCIe path to it
   const int min_channels = one_node ? gpus : 1;
   // Link bandwidths are decremented in thousandths (SUB_ROUND); compare
   // with that slack so that an exact fit is a fit in double too.
@@ -569,16 +712,33 @@ NvlsGraph nvls_graph(const NcclInput& input) {
   return best;
 }
 
-int default_channels(const NcclInput& input) {
-  const int nodes = input.ranks_per_node > 0 ? input.ranks / input.ranks_per_node : 1;
-  if (nodes <= 1) return input.gpu == GpuGeneration::kHopper ? 16 : 12;
-  return std::clamp(2 * input.ranks_per_node, 2, 16);
+ChannelGraph ring_graph(const NcclInput& input) {
+  validate(input);
+  return search_ring_or_tree(input, /*tree=*/false, 0);
+}
+
+ChannelGraph tree_graph(const NcclInput& input) {
+  validate(input);
+  const ChannelGraph ring = search_ring_or_tree(input, /*tree=*/false, 0);
+  return search_ring_or_tree(input, /*tree=*/true, ring.channels);
+}
+
+int runtime_channels(const NcclInput& input) {
+  if (input.channels > 0) return std::min(kMaxChannels, 2 * input.channels);
+  const ChannelGraph ring = ring_graph(input);
+  const ChannelGraph tree = tree_graph(input);
+  // init.cc: comm->nChannels = min(tree, ring) channels; connect.cc
+  // (ncclTopoPostset) doubles them, up to MAXCHANNELS.
+  return std::min(kMaxChannels, 2 * std::min(ring.channels, tree.channels));
 }
 
 NcclPrediction predict(const NcclInput& input) {
   validate(input);
   NcclPrediction out;
-  out.channels = input.channels > 0 ? input.channels : default_channels(input);
+  const ChannelGraph ring = ring_graph(input);
+  const ChannelGraph tree = tree_graph(input);
+  out.channels = input.channels > 0 ? input.channels : ring.channels;
+  const int comm_channels = runtime_channels(input);
 
   if (input.collective == Collective::kAllToAll) {
     out.algorithm = Algorithm::kP2p;
@@ -589,7 +749,7 @@ NcclPrediction predict(const NcclInput& input) {
     double best = std::numeric_limits<double>::infinity();
     for (int a : {kTree, kRing}) {
       for (int p : {kLl, kLl128, kSimple}) {
-        AlgoProtoTime e = tuned_entry(input, out.channels, a, p);
+        AlgoProtoTime e = tuned_entry(input, ring, tree, comm_channels, a, p);
         if (e.enabled && e.time_us < best) {
           best = e.time_us;
           out.algorithm = e.algorithm;

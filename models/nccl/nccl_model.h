@@ -97,7 +97,15 @@ struct NcclInput {
   /// Inter-node bandwidth per GPU per direction, GB/s: 25 for one 200 Gb/s
   /// NIC per GPU (ZionEX). Each node is assumed to have one NIC per GPU.
   double inter_bw_gbps = 25.0;
-  /// Channels of NCCL's ring and tree graphs; 0 picks default_channels().
+  /// The PCIe path between a GPU and its NIC, per direction, GB/s, as
+  /// NCCL's topology counts it: its narrowest link, lanes x the rate NCCL
+  /// gives the generation (kvDictPciGen: Gen4 x16 = 24, Gen5 x16 = 48), a
+  /// link that several GPUs' NICs share counted at their share. 0: no
+  /// narrower than the NIC.
+  double nic_pcie_gbps = 0;
+  /// Channels of NCCL's ring and tree graphs; 0: the ones NCCL's search
+  /// finds (ring_graph(), tree_graph()). Set, the graphs' bandwidth is
+  /// spread over this many (the per-channel caps then scale with it).
   int channels = 0;
   NcclVersion version = NcclVersion::kV2_13;
   /// The node's GPUs hang off NVSwitches that reduce (NVLink SHARP:
@@ -130,7 +138,7 @@ struct NvlsGraph {
 /// NCCL's trimmed topology): every GPU must head a channel, and bw is the
 /// first of sm90SpeedArrayIntra that fits (H100, 18 x 20.6 GB/s: 8
 /// channels of 40). Several nodes: each NIC leads to its GPU (one NIC per
-/// GPU here; the PCIe path to it assumed no narrower than the NIC), the
+/// GPU here, within the NIC and its PCIe path, nic_pcie_gbps), the
 /// speeds are sm90SpeedArrayInter's within the NIC, the first pass takes
 /// the most channels (H100: 8 of 40) and the second raises bwInter up to
 /// the NIC (400 Gb/s: 48). Both passes are replayed as the search runs them.
@@ -158,7 +166,7 @@ struct NcclPrediction {
   double time_us = 0;     ///< the same, unrounded
   double algbw_gbps = 0;  ///< nccl-tests algbw: bytes / time
   double busbw_gbps = 0;  ///< nccl-tests busbw: algbw x bus_bw_factor()
-  int channels = 0;       ///< channels used (the default when the input said 0)
+  int channels = 0;       ///< the ring graph's channels (NcclInput::channels when set)
   /// Every (algorithm, protocol) NCCL weighed, in NCCL's order (tree,
   /// ring, each LL, LL128, Simple; then NVLS and NVLS_TREE, Simple only);
   /// empty for all_to_all.
@@ -169,14 +177,41 @@ struct NcclPrediction {
 /// reduce_scatter, all_gather and all_to_all, 1 for broadcast and reduce.
 double bus_bw_factor(Collective collective, int ranks);
 
-/// The channel count NCCL's topology search settles on, approximated:
-/// one node: 12 on Ampere and Volta (an NVSwitch A100 node fits 6 rings at
-/// 40 GB/s, which ncclTopoCompute duplicates into 12 at 20 GB/s because it
-/// splits channels of 25 GB/s or more), 16 on Hopper (an assumption: what
-/// NCCL's logs show on 8-GPU H100 nodes). Several nodes: two per NIC, that
-/// is 2 x ranks_per_node capped at 16 (one ring per NIC, duplicated for the
-/// same reason). Pass NcclInput::channels to override.
-int default_channels(const NcclInput& input);
+/// A ring or tree graph of NCCL's topology search: nChannels channels of
+/// bwIntra GB/s inside the node and bwInter to the NICs. NCCL's tuner
+/// takes nChannels x bwIntra (2 nodes or fewer) or x bwInter as the bus
+/// bandwidth before its caps, and the per-channel caps times nChannels.
+struct ChannelGraph {
+  int channels = 0;
+  double bw_intra_gbps = 0;
+  double bw_inter_gbps = 0;
+};
+
+/// The ring graph NCCL's search finds ([2.20] src/graph/search.cc,
+/// ncclTopoCompute with ncclTopoDupChannels, replayed pass by pass on a
+/// closed form of what fits), on this model's topology: the GPUs of a node
+/// on one NVSwitch, each with one NIC across nodes. One 8-GPU node: A100
+/// (240 GB/s) 6 rings of 40, split into 12 of 20; H100 (370.8) 6 of 60,
+/// split into 12 of 30 (360 of the 370.8). Across nodes, one ring per NIC
+/// at the fastest speed within the NIC and its PCIe path: ZionEX's A100s
+/// (200 Gb/s NICs, PCIe Gen4 x16 = 24) 8 of 24, not split (under 25); H100
+/// with 400 Gb/s NICs on Gen5 (48) 8 of 48, not split (Hopper splits under
+/// 50 only up to 4 channels). The search is 2.20's for both constant sets
+/// ([2.13]'s search.cc was not in the source index).
+ChannelGraph ring_graph(const NcclInput& input);
+
+/// The tree graph: the balanced-tree search with the ring graph's channel
+/// count as both its minimum and maximum (init.cc), which inside one node
+/// starts from NVLink x G / (G - 1): the same as the ring graph for the
+/// presets' GPUs, but not always (an A100 counted at its datasheet 300
+/// GB/s: ring 16 x 15 after the split, tree 16 x 18). Across nodes, taken
+/// as the ring graph.
+ChannelGraph tree_graph(const NcclInput& input);
+
+/// The channels a communicator runs (comm->nChannels): the fewer of the
+/// ring and tree graphs' channels, doubled by ncclTopoPostset, at most
+/// MAXCHANNELS (32); the ring's latency plateau in 2.20 is indexed by it.
+int runtime_channels(const NcclInput& input);
 
 /// NCCL's choice and predicted time for one call. Throws zx::InputError for
 /// ranks < 2, ranks not a multiple of ranks_per_node, negative bytes,
