@@ -55,6 +55,52 @@ double nccl_nic_pcie_gbps(const topology::ClusterSpec& spec) {
   return path;
 }
 
+NcclGraphs nccl_graphs(const models::NetworkBackendOptions& options, const std::string& algorithm, int ranks,
+                       int ranks_per_node) {
+  namespace nccl = models::nccl;
+  nccl::NcclInput in;
+  in.ranks = ranks;
+  in.ranks_per_node = ranks_per_node;
+  in.gpu = options.nccl_gpu;
+  in.intra_bw_gbps = options.nccl_intra_gbps;
+  in.inter_bw_gbps = options.nccl_inter_gbps;
+  in.nic_pcie_gbps = options.nccl_nic_pcie_gbps;
+  in.nvls = options.nccl_nvls;
+  in.version = algorithm == "nccl-2.13"   ? nccl::NcclVersion::kV2_13
+               : algorithm == "nccl-2.20" ? nccl::NcclVersion::kV2_20
+                                          : options.nccl_version;
+  return {.ring = nccl::ring_graph(in),
+          .tree = nccl::tree_graph(in),
+          .nvls = nccl::nvls_graph(in),
+          .channels_run = nccl::runtime_channels(in),
+          .several_nodes = ranks > ranks_per_node};
+}
+
+std::string to_string(const NcclGraphs& g) {
+  std::string line = fmt::format("ring {} x {:g} GB/s, tree {} x {:g}", g.ring.channels, g.ring.bw_intra_gbps,
+                                 g.tree.channels, g.tree.bw_intra_gbps);
+  if (g.nvls.channels > 0) {
+    line += fmt::format(", nvls {} x {:g}", g.nvls.channels, g.nvls.bw_per_channel_gbps);
+    if (g.several_nodes) line += fmt::format(" ({:g} to the NICs)", g.nvls.bw_inter_gbps);
+  }
+  return line + fmt::format("; {} channels run", g.channels_run);
+}
+
+nlohmann::ordered_json to_json(const NcclGraphs& g) {
+  const auto graph = [](int channels, double bw) {
+    return nlohmann::ordered_json{{"channels", channels}, {"bw_gbyte_per_s", bw}};
+  };
+  nlohmann::ordered_json j;
+  j["ring"] = graph(g.ring.channels, g.ring.bw_intra_gbps);
+  j["tree"] = graph(g.tree.channels, g.tree.bw_intra_gbps);
+  if (g.nvls.channels > 0) {
+    j["nvls"] = graph(g.nvls.channels, g.nvls.bw_per_channel_gbps);
+    if (g.several_nodes) j["nvls"]["bw_to_nics_gbyte_per_s"] = g.nvls.bw_inter_gbps;
+  }
+  j["channels_run"] = g.channels_run;
+  return j;
+}
+
 models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
                                               const models::DeviceProfile& device,
                                               const std::map<std::string, std::string>& algorithms,

@@ -52,6 +52,26 @@ NcclGpuView nccl_gpu_view(std::string_view profile_name, bool has_fp8 = false);
 /// a cluster without a backend network.
 double nccl_nic_pcie_gbps(const topology::ClusterSpec& spec);
 
+/// NCCL's graphs for a communicator of `ranks` GPUs, `ranks_per_node` on
+/// each node, as the backend's NCCL model sees the machine (`options`) in
+/// the version `algorithm` names ("nccl", "nccl-2.13", "nccl-2.20"): the
+/// numbers NCCL_DEBUG=INFO's graph lines give and its tuner multiplies.
+struct NcclGraphs {
+  models::nccl::ChannelGraph ring;
+  models::nccl::ChannelGraph tree;
+  models::nccl::NvlsGraph nvls;  ///< no channels where NCCL runs no NVLS
+  int channels_run = 0;          ///< the communicator's channels
+  bool several_nodes = false;
+};
+NcclGraphs nccl_graphs(const models::NetworkBackendOptions& options, const std::string& algorithm, int ranks,
+                       int ranks_per_node);
+/// One line: "ring 12 x 30 GB/s, tree 12 x 30, nvls 8 x 40; 24 channels run".
+std::string to_string(const NcclGraphs& graphs);
+/// {"ring": {"channels", "bw_gbyte_per_s"}, "tree": ..., "nvls": ... (with
+/// "bw_to_nics_gbyte_per_s" across nodes; absent without NVLS),
+/// "channels_run"}.
+nlohmann::ordered_json to_json(const NcclGraphs& graphs);
+
 /// Defaults: hierarchical all-reduce, reduce-scatter and all-gather, direct
 /// all-to-all, then `algorithms` (kind -> name) on top; `algorithm_options`
 /// (name -> JSON, from --options) for the algorithms they name.

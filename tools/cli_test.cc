@@ -2,6 +2,7 @@
 // bad usage exits 2 with a message on stderr that names the problem.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <map>
@@ -540,6 +541,34 @@ TEST(CliTest, CollectiveAndWhatIfSayWhatNcclPicked) {
   EXPECT_TRUE(contains(json.out, "\"algorithm\": \"nvls_tree/Simple\",\n     \"refused\": \"NVLS_TREE is for several "
                                  "nodes\""))
       << json.out;
+  // ... and the graphs behind NCCL's numbers, per variant: one HGX server
+  // (ring 12 x 30, NVLS 8 x 40, 24 channels run) and two (a ring per 400
+  // Gb/s NIC at 48, NVLS 48 to the NICs, 16 channels run).
+  const Result graphs = run({"collective", "--cluster", "hgx", "--vary", "nodes=1,2", "--algo", "nccl", "-b", "1M",
+                             "-e", "1M", "--format", "json"});
+  ASSERT_EQ(graphs.status, kExitOk) << graphs.err;
+  const nlohmann::json g = nlohmann::json::parse(graphs.out).at("nccl_graphs");
+  ASSERT_EQ(g.size(), 2u) << graphs.out;
+  EXPECT_EQ(g[0].at("ring").at("channels"), 12);
+  EXPECT_EQ(g[0].at("ring").at("bw_gbyte_per_s"), 30.0);
+  EXPECT_EQ(g[0].at("nvls").at("channels"), 8);
+  EXPECT_FALSE(g[0].at("nvls").contains("bw_to_nics_gbyte_per_s"));
+  EXPECT_EQ(g[0].at("channels_run"), 24);
+  EXPECT_EQ(g[1].at("variant").at("nodes"), 2);
+  EXPECT_EQ(g[1].at("ring").at("channels"), 8);
+  EXPECT_EQ(g[1].at("tree").at("bw_gbyte_per_s"), 48.0);
+  EXPECT_EQ(g[1].at("nvls").at("bw_to_nics_gbyte_per_s"), 48.0);
+  EXPECT_EQ(g[1].at("channels_run"), 16);
+  EXPECT_TRUE(contains(table.out, "# nccl's graphs (NCCL's topology search, replayed): ring 12 x 30 GB/s, tree 12 x "
+                                  "30, nvls 8 x 40; 24 channels run"))
+      << table.out;
+  // ZionEX has no NVLS: the key is absent.
+  const Result zionex = run({"collective", "--nodes", "2", "--algo", "nccl", "-b", "1M", "-e", "1M", "--format",
+                             "json"});
+  ASSERT_EQ(zionex.status, kExitOk) << zionex.err;
+  const nlohmann::json z = nlohmann::json::parse(zionex.out).at("nccl_graphs").at(0);
+  EXPECT_FALSE(z.contains("nvls"));
+  EXPECT_EQ(z.at("ring").at("bw_gbyte_per_s"), 24.0);
 
   const Result w = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo",
                         "all_reduce=nccl"});

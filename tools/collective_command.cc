@@ -364,6 +364,27 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
                   picks.empty() ? std::vector<models::AutoChoice::Candidate>() : picks.front().candidates};
   });
 
+  // NCCL's graphs for variant v's group, for the NCCL cost-model columns:
+  // nullopt when the group has fewer than 2 ranks or not the same number
+  // on every server (the model needs both).
+  std::vector<std::string> graph_algorithms;
+  for (const std::string& a : algorithms) {
+    if (models::is_nccl_algorithm(a) &&
+        std::find(graph_algorithms.begin(), graph_algorithms.end(), a) == graph_algorithms.end()) {
+      graph_algorithms.push_back(a);
+    }
+  }
+  const auto graphs_of = [&](std::size_t v, const std::string& a) -> std::optional<NcclGraphs> {
+    const topology::Topology& topo = setups[v].cluster.topology;
+    std::map<int, int> on_server;  // server -> ranks of the group on it
+    for (int r = 0; r < setups[v].ranks; ++r) ++on_server[topo.node(topo.gpu(r)).server];
+    const int per_node = on_server.empty() ? 0 : on_server.begin()->second;
+    const bool uniform = std::all_of(on_server.begin(), on_server.end(),
+                                     [&](const auto& entry) { return entry.second == per_node; });
+    if (!uniform || setups[v].ranks < 2) return std::nullopt;
+    return nccl_graphs(setups[v].options, a, setups[v].ranks, per_node);
+  };
+
   if (!f.plot.empty()) {
     // A curve per column: every algorithm of every variant.
     std::vector<CollectiveSeries> series(per_size);
@@ -413,6 +434,21 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       results.push_back(std::move(result));
     }
     j["results"] = std::move(results);
+    if (!graph_algorithms.empty()) {
+      nlohmann::ordered_json graphs = nlohmann::ordered_json::array();
+      for (std::size_t v = 0; v < variants.size(); ++v) {
+        for (const std::string& a : graph_algorithms) {
+          const std::optional<NcclGraphs> g = graphs_of(v, a);
+          if (!g) continue;
+          nlohmann::ordered_json entry;
+          if (varied) entry["variant"] = settings_json(variants[v].settings);
+          entry["algorithm"] = a;
+          entry.update(to_json(*g));
+          graphs.push_back(std::move(entry));
+        }
+      }
+      j["nccl_graphs"] = std::move(graphs);
+    }
     out << j.dump(1) << '\n';
     return kExitOk;
   }
@@ -481,6 +517,16 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
                models::is_nccl_algorithm(rows[c].algorithm)
                    ? "algorithm/protocol as NCCL's tuner picks them, by its cost model"
                    : "the fastest of its candidates, each alone on an idle network");
+  }
+  // NCCL's graphs behind the nccl columns, per variant, as NCCL_DEBUG=INFO
+  // would list them: the numbers its tuner multiplies.
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (const std::string& a : graph_algorithms) {
+      if (const std::optional<NcclGraphs> g = graphs_of(v, a)) {
+        fmt::print(out, "# {}'s graphs (NCCL's topology search, replayed){}: {}\n", a,
+                   varied ? ", " + settings_label(variants[v].settings) : "", to_string(*g));
+      }
+    }
   }
   fmt::print(out, "# algbw = size / time; busbw = algbw x {} (nccl-tests); GB/s\n",
              *kind == coll::CollectiveKind::kAllReduce ? "2(n-1)/n"
