@@ -64,9 +64,8 @@ void check_algorithm_options(const std::map<std::string, std::string>& options,
   for (const auto& [name, text] : options) {
     const std::string flag = name + "=" + text;
     if (models::is_nccl_algorithm(name)) {
-      throw InputError(Diagnostic{
-          "--options", "",
-          fmt::format("'{}': {} is NCCL's closed-form cost model, which takes no options", flag, name)});
+      (void)models::parse_nccl_options(text, name);  // NCCL_ALGO / NCCL_PROTO, checked before anything runs
+      continue;
     }
     if (models::is_auto_algorithm(name)) {
       (void)models::parse_auto_options(text, registry);  // its own errors, before anything runs

@@ -58,17 +58,9 @@ double nccl_nic_pcie_gbps(const topology::ClusterSpec& spec) {
 NcclGraphs nccl_graphs(const models::NetworkBackendOptions& options, const std::string& algorithm, int ranks,
                        int ranks_per_node) {
   namespace nccl = models::nccl;
-  nccl::NcclInput in;
+  nccl::NcclInput in = models::nccl_machine_input(options, algorithm);
   in.ranks = ranks;
   in.ranks_per_node = ranks_per_node;
-  in.gpu = options.nccl_gpu;
-  in.intra_bw_gbps = options.nccl_intra_gbps;
-  in.inter_bw_gbps = options.nccl_inter_gbps;
-  in.nic_pcie_gbps = options.nccl_nic_pcie_gbps;
-  in.nvls = options.nccl_nvls;
-  in.version = algorithm == "nccl-2.13"   ? nccl::NcclVersion::kV2_13
-               : algorithm == "nccl-2.20" ? nccl::NcclVersion::kV2_20
-                                          : options.nccl_version;
   return {.ring = nccl::ring_graph(in),
           .tree = nccl::tree_graph(in),
           .nvls = nccl::nvls_graph(in),

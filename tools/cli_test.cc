@@ -511,6 +511,43 @@ TEST(CliTest, NcclModelWeighsNvlsOnOneHopperServer) {
   }
 }
 
+// Expect: NCCL_ALGO / NCCL_PROTO as the nccl algorithm's options: one HGX
+// server's 1 GiB all-reduce is NVLS's by default and the ring's with
+// {"algo": "Ring"}, the others refused for it; they apply to the name they
+// are given for (nccl-2.13 keeps its own picks), and whatif takes them too.
+TEST(CliTest, NcclTakesNcclAlgoAndProto) {
+  const auto chosen = [](const std::vector<std::string>& args) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, kExitOk) << r.err;
+    return r.status == kExitOk ? csv_records(r.out) : std::vector<std::map<std::string, std::string>>{};
+  };
+  const std::vector<std::string> base = {"collective", "--cluster", "hgx", "--algo", "nccl", "-b",
+                                         "1G",         "-e",        "1G",  "--format", "csv"};
+  EXPECT_EQ(chosen(base).at(0).at("chosen"), "nvls/Simple");
+  std::vector<std::string> ring = base;
+  ring.insert(ring.end(), {"--options", "nccl={\"algo\": \"Ring\"}"});
+  EXPECT_EQ(chosen(ring).at(0).at("chosen"), "ring/Simple");
+  std::vector<std::string> ll = base;
+  ll.insert(ll.end(), {"--options", "nccl={\"proto\": \"LL\"}"});
+  EXPECT_EQ(chosen(ll).at(0).at("chosen"), "ring/LL");
+  std::vector<std::string> other = base;
+  other.insert(other.end(), {"--algo", "nccl-2.20", "--options", "nccl-2.20={\"algo\": \"Tree\"}"});
+  const auto rows = chosen(other);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows.at(0).at("chosen"), "nvls/Simple");
+  EXPECT_EQ(rows.at(1).at("chosen"), "tree/Simple");
+
+  const Result json = run({"collective", "--cluster", "hgx", "--algo", "nccl", "--options", "nccl={\"algo\":\"ring\"}",
+                           "-b", "1G", "-e", "1G", "--format", "json"});
+  ASSERT_EQ(json.status, kExitOk) << json.err;
+  EXPECT_TRUE(contains(json.out, "\"algorithm\": \"nvls/Simple\",\n     \"refused\": \"NCCL_ALGO leaves it out\""))
+      << json.out;
+  const Result w = run({"whatif", "--model", "dlrm-a-small", "--cluster", "hgx", "--nodes", "1", "--algo",
+                        "all_reduce=nccl", "--options", "nccl={\"algo\": \"Ring\"}"});
+  ASSERT_EQ(w.status, kExitOk) << w.err;
+  EXPECT_TRUE(contains(w.out, "1 node: all_reduce: ring/")) << w.out;
+}
+
 // What NCCL's cost model picked is in the output: the csv's `chosen` field
 // per size ("algorithm/protocol"), the table's footnote as runs of sizes,
 // and whatif's per-size summary. On one HGX H100 server: ring/LL at 1 KiB,

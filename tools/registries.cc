@@ -25,7 +25,9 @@ std::vector<std::pair<std::string, std::string>> collective_algorithms(const Alg
   for (const models::nccl::NcclVersionInfo& v : models::nccl::nccl_versions()) {
     out.emplace_back(fmt::format("nccl-{}", v.name), fmt::format("NCCL's own cost model: {}", v.description));
   }
-  out.emplace_back("nccl", "NCCL's cost model with the current constants (nccl-2.20): picks algorithm and protocol as NCCL would");
+  out.emplace_back("nccl",
+                   "NCCL's cost model with the current constants (nccl-2.20): picks algorithm and protocol as NCCL "
+                   "would; options algo, proto (NCCL_ALGO, NCCL_PROTO: {\"algo\": \"Ring\", \"proto\": \"^LL128\"})");
   // The network backend's tuner.
   out.emplace_back(models::kAutoAlgorithm, models::auto_algorithm_description());
   return out;

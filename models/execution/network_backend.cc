@@ -170,6 +170,43 @@ AutoOptions parse_auto_options(std::string_view options_json, const collectives:
   return out;
 }
 
+nccl::NcclAllowed parse_nccl_options(std::string_view options_json, const std::string& name) {
+  json::Document doc = json::Document::parse(options_json.empty() ? "{}" : options_json,
+                                             fmt::format("options of collective algorithm '{}'", name));
+  json::ObjectReader root = doc.root();
+  nccl::NcclAllowed allowed;
+  const auto read = [&](const char* key, void (*parse)(std::string_view, nccl::NcclAllowed&)) {
+    std::string list;
+    if (!root.read_string(key, list)) return;
+    try {
+      parse(list, allowed);
+    } catch (const InputError& e) {
+      root.error(key, e.diagnostics().empty() ? std::string(e.what()) : e.diagnostics().front().message);
+    }
+  };
+  read("algo", &nccl::parse_nccl_algo);
+  read("proto", &nccl::parse_nccl_proto);
+  root.finish();
+  doc.throw_if_errors();
+  return allowed;
+}
+
+nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const std::string& name) {
+  nccl::NcclInput in;
+  in.gpu = options.nccl_gpu;
+  in.intra_bw_gbps = options.nccl_intra_gbps;
+  in.inter_bw_gbps = options.nccl_inter_gbps;
+  in.nic_pcie_gbps = options.nccl_nic_pcie_gbps;
+  in.nvls = options.nccl_nvls;
+  in.version = name == "nccl-2.13"   ? nccl::NcclVersion::kV2_13
+               : name == "nccl-2.20" ? nccl::NcclVersion::kV2_20
+                                     : options.nccl_version;
+  const auto opts = options.algorithm_options.find(name);
+  in.allowed = parse_nccl_options(
+      opts == options.algorithm_options.end() ? std::string_view{} : std::string_view(opts->second), name);
+  return in;
+}
+
 namespace {
 
 // The call's identity: everything a plan depends on.
@@ -217,7 +254,10 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
                         kCollectiveDone);
     return;
   }
-  nccl::NcclInput in;
+  // The machine's part, with NCCL_ALGO / NCCL_PROTO parsed once per name.
+  auto machine = nccl_machines_.find(name);
+  if (machine == nccl_machines_.end()) machine = nccl_machines_.emplace(name, nccl_machine_input(options_, name)).first;
+  nccl::NcclInput in = machine->second;
   switch (request.kind) {
     case collectives::CollectiveKind::kAllReduce: in.collective = nccl::Collective::kAllReduce; break;
     case collectives::CollectiveKind::kReduceScatter: in.collective = nccl::Collective::kReduceScatter; break;
@@ -248,14 +288,6 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
     }
   }
   in.bytes = bytes;
-  in.gpu = options_.nccl_gpu;
-  in.intra_bw_gbps = options_.nccl_intra_gbps;
-  in.inter_bw_gbps = options_.nccl_inter_gbps;
-  in.nic_pcie_gbps = options_.nccl_nic_pcie_gbps;
-  in.nvls = options_.nccl_nvls;
-  in.version = name == "nccl-2.13" ? nccl::NcclVersion::kV2_13
-               : name == "nccl-2.20" ? nccl::NcclVersion::kV2_20
-                                     : options_.nccl_version;
   const nccl::NcclPrediction prediction = nccl::predict(in);
   std::string key = call_key(request);
   if (!nccl_index_.contains(key)) {

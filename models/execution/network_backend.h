@@ -140,6 +140,20 @@ struct AutoOptions {
 /// suggestion).
 AutoOptions parse_auto_options(std::string_view options_json, const collectives::CollectiveRegistry& registry);
 
+/// The options of NCCL's cost model (algorithm_options["nccl"], and of
+/// "nccl-2.13" / "nccl-2.20"), NCCL's own environment variables as JSON
+/// keys: {"algo": "Ring,Tree", "proto": "^LL128"} is NCCL_ALGO=Ring,Tree
+/// NCCL_PROTO=^LL128 (models/nccl: parse_nccl_algo, parse_nccl_proto).
+/// Throws zx::InputError naming the bad key or name.
+nccl::NcclAllowed parse_nccl_options(std::string_view options_json, const std::string& name);
+
+/// The machine as NCCL's cost model sees it through these options, for
+/// the NCCL cost-model algorithm `name` ("nccl", "nccl-2.13", "nccl-2.20"):
+/// GPU generation, NVLink, NIC and its PCIe path, NVLS, the version, and
+/// NCCL_ALGO / NCCL_PROTO from algorithm_options[name]. The call's
+/// collective, ranks and bytes are the caller's to fill.
+nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const std::string& name);
+
 /// What "auto" chose for one distinct call, and why.
 struct AutoChoice {
   collectives::CollectiveKind kind = collectives::CollectiveKind::kAllReduce;
@@ -261,6 +275,7 @@ class NetworkBackend : public CommunicationBackend {
   // NCCL's cost model's picks, indexed the same way.
   std::vector<AutoChoice> nccl_choices_;
   std::map<std::string, std::size_t> nccl_index_;
+  std::map<std::string, nccl::NcclInput> nccl_machines_;  // by name, options parsed once
 };
 
 /// A CollectiveRequest from an op graph's collective call. Throws

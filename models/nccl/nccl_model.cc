@@ -43,11 +43,14 @@
 #include "models/nccl/nccl_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <span>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "base/error.h"
 
@@ -384,7 +387,7 @@ ChannelGraph search_ring_or_tree(const NcclInput& in, bool tree, int tree_channe
 // NCCL's per-call table entry for one (algorithm, protocol): the
 // ncclTopoTuneModel part (bandwidth, latency) then ncclTopoGetAlgoTime.
 AlgoProtoTime tuned_entry(const NcclInput& in, const ChannelGraph& ring, const ChannelGraph& tree,
-                          int comm_channels, int a, int p) {
+                          int comm_channels, int a, int p, bool ring_fallback = false) {
   const Constants& k = constants(in.version);
   const NcclVersion v = in.version;
   const Collective coll = in.collective;
@@ -401,9 +404,21 @@ AlgoProtoTime tuned_entry(const NcclInput& in, const ChannelGraph& ring, const C
     e.off_reason = "NCCL's tree runs all_reduce only";
     return e;
   }
-  if (p == kLl128 && !ll128_enabled(v, in.gpu)) {
-    e.off_reason = "LL128 is off by default for this GPU in this version";
-    return e;
+  if (!ring_fallback) {
+    if (p == kLl128 && !in.allowed.protocols_set && !ll128_enabled(v, in.gpu)) {
+      e.off_reason = "LL128 is off by default for this GPU in this version";
+      return e;
+    }
+    // [2.13] "Only disable algo for Allreduce since others only have one".
+    if ((v == NcclVersion::kV2_20 || coll == Collective::kAllReduce) &&
+        !in.allowed.algorithms[static_cast<std::size_t>(e.algorithm)]) {
+      e.off_reason = "NCCL_ALGO leaves it out";
+      return e;
+    }
+    if (!in.allowed.protocols[static_cast<std::size_t>(p)]) {
+      e.off_reason = "NCCL_PROTO leaves it out";
+      return e;
+    }
   }
   e.enabled = true;
 
@@ -528,6 +543,14 @@ AlgoProtoTime nvls_entry(const NcclInput& in, bool tree) {
     e.off_reason = no_nvls_graph_reason(in);
     return e;
   }
+  if (!in.allowed.algorithms[static_cast<std::size_t>(e.algorithm)]) {
+    e.off_reason = "NCCL_ALGO leaves it out";
+    return e;
+  }
+  if (!in.allowed.protocols[static_cast<std::size_t>(Protocol::kSimple)]) {
+    e.off_reason = "NCCL_PROTO leaves it out";
+    return e;
+  }
   e.enabled = true;
   // tuning.cc: NVLS takes min(bwIntra, bwInter); NVLS_TREE halves bwInter
   // beyond 2 nodes (a tree node sends up and down over its NICs).
@@ -615,6 +638,69 @@ std::string_view to_string(GpuGeneration g) {
 }
 
 std::string_view to_string(NcclVersion v) { return v == NcclVersion::kV2_13 ? "2.13" : "2.20"; }
+
+namespace {
+
+// parseList: "A,B" sets those, "^A,B" all but those; case-insensitive.
+// `names[i]` is NCCL's name of slot i (nullopt: accepted, nothing here).
+template <std::size_t N>
+void parse_nccl_list(std::string_view variable, std::string_view list,
+                     const std::array<std::pair<std::string_view, int>, N>& names, bool* slots, int slot_count) {
+  bool exclude = false;
+  if (!list.empty() && list.front() == '^') {
+    exclude = true;
+    list.remove_prefix(1);
+  }
+  for (int i = 0; i < slot_count; ++i) slots[i] = exclude;
+  const auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::size_t start = 0;
+  bool any = false;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view original = list.substr(start, comma - start);
+    const std::string token = lower(original);
+    start = comma + 1;
+    if (token.empty()) continue;
+    const auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return lower(n.first) == token; });
+    if (it == names.end()) {
+      std::string valid;
+      for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + std::string(n.first);
+      fail(fmt::format("{}: unknown name '{}'; valid: {} (joined by commas, '^' first to leave them out)", variable,
+                       std::string(original), valid));
+    }
+    any = true;
+    if (it->second >= 0) slots[it->second] = !exclude;
+  }
+  if (!any) fail(fmt::format("{}: expected at least one name, got '{}'", variable, std::string(list)));
+}
+
+}  // namespace
+
+void parse_nccl_algo(std::string_view list, NcclAllowed& allowed) {
+  // [2.20] ncclAlgoStr, with Algorithm's slots (CollNet: none).
+  static constexpr std::array<std::pair<std::string_view, int>, 6> kNames = {{{"Tree", 0},
+                                                                             {"Ring", 1},
+                                                                             {"CollNetDirect", -1},
+                                                                             {"CollNetChain", -1},
+                                                                             {"NVLS", 2},
+                                                                             {"NVLSTree", 3}}};
+  bool slots[4];
+  parse_nccl_list("NCCL_ALGO", list, kNames, slots, 4);
+  for (int i = 0; i < 4; ++i) allowed.algorithms[static_cast<std::size_t>(i)] = slots[i];
+}
+
+void parse_nccl_proto(std::string_view list, NcclAllowed& allowed) {
+  // [2.20] ncclProtoStr.
+  static constexpr std::array<std::pair<std::string_view, int>, 3> kNames = {{{"LL", 0}, {"LL128", 1}, {"Simple", 2}}};
+  bool slots[3];
+  parse_nccl_list("NCCL_PROTO", list, kNames, slots, 3);
+  for (int i = 0; i < 3; ++i) allowed.protocols[static_cast<std::size_t>(i)] = slots[i];
+  allowed.protocols_set = true;
+}
 
 double bus_bw_factor(Collective collective, int ranks) {
   const double n = ranks;
@@ -732,8 +818,37 @@ int runtime_channels(const NcclInput& input) {
   return std::min(kMaxChannels, 2 * std::min(ring.channels, tree.channels));
 }
 
-NcclPrediction predict(const NcclInput& input) {
-  validate(input);
+namespace {
+
+// The switches tuning.cc applies after NCCL_ALGO: NVLS_TREE off on one
+// node and NVLS off across nodes ([2.20]); then, when nothing is left
+// ("If user has hard set NCCL_ALGO=COLLNET, ignore it"), ring and tree
+// back on.
+NcclAllowed effective_allowed(const NcclInput& in) {
+  NcclAllowed a = in.allowed;
+  const std::size_t tree = static_cast<std::size_t>(Algorithm::kTree);
+  const std::size_t ring = static_cast<std::size_t>(Algorithm::kRing);
+  const std::size_t nvls = static_cast<std::size_t>(Algorithm::kNvls);
+  const std::size_t nvls_tree = static_cast<std::size_t>(Algorithm::kNvlsTree);
+  if (in.version == NcclVersion::kV2_20) {
+    const bool one_node = in.ranks == in.ranks_per_node;
+    if (one_node) a.algorithms[nvls_tree] = false;
+    if (!one_node) a.algorithms[nvls] = false;
+  } else {
+    a.algorithms[nvls] = a.algorithms[nvls_tree] = false;  // 2.13 has no NVLS
+  }
+  if (!a.algorithms[tree] && !a.algorithms[ring] && !a.algorithms[nvls] && !a.algorithms[nvls_tree]) {
+    a.algorithms[tree] = a.algorithms[ring] = true;
+  }
+  return a;
+}
+
+}  // namespace
+
+NcclPrediction predict(const NcclInput& raw_input) {
+  validate(raw_input);
+  NcclInput input = raw_input;
+  input.allowed = effective_allowed(raw_input);
   NcclPrediction out;
   const ChannelGraph ring = ring_graph(input);
   const ChannelGraph tree = tree_graph(input);
@@ -768,6 +883,25 @@ NcclPrediction predict(const NcclInput& input) {
         out.protocol = e.protocol;
       }
       out.table.push_back(e);
+    }
+    if (best == std::numeric_limits<double>::infinity() && input.version == NcclVersion::kV2_13) {
+      fail("NCCL 2.13 has no algorithm and protocol left for this call (NCCL_PROTO leaves none of it): NCCL "
+           "fails it with \"no algorithm/protocol available\"");
+    }
+    if (best == std::numeric_limits<double>::infinity()) {
+      // [2.20] Nothing left on: the ring's bandwidths come back for every
+      // protocol, as computed before NCCL_ALGO / NCCL_PROTO ("at least
+      // set ring algo available").
+      for (AlgoProtoTime& e : out.table) {
+        if (e.algorithm != Algorithm::kRing) continue;
+        e = tuned_entry(input, ring, tree, comm_channels, kRing, static_cast<int>(e.protocol), true);
+        e.off_reason = "";
+        if (e.time_us < best) {
+          best = e.time_us;
+          out.algorithm = e.algorithm;
+          out.protocol = e.protocol;
+        }
+      }
     }
     out.time_us = best;
   }

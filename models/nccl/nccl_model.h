@@ -27,6 +27,7 @@
 #ifndef ZIONSIM_MODELS_NCCL_NCCL_MODEL_H_
 #define ZIONSIM_MODELS_NCCL_NCCL_MODEL_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -79,6 +80,28 @@ inline constexpr double kH100NvlinkGbps = 18 * 20.6;  // 18 NVLink4 links
 /// releases that know it (2.20 does not), 18 NVLink5 links.
 inline constexpr double kB200NvlinkGbps = 18 * 40.1;
 
+/// What NCCL_ALGO and NCCL_PROTO let NCCL pick (parse_nccl_algo(),
+/// parse_nccl_proto()); the default: everything NCCL turns on by itself.
+struct NcclAllowed {
+  /// By Algorithm: tree, ring, nvls, nvls_tree.
+  std::array<bool, 4> algorithms{true, true, true, true};
+  /// By Protocol: LL, LL128, Simple.
+  std::array<bool, 3> protocols{true, true, true};
+  /// NCCL_PROTO was given: LL128 is then on or off as it says, even for a
+  /// GPU whose default leaves it off (tuning.cc's "enabled by default only
+  /// in certain cases" applies to the unset variable alone).
+  bool protocols_set = false;
+};
+
+/// NCCL_ALGO's syntax ([2.20] tuning.cc, parseList): names joined by ",",
+/// case-insensitive, from Tree, Ring, CollNetDirect, CollNetChain, NVLS,
+/// NVLSTree; a leading "^" allows all but those. CollNet is accepted and
+/// has nothing to turn off here (not modelled). Where NCCL ignores a name
+/// it does not know, this throws zx::InputError naming it.
+void parse_nccl_algo(std::string_view list, NcclAllowed& allowed);
+/// NCCL_PROTO's: LL, LL128, Simple, the same way.
+void parse_nccl_proto(std::string_view list, NcclAllowed& allowed);
+
 /// One collective call, as NCCL's tuner sees it.
 struct NcclInput {
   Collective collective = Collective::kAllReduce;
@@ -117,6 +140,11 @@ struct NcclInput {
   /// more than 2 GPUs (nvls.cc: ncclNvlsInit needs more than 2 GPUs), and
   /// NVLS_TREE for all_reduce across several such nodes.
   bool nvls = false;
+  /// NCCL_ALGO / NCCL_PROTO. An (algorithm, protocol) left out is off
+  /// (tuning.cc zeroes its bandwidth); when that leaves a call nothing,
+  /// NCCL falls back to the ring with every protocol ("at least set ring
+  /// algo available", its bandwidths from before the switches).
+  NcclAllowed allowed;
 };
 
 /// NCCL's NVLS graph (ncclTopoCompute, pattern NVLS): channels x

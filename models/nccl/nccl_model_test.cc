@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -390,6 +391,113 @@ NcclInput h100_node(std::int64_t bytes, Collective c = Collective::kAllReduce) {
                    .inter_bw_gbps = 50.0,
                    .version = NcclVersion::kV2_20,
                    .nvls = true};
+}
+
+// Expect: NCCL_ALGO / NCCL_PROTO parse as NCCL's parseList does (names
+// case-insensitive, "^" leaves them out, CollNet accepted) and a name NCCL
+// would silently ignore is an error naming it.
+TEST(NcclAllowedTest, ParsesNcclsSyntax) {
+  NcclAllowed a;
+  parse_nccl_algo("ring", a);
+  EXPECT_EQ(a.algorithms, (std::array<bool, 4>{false, true, false, false}));
+  parse_nccl_algo("^NVLS,nvlstree", a);
+  EXPECT_EQ(a.algorithms, (std::array<bool, 4>{true, true, false, false}));
+  parse_nccl_algo("Tree,CollNetDirect", a);
+  EXPECT_EQ(a.algorithms, (std::array<bool, 4>{true, false, false, false}));
+  EXPECT_FALSE(a.protocols_set);
+  parse_nccl_proto("^LL", a);
+  EXPECT_EQ(a.protocols, (std::array<bool, 3>{false, true, true}));
+  EXPECT_TRUE(a.protocols_set);
+  parse_nccl_proto("simple", a);
+  EXPECT_EQ(a.protocols, (std::array<bool, 3>{false, false, true}));
+  for (const char* bad : {"Rign", "", "^", "Ring,LL"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_nccl_algo(bad, a), InputError);
+  }
+  try {
+    parse_nccl_proto("LL,Simpel", a);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL_PROTO: unknown name 'Simpel'; valid: LL, LL128, Simple"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Expect: what NCCL_ALGO / NCCL_PROTO leave out is off, with the reason,
+// and the pick is the best of the rest: one H100 node at 1 GiB runs NVLS
+// (464 GB/s bus bandwidth); NCCL_ALGO=Ring gives the ring's Simple entry
+// (its graph's 360 x 8/14 algbw); NCCL_PROTO=LL forces LL at every size.
+// NCCL_PROTO=LL128 turns LL128 on where 2.13 leaves it off by default
+// (Hopper). Leaving nothing for a call (NCCL_ALGO=NVLS for a broadcast,
+// which NVLS does not run) falls back to the ring, every protocol on.
+TEST(NcclAllowedTest, LeftOutEntriesAreOffAndTheRingIsTheFallback) {
+  NcclInput in = h100_node(kGiB);
+  EXPECT_EQ(predict(in).algorithm, Algorithm::kNvls);
+  parse_nccl_algo("Ring", in.allowed);
+  NcclPrediction p = predict(in);
+  EXPECT_EQ(p.algorithm, Algorithm::kRing);
+  EXPECT_EQ(p.protocol, Protocol::kSimple);
+  EXPECT_EQ(entry(p, Algorithm::kNvls, Protocol::kSimple).off_reason, "NCCL_ALGO leaves it out");
+  EXPECT_EQ(entry(p, Algorithm::kTree, Protocol::kSimple).off_reason, "NCCL_ALGO leaves it out");
+  EXPECT_NEAR(p.time_us, entry(p, Algorithm::kRing, Protocol::kSimple).time_us, 1e-12);
+  EXPECT_NEAR(entry(p, Algorithm::kRing, Protocol::kSimple).bandwidth_gbps, 360.0 * 8 / 14, 1e-6);
+
+  in = h100_node(kGiB);
+  parse_nccl_proto("LL", in.allowed);
+  p = predict(in);
+  EXPECT_EQ(p.protocol, Protocol::kLl);
+  EXPECT_EQ(entry(p, Algorithm::kRing, Protocol::kSimple).off_reason, "NCCL_PROTO leaves it out");
+  EXPECT_EQ(entry(p, Algorithm::kNvls, Protocol::kSimple).off_reason, "NCCL_PROTO leaves it out");
+
+  NcclInput old = h100_node(kMiB);
+  old.version = NcclVersion::kV2_13;
+  EXPECT_FALSE(entry(predict(old), Algorithm::kRing, Protocol::kLl128).enabled);
+  parse_nccl_proto("LL128", old.allowed);
+  p = predict(old);
+  EXPECT_TRUE(entry(p, Algorithm::kRing, Protocol::kLl128).enabled);
+  EXPECT_EQ(p.protocol, Protocol::kLl128);
+
+  NcclInput bcast = h100_node(kMiB, Collective::kBroadcast);
+  const NcclPrediction plain = predict(bcast);
+  parse_nccl_algo("NVLS", bcast.allowed);
+  parse_nccl_proto("Simple", bcast.allowed);
+  p = predict(bcast);
+  EXPECT_EQ(p.algorithm, Algorithm::kRing);
+  EXPECT_NEAR(p.time_us, plain.time_us, 1e-9);  // ring/LL, as with nothing set
+  for (Protocol q : {Protocol::kLl, Protocol::kLl128, Protocol::kSimple}) {
+    EXPECT_TRUE(entry(p, Algorithm::kRing, q).enabled);
+  }
+  EXPECT_FALSE(entry(p, Algorithm::kTree, Protocol::kSimple).enabled);
+
+  // NCCL_ALGO=NVLSTree on one node: NVLS_TREE is off there, which leaves
+  // nothing, so ring and tree come back (NVLS stays off): the ring at 1 GiB.
+  in = h100_node(kGiB);
+  parse_nccl_algo("NVLSTree", in.allowed);
+  p = predict(in);
+  EXPECT_EQ(p.algorithm, Algorithm::kRing);
+  EXPECT_TRUE(entry(p, Algorithm::kTree, Protocol::kSimple).enabled);
+  EXPECT_FALSE(entry(p, Algorithm::kNvls, Protocol::kSimple).enabled);
+}
+
+// Expect: 2.13 applies NCCL_ALGO to all_reduce alone ("Only disable algo
+// for Allreduce since others only have one"), and with every protocol left
+// out has nothing to run: an error, as NCCL fails the call.
+TEST(NcclAllowedTest, Version213AppliesAlgoToAllReduceOnly) {
+  NcclInput rs = a100_node(NcclVersion::kV2_13, kGiB, Collective::kReduceScatter);
+  parse_nccl_algo("Tree", rs.allowed);
+  EXPECT_EQ(predict(rs).algorithm, Algorithm::kRing);
+  NcclInput ar = a100_node(NcclVersion::kV2_13, kGiB);
+  parse_nccl_algo("Tree", ar.allowed);
+  EXPECT_EQ(predict(ar).algorithm, Algorithm::kTree);
+  rs.version = NcclVersion::kV2_20;  // 2.20: every collective; the ring comes back as the fallback
+  const NcclPrediction fallback = predict(rs);
+  EXPECT_EQ(fallback.algorithm, Algorithm::kRing);
+  NcclInput none = a100_node(NcclVersion::kV2_13, kGiB);
+  parse_nccl_proto("^LL,LL128,Simple", none.allowed);
+  EXPECT_THROW(predict(none), InputError);
+  none.version = NcclVersion::kV2_20;
+  EXPECT_EQ(predict(none).algorithm, Algorithm::kRing);
 }
 
 // Expect: the NVLS graph of search.cc in closed form. H100's 18 x 20.6 =
