@@ -158,6 +158,8 @@ nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Can
     one["algorithm"] = k.algorithm;
     if (k.time) {
       one["time_us"] = k.time->to_seconds() * 1e6;
+    } else if (k.slower_than) {
+      one["slower_than_us"] = k.slower_than->to_seconds() * 1e6;
     } else {
       one["refused"] = k.refused;
     }

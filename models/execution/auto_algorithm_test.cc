@@ -64,7 +64,9 @@ NetworkBackendOptions options_for(std::string_view preset) {
 // Across clusters, kinds and sizes: auto's time is the least candidate's
 // time alone (exactly: the same plan on the same idle links), its choice is
 // the first candidate with that time, and the times it recorded are the
-// candidates' own.
+// candidates' own. By default the trials race and a loser's stops at the
+// winner's time (`slower_than`, which its own time exceeds); with
+// "exhaustive" each has its full time; both choose the same.
 TEST(AutoAlgorithmTest, RunsTheFastestCandidate) {
   struct Case {
     std::string_view preset;
@@ -76,45 +78,64 @@ TEST(AutoAlgorithmTest, RunsTheFastestCandidate) {
                         {"hgx", 1, collectives::CollectiveKind::kAllGather},
                         {"zionex", 2, collectives::CollectiveKind::kAllToAll}};
   std::set<std::string> chosen;
+  int stopped = 0;
   for (const Case& c : cases) {
     for (std::int64_t bytes : {std::int64_t{8} << 10, std::int64_t{64} << 20}) {
-      const NetworkBackendOptions options = options_for(c.preset);
-      const collectives::CollectiveRequest request = request_of(c.kind, c.nodes * 8, bytes);
-      Rig rig(c.nodes, c.preset);
-      NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
-      backend.run(request, kAutoAlgorithm, {});
-      rig.sim.run();
-      const std::string label = fmt::format("{} x{} {} {}", c.preset, c.nodes, collectives::to_string(c.kind), bytes);
-      ASSERT_EQ(backend.auto_choices().size(), 1u) << label;
-      const AutoChoice& choice = backend.auto_choices().front();
-      std::optional<Duration> best;
-      std::string best_name;
-      std::size_t runs_kind = 0;
-      for (const std::string& name : rig.registry.names()) {
-        if (!rig.registry.create(name)->supports(c.kind)) continue;
-        ++runs_kind;
-        const std::optional<Duration> t = time_alone(c.nodes, c.preset, options, request, name);
-        const auto it = std::find_if(choice.candidates.begin(), choice.candidates.end(),
-                                     [&](const AutoChoice::Candidate& k) { return k.algorithm == name; });
-        ASSERT_NE(it, choice.candidates.end()) << label << " " << name;
-        EXPECT_EQ(it->time, t) << label << " " << name;
-        EXPECT_EQ(it->refused.empty(), t.has_value()) << label << " " << name;
-        if (t && (!best || *t < *best)) {
-          best = t;
-          best_name = name;
+      for (const bool exhaustive : {false, true}) {
+        NetworkBackendOptions options = options_for(c.preset);
+        const collectives::CollectiveRequest request = request_of(c.kind, c.nodes * 8, bytes);
+        Rig rig(c.nodes, c.preset);
+        NetworkBackendOptions with = options;
+        if (exhaustive) with.algorithm_options[kAutoAlgorithm] = R"({"exhaustive": true})";
+        NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, with);
+        backend.run(request, kAutoAlgorithm, {});
+        rig.sim.run();
+        const std::string label = fmt::format("{} x{} {} {}{}", c.preset, c.nodes, collectives::to_string(c.kind),
+                                              bytes, exhaustive ? " exhaustive" : "");
+        ASSERT_EQ(backend.auto_choices().size(), 1u) << label;
+        const AutoChoice& choice = backend.auto_choices().front();
+        std::optional<Duration> best;
+        std::string best_name;
+        std::size_t runs_kind = 0;
+        std::vector<const AutoChoice::Candidate*> losers;
+        for (const std::string& name : rig.registry.names()) {
+          if (!rig.registry.create(name)->supports(c.kind)) continue;
+          ++runs_kind;
+          const std::optional<Duration> t = time_alone(c.nodes, c.preset, options, request, name);
+          const auto it = std::find_if(choice.candidates.begin(), choice.candidates.end(),
+                                       [&](const AutoChoice::Candidate& k) { return k.algorithm == name; });
+          ASSERT_NE(it, choice.candidates.end()) << label << " " << name;
+          EXPECT_EQ(it->refused.empty(), t.has_value()) << label << " " << name;
+          if (it->slower_than) {
+            EXPECT_FALSE(exhaustive) << label << " " << name;
+            EXPECT_FALSE(it->time.has_value()) << label << " " << name;
+            ASSERT_TRUE(t.has_value()) << label << " " << name;
+            EXPECT_GT(*t, *it->slower_than) << label << " " << name;
+            losers.push_back(&*it);
+            ++stopped;
+          } else {
+            EXPECT_EQ(it->time, t) << label << " " << name;
+          }
+          if (t && (!best || *t < *best)) {
+            best = t;
+            best_name = name;
+          }
         }
+        EXPECT_EQ(choice.candidates.size(), runs_kind) << label;  // only those that run the kind
+        ASSERT_TRUE(best.has_value()) << label;
+        EXPECT_EQ(rig.sim.now().since_start(), *best) << label;
+        EXPECT_EQ(choice.chosen, best_name) << label;
+        for (const AutoChoice::Candidate* k : losers) EXPECT_EQ(k->slower_than, best) << label << " " << k->algorithm;
+        EXPECT_EQ(choice.ranks, c.nodes * 8);
+        EXPECT_EQ(choice.bytes_per_rank.count(), bytes);
+        chosen.insert(choice.chosen);
       }
-      EXPECT_EQ(choice.candidates.size(), runs_kind) << label;  // only those that run the kind
-      ASSERT_TRUE(best.has_value()) << label;
-      EXPECT_EQ(rig.sim.now().since_start(), *best) << label;
-      EXPECT_EQ(choice.chosen, best_name) << label;
-      EXPECT_EQ(choice.ranks, c.nodes * 8);
-      EXPECT_EQ(choice.bytes_per_rank.count(), bytes);
-      chosen.insert(choice.chosen);
     }
   }
-  // The cases are not all won by one algorithm (else this proves little).
+  // The cases are not all won by one algorithm (else this proves little),
+  // and the race stopped some losers early.
   EXPECT_GE(chosen.size(), 3u);
+  EXPECT_GT(stopped, 0);
 }
 
 // On one ZionEX server the two-level algorithm is a ring (one level): the
@@ -211,6 +232,8 @@ TEST(AutoAlgorithmTest, OptionsAreValidated) {
   EXPECT_TRUE(parse_auto_options("", registry).candidates.empty());
   EXPECT_EQ(parse_auto_options(R"({"candidates": ["nvls", "ring"]})", registry).candidates,
             (std::vector<std::string>{"nvls", "ring"}));
+  EXPECT_FALSE(parse_auto_options("", registry).exhaustive);
+  EXPECT_TRUE(parse_auto_options(R"({"exhaustive": true})", registry).exhaustive);
   const std::pair<const char*, const char*> bad[] = {
       {R"({"candidate": ["ring"]})", "unknown key 'candidate' (did you mean 'candidates'?)"},
       {R"({"candidates": []})", "/candidates: expected at least one algorithm"},
@@ -220,6 +243,8 @@ TEST(AutoAlgorithmTest, OptionsAreValidated) {
       {R"({"candidates": ["auto"]})", "/candidates/0: 'auto' cannot be its own candidate"},
       {R"({"candidates": "ring"})", "/candidates: expected an array"},
       {R"([1])", "expected an object"},
+      {R"({"exhaustive": 1})", "/exhaustive: expected true or false, got 1"},
+      {R"({"exhaustiv": true})", "unknown key 'exhaustiv' (did you mean 'exhaustive'?)"},
   };
   for (const auto& [text, expected] : bad) {
     try {

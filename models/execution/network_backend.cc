@@ -132,8 +132,8 @@ bool is_auto_algorithm(const std::string& name) { return name == kAutoAlgorithm;
 
 std::string auto_algorithm_description() {
   return "per distinct call, the fastest of its candidates, each simulated alone on an idle copy of the network "
-         "(NCCL's tuner picks per call from its cost model); option candidates (default: every algorithm that "
-         "runs the kind)";
+         "(NCCL's tuner picks per call from its cost model); options candidates (default: every algorithm that "
+         "runs the kind) and exhaustive (true: time every candidate to its end, not only until it has lost)";
 }
 
 AutoOptions parse_auto_options(std::string_view options_json, const collectives::CollectiveRegistry& registry) {
@@ -165,6 +165,7 @@ AutoOptions parse_auto_options(std::string_view options_json, const collectives:
       }
     }
   }
+  root.read_bool("exhaustive", out.exhaustive);
   root.finish();
   doc.throw_if_errors();
   return out;
@@ -353,29 +354,81 @@ const std::string& NetworkBackend::choose_algorithm(const collectives::Collectiv
   if (!listed) names = registry_.names();
 
   AutoChoice choice = unchosen(request);
-  const std::vector<LinkParams> links = network_.link_params();
-  std::optional<std::size_t> best;
   for (const std::string& name : names) {
-    if (!algorithm(name).supports(request.kind)) {
+    if (algorithm(name).supports(request.kind)) {
+      choice.candidates.push_back({name, std::nullopt, "", std::nullopt});
+    } else if (listed) {
       // Unlisted algorithms of other kinds are not candidates at all.
-      if (listed) choice.candidates.push_back({name, std::nullopt, fmt::format("does not run {}", kind)});
+      choice.candidates.push_back({name, std::nullopt, fmt::format("does not run {}", kind), std::nullopt});
+    }
+  }
+  // The trials race: each candidate's simulation runs alone, all of them
+  // advanced to the same horizon, which doubles until one has finished.
+  // Then the best time so far is the horizon: whoever has not finished by
+  // it has lost (a finish at exactly that time still runs, for the tie
+  // rule), so no trial runs much past twice the winner's time. With
+  // "exhaustive" every trial runs to its end instead.
+  struct Trial {
+    std::size_t index;
+    sim::Simulator sim;
+    std::unique_ptr<FlowNetwork> network;
+    std::unique_ptr<NetworkBackend> backend;
+    std::optional<sim::TimePoint> finished;
+  };
+  std::vector<std::unique_ptr<Trial>> trials;
+  const auto refuse = [&](std::size_t i, const InputError& e) {
+    choice.candidates[i].refused = e.diagnostics().empty() ? std::string(e.what()) : e.diagnostics().front().message;
+  };
+  // Runs trial t up to `until`; false when it threw an input error (then
+  // the candidate is refused and the trial is of no further use).
+  const auto advance = [&](Trial& t, sim::TimePoint until) {
+    try {
+      t.sim.run(until);
+      ZX_CHECK(t.finished || !until.is_max(), "an auto trial run to its end finishes the call");
+      return true;
+    } catch (const InputError& e) {
+      refuse(t.index, e);
+      return false;
+    }
+  };
+  const std::vector<LinkParams> links = network_.link_params();
+  for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+    if (!choice.candidates[i].refused.empty()) continue;
+    auto t = std::make_unique<Trial>();
+    t->index = i;
+    try {
+      t->network = std::make_unique<FlowNetwork>(t->sim, links, network_.fidelity());
+      t->network->set_completion_quantum(network_.completion_quantum());
+      t->backend = std::make_unique<NetworkBackend>(t->sim, *t->network, router_, registry_, options_);
+      Trial* raw = t.get();
+      t->backend->run(request, choice.candidates[i].algorithm, [raw] { raw->finished = raw->sim.now(); });
+    } catch (const InputError& e) {
+      refuse(i, e);
       continue;
     }
-    AutoChoice::Candidate c{name, std::nullopt, ""};
-    try {
-      sim::Simulator sim;
-      FlowNetwork network(sim, links, network_.fidelity());
-      network.set_completion_quantum(network_.completion_quantum());
-      NetworkBackendOptions options = options_;
-      NetworkBackend alone(sim, network, router_, registry_, std::move(options));
-      alone.run(request, name, {});
-      sim.run();
-      c.time = sim.now().since_start();
-    } catch (const InputError& e) {
-      c.refused = e.diagnostics().empty() ? std::string(e.what()) : e.diagnostics().front().message;
-    }
-    if (c.time && (!best || *c.time < *choice.candidates[*best].time)) best = choice.candidates.size();
-    choice.candidates.push_back(std::move(c));
+    if (auto_options_->exhaustive && !advance(*t, sim::TimePoint::max())) continue;
+    trials.push_back(std::move(t));
+  }
+  const auto any_finished = [&] {
+    return std::any_of(trials.begin(), trials.end(), [](const auto& t) { return t->finished.has_value(); });
+  };
+  for (sim::Duration horizon = sim::Duration::us(1); !trials.empty() && !any_finished();
+       horizon = horizon < sim::Duration::infinite() / 4 ? horizon * 2 : sim::Duration::infinite()) {
+    std::erase_if(trials, [&](const auto& t) { return !advance(*t, sim::TimePoint::zero() + horizon); });
+    // Every live trial keeps events pending until it finishes.
+    for (const auto& t : trials) ZX_CHECK(t->finished || t->sim.pending() > 0, "an auto trial finishes the call");
+  }
+  std::optional<sim::TimePoint> first;
+  for (const auto& t : trials) {
+    if (t->finished && (!first || *t->finished < *first)) first = t->finished;
+  }
+  std::optional<std::size_t> best;
+  for (const auto& t : trials) {
+    AutoChoice::Candidate& c = choice.candidates[t->index];
+    if (!t->finished && advance(*t, *first) && !t->finished) c.slower_than = first->since_start();
+    if (t->finished) c.time = t->finished->since_start();
+    // Fastest wins; a tie goes to the one listed first (trials are in list order).
+    if (c.time && (!best || *c.time < *choice.candidates[*best].time)) best = t->index;
   }
   if (!best) {
     std::string reasons;

@@ -30,7 +30,11 @@
 // on an idle copy of the network (the same links, fidelity and software
 // latencies, no other traffic) and runs the call with the fastest; ties go
 // to the candidate listed first. The choice is made once per distinct call
-// and kept (auto_choices()). NCCL's tuner chooses per call too, from its
+// and kept (auto_choices()). The trials race: all advance to a common
+// horizon that doubles until one has finished, and a trial not finished
+// by the first finish has lost and stops there (the choice is the one
+// timing every candidate in full would make; option "exhaustive" times
+// them all to the end). NCCL's tuner chooses per call too, from its
 // closed-form cost model (models/nccl); this one times the plans the flow
 // model would run, so a plug-in algorithm competes on the same terms as the
 // built-in ones. Like NCCL's, it does not see the traffic the call will
@@ -131,9 +135,12 @@ std::string auto_algorithm_description();
 /// order ties go. Without "candidates", every algorithm of the registry
 /// (plug-ins and schedule files included) that runs the call's kind, by
 /// name. Candidates are registry names: not "auto", nor NCCL's cost model
-/// (a prediction, not a plan the flows carry).
+/// (a prediction, not a plan the flows carry). {"exhaustive": true} runs
+/// every candidate to its end, so that each has a time; by default a trial
+/// stops once it is slower than the best so far (same choice, less work).
 struct AutoOptions {
   std::vector<std::string> candidates;
+  bool exhaustive = false;
 };
 /// Throws zx::InputError naming the bad entry: not an object, an unknown
 /// key, an empty or repeated candidate, a name the registry lacks (with a
@@ -164,9 +171,12 @@ struct AutoChoice {
   struct Candidate {
     std::string algorithm;
     /// Its time alone on the idle network; nullopt when it cannot run the
-    /// call (`refused` says why).
+    /// call (`refused` says why) or its trial was stopped (`slower_than`).
     std::optional<sim::Duration> time;
     std::string refused;
+    /// Set when its trial was stopped there, not finished: the best time
+    /// so far, which it had not finished by (so it could not be chosen).
+    std::optional<sim::Duration> slower_than;
   };
   std::vector<Candidate> candidates;  ///< in candidate order
 };
