@@ -69,5 +69,36 @@ BENCHMARK(BM_WhatIfModelA)
     ->Arg(16)->Arg(24)->Arg(32)->Arg(48)->Arg(64)
     ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same with `auto` choosing every kind's algorithm per call: the
+// candidates' trials race (second argument 0) or each runs to its end
+// (1: {"exhaustive": true}); both choose alike, so iteration_ms must match.
+// Measured 2026-12-03, 2-core machine, opt build, one run each:
+//
+//   nodes   defaults sim_s   raced sim_s   exhaustive sim_s   iteration_ms
+//   32           1.01            1.38            1.98            70.301
+//   64           4.67            6.16            8.86            70.901
+void BM_WhatIfModelATuned(benchmark::State& state) {
+  WhatIfOptions options;
+  options.model = "dlrm-a";
+  options.nodes = {static_cast<int>(state.range(0))};
+  options.threads = 1;
+  for (const char* kind : {"all_reduce", "all_to_all", "reduce_scatter", "all_gather"}) {
+    options.algorithms[kind] = "auto";
+  }
+  if (state.range(1) != 0) options.algorithm_options["auto"] = R"({"exhaustive": true})";
+  WhatIfPoint point;
+  for (auto _ : state) point = run_whatif(options).front();
+  if (!point.fits) {
+    state.SkipWithError(point.reason.c_str());
+    return;
+  }
+  state.counters["sim_s"] = point.wall_seconds;
+  state.counters["iteration_ms"] = point.iteration_time_ms;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_WhatIfModelATuned)
+    ->Args({32, 0})->Args({32, 1})->Args({64, 0})->Args({64, 1})
+    ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 }  // namespace zx::tools
