@@ -47,11 +47,17 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-void BM_WhatIfModelA(benchmark::State& state) {
+// Model A at state.range(0) nodes, one size on one thread.
+WhatIfOptions model_a(const benchmark::State& state) {
   WhatIfOptions options;
   options.model = "dlrm-a";
   options.nodes = {static_cast<int>(state.range(0))};
   options.threads = 1;
+  return options;
+}
+
+// Times the point and sets the counters.
+void run_point(benchmark::State& state, const WhatIfOptions& options) {
   WhatIfPoint point;
   // No DoNotOptimize on the result: on the double field, with Debian's
   // libbenchmark 1.7.1 and GCC 12 -O2, it left 6.95e-310 there (its "+m,r"
@@ -65,6 +71,8 @@ void BM_WhatIfModelA(benchmark::State& state) {
   state.counters["iteration_ms"] = point.iteration_time_ms;
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
+
+void BM_WhatIfModelA(benchmark::State& state) { run_point(state, model_a(state)); }
 BENCHMARK(BM_WhatIfModelA)
     ->Arg(16)->Arg(24)->Arg(32)->Arg(48)->Arg(64)
     ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -78,23 +86,12 @@ BENCHMARK(BM_WhatIfModelA)
 //   32           1.01            1.38            1.98            70.301
 //   64           4.67            6.16            8.86            70.901
 void BM_WhatIfModelATuned(benchmark::State& state) {
-  WhatIfOptions options;
-  options.model = "dlrm-a";
-  options.nodes = {static_cast<int>(state.range(0))};
-  options.threads = 1;
+  WhatIfOptions options = model_a(state);
   for (const char* kind : {"all_reduce", "all_to_all", "reduce_scatter", "all_gather"}) {
     options.algorithms[kind] = "auto";
   }
   if (state.range(1) != 0) options.algorithm_options["auto"] = R"({"exhaustive": true})";
-  WhatIfPoint point;
-  for (auto _ : state) point = run_whatif(options).front();
-  if (!point.fits) {
-    state.SkipWithError(point.reason.c_str());
-    return;
-  }
-  state.counters["sim_s"] = point.wall_seconds;
-  state.counters["iteration_ms"] = point.iteration_time_ms;
-  state.counters["peak_rss_MiB"] = peak_rss_mib();
+  run_point(state, options);
 }
 BENCHMARK(BM_WhatIfModelATuned)
     ->Args({32, 0})->Args({32, 1})->Args({64, 0})->Args({64, 1})
