@@ -51,7 +51,8 @@ std::string describe(const nlohmann::json& value) {
       if (s.size() > 60) s = s.substr(0, 57) + "...";
       return "the string " + s;
     }
-    case nlohmann::json::value_t::array: return fmt::format("an array of {} elements", value.size());
+    case nlohmann::json::value_t::array:
+      return fmt::format("an array of {} element{}", value.size(), value.size() == 1 ? "" : "s");
     case nlohmann::json::value_t::object: return "an object";
     case nlohmann::json::value_t::binary:
     case nlohmann::json::value_t::discarded: break;

@@ -123,7 +123,7 @@ TEST(JsonReaderTest, MissingRequiredKeysAndWrongShapes) {
   ObjectReader r = not_object.root();
   EXPECT_FALSE(r.valid());
   EXPECT_EQ(messages(not_object.diagnostics()),
-            (std::vector<std::string>{"y.json: expected an object, got an array of 1 elements"}));
+            (std::vector<std::string>{"y.json: expected an object, got an array of 1 element"}));
 }
 
 // A key nothing resembles is listed with the valid keys instead.

@@ -88,34 +88,76 @@ void read_check(json::ObjectReader& root, const nlohmann::json& value, const std
   root.require("kernel");
   root.require("passed");
   bool passed = false;
-  std::string kernel;
-  root.read_string("kernel", kernel);
+  MeasurementSet::FailedCheck check{"", source, {}, {}};
+  root.read_string("kernel", check.kernel);
+  // "scope": the measurement parameters the check stands for, each a
+  // number or a string; without it, the check stands for the whole kernel.
+  if (value.contains("scope")) {
+    if (auto scope = root.object("scope")) {
+      for (const auto& item : value.at("scope").items()) {
+        if (item.value().is_number()) {
+          check.numbers[item.key()] = item.value().get<double>();
+        } else if (item.value().is_string()) {
+          check.labels[item.key()] = item.value().get<std::string>();
+        } else {
+          scope->error(item.key(), fmt::format("expected a number or a string, got {}", json::describe(item.value())));
+        }
+        scope->allow(item.key());
+      }
+      scope->finish();
+    }
+  }
   if (root.read_bool("passed", passed)) {
     ++(passed ? set.checks_passed : set.checks_failed);
-    if (!passed) set.failed_checks.emplace_back(kernel, source);
+    if (!passed) set.failed_checks.push_back(std::move(check));
   }
   allow_all(root, value);
 }
 
 // A kernel that failed its check against the CPU reference computes
 // something else: its times say nothing of the kernel the cost model prices.
-// (kernels_ref never times such a kernel; a file that does is refused.)
+// (kernels_ref never times what a failed check covers; a file that does is
+// refused.)
 void refuse_failed_kernels(const MeasurementSet& set, std::vector<Diagnostic>& errors) {
-  for (const auto& [kernel, where] : set.failed_checks) {
+  for (const MeasurementSet::FailedCheck& check : set.failed_checks) {
     std::size_t count = 0;
     std::string first;
     for (const Measurement& m : set.measurements) {
-      if (m.kernel != kernel) continue;
+      if (!check.covers(m)) continue;
       if (count++ == 0) first = m.source;
     }
     if (count == 0) continue;
-    errors.push_back({where, "",
-                      fmt::format("kernel '{}' failed its check against the CPU reference, yet {} measurement(s) of "
-                                  "it follow (first at {}); a wrong kernel's times cannot be fitted: fix it and "
+    errors.push_back({check.source, "",
+                      fmt::format("kernel '{}'{} failed its check against the CPU reference, yet {} measurement(s) "
+                                  "of it follow (first at {}); a wrong kernel's times cannot be fitted: fix it and "
                                   "rerun kernels_ref, or leave its measurements out",
-                                  kernel, count, first)});
+                                  check.kernel, check.scope_text(), count, first)});
   }
 }
+
+}  // namespace
+
+bool MeasurementSet::FailedCheck::covers(const Measurement& m) const {
+  if (m.kernel != kernel) return false;
+  for (const auto& [key, v] : numbers) {
+    const auto it = m.numbers.find(key);
+    if (it == m.numbers.end() || it->second != v) return false;
+  }
+  for (const auto& [key, v] : labels) {
+    const auto it = m.labels.find(key);
+    if (it == m.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+std::string MeasurementSet::FailedCheck::scope_text() const {
+  std::vector<std::string> parts;
+  for (const auto& [key, v] : labels) parts.push_back(fmt::format("{} {}", key, v));
+  for (const auto& [key, v] : numbers) parts.push_back(fmt::format("{} {}", key, v));
+  return parts.empty() ? "" : fmt::format(" ({})", fmt::join(parts, ", "));
+}
+
+namespace {
 
 void read_measurement(json::ObjectReader& root, const nlohmann::json& value,
                       const std::string& source, MeasurementSet& set) {

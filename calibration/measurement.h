@@ -58,8 +58,20 @@ struct MeasurementSet {
   std::vector<Measurement> measurements;
   int checks_passed = 0;
   int checks_failed = 0;
-  /// (kernel, "file:line") of every failed check.
-  std::vector<std::pair<std::string, std::string>> failed_checks;
+  /// A failed check: the kernel, and the measurements it condemns (all of
+  /// the kernel's, or those whose parameters match every entry of its
+  /// "scope": {"dtype": "bf16"} leaves the other dtypes' GEMMs standing).
+  struct FailedCheck {
+    std::string kernel;
+    std::string source;                         ///< "file:line"
+    std::map<std::string, double> numbers;      ///< scope entries that are numbers
+    std::map<std::string, std::string> labels;  ///< scope entries that are strings
+    /// Whether `m` is of this kernel and within the scope.
+    bool covers(const Measurement& m) const;
+    /// " (dtype bf16)" for a scoped check, "" for a whole kernel's.
+    std::string scope_text() const;
+  };
+  std::vector<FailedCheck> failed_checks;
 };
 
 /// The kernels the reader knows, with their required parameters.

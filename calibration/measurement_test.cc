@@ -50,6 +50,36 @@ TEST(Measurements, MeasurementsOfAKernelThatFailedItsCheckAreRefused) {
   EXPECT_EQ(set.measurements.size(), 1u);
 }
 
+// A check with a scope condemns only the measurements within it: a failed
+// fp32 GEMM check leaves the bf16 GEMMs standing, a failed bf16 one does not.
+TEST(Measurements, AScopedFailedCheckRefusesOnlyItsScope) {
+  const auto check = [](const std::string& scope) {
+    return R"({"record":"check","kernel":"gemm","case":"x","passed":false,"scope":)" + scope + "}";
+  };
+  const std::string head = std::string(kProvenance) + "\n";
+  const MeasurementSet kept = parse_measurements(head + check(R"({"dtype":"fp32"})") + "\n" + kGemm + "\n",
+                                                 "h200.jsonl");
+  EXPECT_EQ(kept.checks_failed, 1);
+  EXPECT_EQ(kept.measurements.size(), 1u);
+  // Every entry must match: a number and a string.
+  EXPECT_EQ(parse_measurements(head + check(R"({"dtype":"bf16","m":1024})") + "\n" + kGemm + "\n", "h200.jsonl")
+                .measurements.size(),
+            1u);
+  EXPECT_EQ(error_of(head + check(R"({"dtype":"bf16","m":4096})") + "\n" + kGemm + "\n"),
+            "h200.jsonl:2: kernel 'gemm' (dtype bf16, m 4096) failed its check against the CPU reference, yet 1 "
+            "measurement(s) of it follow (first at h200.jsonl:3); a wrong kernel's times cannot be fitted: fix it "
+            "and rerun kernels_ref, or leave its measurements out");
+  // An empty scope is the whole kernel; a key the measurement lacks matches nothing.
+  EXPECT_NE(error_of(head + check("{}") + "\n" + kGemm + "\n"), "no error");
+  EXPECT_EQ(parse_measurements(head + check(R"({"weights":"fp16"})") + "\n" + kGemm + "\n", "h200.jsonl")
+                .measurements.size(),
+            1u);
+  // A scope is an object of numbers and strings.
+  EXPECT_EQ(error_of(head + check(R"({"dtype":["bf16"]})") + "\n"),
+            "h200.jsonl:2: /scope/dtype: expected a number or a string, got an array of 1 element");
+  EXPECT_EQ(error_of(head + check(R"("bf16")") + "\n"), "h200.jsonl:2: /scope: expected an object, got the string \"bf16\"");
+}
+
 TEST(Measurements, ReadsRecords) {
   const std::string text = std::string(kProvenance) + "\n\n" +
                            R"({"record":"check","kernel":"gemm","case":"x","passed":true})" + "\n" +

@@ -247,16 +247,18 @@ class Harness {
     return elapsed > options_.max_seconds;
   }
 
-  // Records a correctness check; a failed kernel is not timed.
-  bool check(const std::string& kernel, const std::string& what, double error, double tolerance) {
+  // Records a correctness check; a failed kernel is not timed. `scope`
+  // names the measurement parameters the check stands for ({"dtype":
+  // "bf16"}), so that calibration refuses only those when it fails; none:
+  // the whole kernel.
+  bool check(const std::string& kernel, const std::string& what, double error, double tolerance,
+             const JsonObject& scope = JsonObject()) {
     const bool passed = error <= tolerance;
-    out_.write(JsonObject()
-                   .add("record", "check")
-                   .add("kernel", kernel)
-                   .add("case", what)
-                   .add("passed", passed)
-                   .add("max_relative_error", error)
-                   .add("tolerance", tolerance));
+    JsonObject record;
+    record.add("record", "check").add("kernel", kernel).add("case", what);
+    if (scope.str() != "{}") record.add("scope", scope);
+    record.add("passed", passed).add("max_relative_error", error).add("tolerance", tolerance);
+    out_.write(record);
     std::fprintf(stderr, "check %-22s %-40s %s (error %.3g, tolerance %.3g)\n", kernel.c_str(),
                  what.c_str(), passed ? "passed" : "FAILED", error, tolerance);
     if (!passed) ++failed_checks_;
@@ -495,10 +497,11 @@ void run_gemms(Harness& h) {
   Gemm gemm;
   gemm.set_stream(h.stream());
   for (const GemmType& t : kGemmTypes) {
+    const JsonObject scope = JsonObject().add("dtype", t.name);
     const bool ok = h.check("gemm", std::string(t.name) + " 96x80x112",
-                            check_gemm(gemm, t, 96, 80, 112), t.tolerance) &&
+                            check_gemm(gemm, t, 96, 80, 112), t.tolerance, scope) &&
                     h.check("gemm", std::string(t.name) + " 257x129x255",
-                            check_gemm(gemm, t, 257, 129, 255), t.tolerance);
+                            check_gemm(gemm, t, 257, 129, 255), t.tolerance, scope);
     if (!ok) continue;
     const std::vector<GemmShape> shapes = gemm_shapes(h.options().quick);
     std::int64_t max_elements = 0;
@@ -556,7 +559,7 @@ void run_interaction(Harness& h) {
       // The batched call reuses one buffer for A and B with per-sample strides of
       // F*D for both: the strides passed are m*k = F*D and k*n = D*F, equal.
       if (!h.check("dot_interaction", std::string(t.name) + " B=3 F=27 D=16",
-                   relative_error(got, want), t.tolerance)) {
+                   relative_error(got, want), t.tolerance, JsonObject().add("dtype", t.name))) {
         continue;
       }
     }
@@ -1084,7 +1087,7 @@ void run_streaming(Harness& h) {
     CUDA_CHECK(cudaMemset(in.get(), 0, in.size()));
     for (const Conversion& c : conversions) {
       if (!h.check("convert", std::string(c.from) + "->" + c.to + " bit-exact, 10007 values",
-                   c.check(), 0.0)) {
+                   c.check(), 0.0, JsonObject().add("from", c.from).add("to", c.to))) {
         continue;
       }
       for (std::int64_t n : sizes) {

@@ -67,7 +67,7 @@ TEST(RegistryTest, OptionsAreCheckedWithPointers) {
             "options of collective algorithm 'direct': unknown key 'window'");
   EXPECT_EQ(
       error_of(registry, "tree", R"([1])"),
-      "options of collective algorithm 'tree': expected an object, got an array of 1 elements");
+      "options of collective algorithm 'tree': expected an object, got an array of 1 element");
   EXPECT_EQ(error_of(registry, "ring", R"({"chunks": 4, "channels": 2})"), "(no error)");
 }
 
