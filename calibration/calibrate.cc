@@ -158,8 +158,34 @@ struct Fitter {
   double launch_ns = 0;
   double stream_intercept_ns = 0;
   double stream_bytes_per_ns = 0;
+  int fitted_parameter_families = 0;  // families of profile parameters fitted, not kept
 
   void add(FamilyReport report) { result.families.push_back(std::move(report)); }
+
+  // Runs the fit of a profile parameter's family. When it cannot be fitted:
+  // with options.partial, `keep` sets the base profile's value in its place
+  // and says what it kept; else the error stands, pointing at --partial.
+  void required(const std::string& family, const std::function<void()>& fit,
+                const std::function<std::string()>& keep) {
+    const std::size_t before = result.families.size();
+    try {
+      fit();
+      ++fitted_parameter_families;
+    } catch (const InputError& e) {
+      std::vector<Diagnostic> diagnostics = e.diagnostics();
+      if (!options.partial) {
+        diagnostics.back().message += fmt::format(
+            "; with --partial, base profile '{}''s value is kept and the rest fitted", options.base_profile);
+        throw InputError(std::move(diagnostics));
+      }
+      result.families.resize(before);
+      FamilyReport r;
+      r.family = family;
+      r.refused = diagnostics.back().message;
+      r.kept = keep() + fmt::format(" (from '{}')", options.base_profile);
+      add(std::move(r));
+    }
+  }
 
   void fit_launch() {
     const Points points = select(set, [](const Measurement& m) { return m.kernel == "launch"; });
@@ -442,6 +468,11 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
                     static_cast<double>(r.profile.host_to_device_bandwidth.count()) / 1e9);
   md << "\nNot measured (from base profile '" << o.base_profile
      << "'): peak FLOP/s per dtype, HBM bandwidth and capacity, GEMM tiles.\n";
+  for (const FamilyReport& f : r.families) {
+    if (f.kept.empty()) continue;
+    md << "\n**Not fitted, kept from the base profile (--partial):** " << f.family << ": " << f.kept
+       << "; why: " << f.refused << "\n";
+  }
   md << "\n## Fits and hold-out errors\n\n";
   md << "Hold-out rule: within each fitted family, points sorted by kernel and parameters; every "
      << o.holdout_every
@@ -452,7 +483,8 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
         "held out | hold-out MAPE | worst |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const FamilyReport& f : r.families) {
     if (!f.refused.empty()) {
-      md << "| " << f.family << " | not fitted: " << f.refused << " | | | | | | | | |\n";
+      md << "| " << f.family << " | not fitted: " << f.refused
+         << (f.kept.empty() ? "" : "; kept " + f.kept) << " | | | | | | | | |\n";
       continue;
     }
     md << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", f.family,
@@ -536,19 +568,49 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   f.hbm_bytes_per_ns = static_cast<double>(f.profile.hbm_bandwidth.count()) * 1e-9;
   f.result.measurements = set.measurements.size();
 
-  f.fit_launch();
-  const double h2d = f.fit_copy("h2d", /*required=*/true);
+  // Each profile parameter's family; with options.partial, one that cannot
+  // be fitted keeps the base profile's value.
+  f.required("launch", [&] { f.fit_launch(); }, [&] {
+    f.launch_ns = static_cast<double>(base.kernel_launch.count_ps()) / 1e3;
+    return fmt::format("kernel_launch = {:.1f} ns", f.launch_ns);
+  });
+  double h2d = 0;
+  f.required("copy h2d", [&] { h2d = f.fit_copy("h2d", /*required=*/true); }, [&] {
+    h2d = static_cast<double>(base.host_to_device_bandwidth.count()) * 1e-9;
+    return fmt::format("host_to_device = {:.2f} GB/s", h2d);
+  });
   f.fit_copy("d2h", /*required=*/false);
   f.fit_copy("d2d", /*required=*/false);
-  f.fit_streaming();
-  f.fit_embedding();
-  for (const std::string dtype : {"bf16", "fp16", "tf32", "fp32"})
-    f.fit_gemm(dtype, dtype == options.gemm_dtype);
+  f.required("streaming", [&] { f.fit_streaming(); }, [&] {
+    f.stream_bytes_per_ns = base.hbm_efficiency * f.hbm_bytes_per_ns;
+    f.stream_intercept_ns = 0;
+    return fmt::format("hbm_efficiency = {:.4f}", base.hbm_efficiency);
+  });
+  f.required("embedding", [&] { f.fit_embedding(); }, [&] {
+    return fmt::format("embedding_hbm_efficiency = {:.4f}", base.embedding_hbm_efficiency);
+  });
+  for (const std::string dtype : {"bf16", "fp16", "tf32", "fp32"}) {
+    if (dtype != options.gemm_dtype) {
+      f.fit_gemm(dtype, /*required=*/false);
+      continue;
+    }
+    f.required("gemm " + dtype, [&] { f.fit_gemm(dtype, /*required=*/true); }, [&] {
+      return fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}", base.compute_efficiency,
+                         base.gemm_k_half);
+    });
+  }
   f.validate_interaction();
+  if (f.fitted_parameter_families == 0) {
+    throw InputError(Diagnostic{"calibration", "",
+                                fmt::format("none of the profile's parameters could be fitted from {} "
+                                            "measurement(s): the profile would be '{}' unchanged",
+                                            set.measurements.size(), options.base_profile)});
+  }
 
-  const auto [ce, k_half] = f.result.gemm_by_dtype.at(options.gemm_dtype);
-  f.profile.compute_efficiency = ce;
-  f.profile.gemm_k_half = k_half;
+  if (const auto it = f.result.gemm_by_dtype.find(options.gemm_dtype); it != f.result.gemm_by_dtype.end()) {
+    f.profile.compute_efficiency = it->second.first;
+    f.profile.gemm_k_half = it->second.second;
+  }
   f.profile.kernel_launch = sim::Duration::from_ns_ceil(f.launch_ns);
   f.profile.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);
 
@@ -582,9 +644,12 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   for (const std::string& file : set.files) files.push_back(file);
   provenance["files"] = files;
   nlohmann::ordered_json fits = nlohmann::ordered_json::object();
+  nlohmann::ordered_json kept = nlohmann::ordered_json::object();
   for (const FamilyReport& r : f.result.families) {
+    if (!r.kept.empty()) kept[r.family] = r.kept;
     if (!r.refused.empty()) {
       fits[r.family] = {{"refused", r.refused}};
+      if (!r.kept.empty()) fits[r.family]["kept"] = r.kept;
       continue;
     }
     nlohmann::ordered_json fit;
@@ -599,6 +664,7 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
     fits[r.family] = fit;
   }
   provenance["fits"] = fits;
+  if (!kept.empty()) provenance["kept_from_base"] = kept;
 
   nlohmann::ordered_json profile_json =
       nlohmann::ordered_json::parse(models::device_profile_to_json(f.profile));

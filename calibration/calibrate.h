@@ -25,7 +25,11 @@
 //
 // A fit that has too few points, fewer than two distinct x, or gives a
 // parameter outside its meaning (an efficiency above 1, a negative k_half)
-// throws zx::InputError naming the family: no parameter is made up.
+// throws zx::InputError naming the family: no parameter is made up. With
+// `partial`, a profile parameter whose family cannot be fitted (a run cut
+// short, a kernel that failed its check and was not timed) keeps the base
+// profile's value instead, and the report, the profile's provenance
+// ("kept") and FamilyReport::kept say which and why.
 
 #ifndef ZIONSIM_CALIBRATION_CALIBRATE_H_
 #define ZIONSIM_CALIBRATION_CALIBRATE_H_
@@ -61,6 +65,9 @@ struct CalibrationOptions {
   bool fit_zipf = false;
   /// Date recorded in the provenance; empty: the measurement runs' dates.
   std::string date;
+  /// Keep the base profile's value of a parameter whose family cannot be
+  /// fitted, saying so, rather than refuse the whole calibration.
+  bool partial = false;
 };
 
 /// One predicted point.
@@ -77,7 +84,10 @@ struct FamilyReport {
   std::string family;       ///< "gemm bf16", "embedding", "copy h2d", ...
   bool validation = false;  ///< predicted with other families' parameters, not fitted
   std::string parameters;   ///< "compute_efficiency = 0.712, gemm_k_half = 84.1"
-  std::string refused;      ///< why an optional fit was not made; empty when fitted
+  std::string refused;      ///< why a fit was not made; empty when fitted
+  /// With `partial`, a profile parameter's family that could not be fitted:
+  /// the base profile's values it keeps ("embedding_hbm_efficiency = 0.6500").
+  std::string kept;
   std::size_t fit_points = 0;
   std::size_t excluded_points = 0;  ///< left out by a stated rule (GEMM time floor, Zipf)
   /// On the fit points, in measured time: R^2 and relative residuals.

@@ -168,7 +168,9 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
     first = false;
     return keep;
   });
-  EXPECT_EQ(error_of(one_launch), "calibration: launch: expected at least 3 points to fit, got 1");
+  EXPECT_EQ(error_of(one_launch),
+            "calibration: launch: expected at least 3 points to fit, got 1; with --partial, base "
+            "profile 'h200''s value is kept and the rest fitted");
   // bf16 GEMMs at one K only: all 1/K equal, so k_half is not identifiable.
   const std::string one_k = filter(text, [](const std::string& line) {
     return line.find("\"dtype\":\"bf16\"") == std::string::npos ||
@@ -201,6 +203,80 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
             "calibration: options: expected holdout_every 0 (none) or >= 2, got 1");
   EXPECT_EQ(error_of(text, CalibrationOptions{.base_profile = "h201"}),
             "--base: unknown GPU profile 'h201' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, b300, gb200, gb300, h100-sxm, h200");
+}
+
+// With `partial`, a profile parameter whose family cannot be fitted keeps
+// the base profile's value, named in the family report, the provenance and
+// the report; the other parameters are fitted as with every family present.
+TEST(Calibrate, PartialKeepsTheBaseValueOfWhatCannotBeFitted) {
+  const SyntheticTruth truth;
+  const std::string text = synthetic_measurements(truth);
+  const models::DeviceProfile base = models::builtin_device_profile("h200");
+  const auto without = [&](const std::string& what) {
+    return filter(text, [&](const std::string& line) { return line.find(what) == std::string::npos; });
+  };
+  const CalibrationOptions partial{.partial = true};
+
+  // No TBE measurements (a failed TBE check: the suite times none).
+  const std::string no_tbe = without("\"kernel\":\"tbe_");
+  EXPECT_EQ(error_of(no_tbe),
+            "calibration: embedding: expected at least 3 points to fit, got 0; with --partial, base "
+            "profile 'h200''s value is kept and the rest fitted");
+  const CalibrationResult r = run(no_tbe, partial);
+  EXPECT_EQ(r.profile.embedding_hbm_efficiency, base.embedding_hbm_efficiency);
+  EXPECT_NEAR(r.profile.compute_efficiency, truth.compute_efficiency, 0.01 * truth.compute_efficiency);
+  EXPECT_NEAR(r.profile.hbm_efficiency, truth.hbm_efficiency, 0.01 * truth.hbm_efficiency);
+  const FamilyReport* e = r.family("embedding");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->refused, "expected at least 3 points to fit, got 0");
+  EXPECT_EQ(e->kept, "embedding_hbm_efficiency = 0.6500 (from 'h200')");
+  const std::string kept_line = R"x("embedding": "embedding_hbm_efficiency = 0.6500 (from 'h200')")x";
+  const std::size_t kept_at = r.profile_json.find("\"kept_from_base\": {");
+  ASSERT_NE(kept_at, std::string::npos) << r.profile_json;
+  EXPECT_NE(r.profile_json.find(kept_line, kept_at), std::string::npos) << r.profile_json;
+  EXPECT_NE(r.report_markdown.find("**Not fitted, kept from the base profile (--partial):** embedding"),
+            std::string::npos);
+  // Every family that has its points is fitted exactly as without --partial.
+  const CalibrationResult all = run(text, partial);
+  EXPECT_EQ(all.profile_json, run(text).profile_json);
+  for (const FamilyReport& f : all.families) EXPECT_TRUE(f.kept.empty()) << f.family;
+
+  // No bf16 GEMMs (the profile's dtype; a run cut short before them): the
+  // base's compute efficiency and k_half; the other dtypes still fitted.
+  const CalibrationResult no_bf16 = run(filter(text, [](const std::string& line) {
+    return line.find("\"dtype\":\"bf16\"") == std::string::npos || line.find("\"kernel\":\"gemm\"") == std::string::npos;
+  }), partial);
+  EXPECT_EQ(no_bf16.profile.compute_efficiency, base.compute_efficiency);
+  EXPECT_EQ(no_bf16.profile.gemm_k_half, base.gemm_k_half);
+  EXPECT_EQ(no_bf16.gemm_by_dtype.count("bf16"), 0u);
+  EXPECT_EQ(no_bf16.gemm_by_dtype.count("fp16"), 1u);
+
+  // No streaming kernels: the base's hbm_efficiency, and the embedding fit
+  // prices its streamed bytes with it (so its efficiency moves, but is fitted).
+  const CalibrationResult no_stream = run(filter(text, [](const std::string& line) {
+    return line.find("\"kernel\":\"convert\"") == std::string::npos &&
+           line.find("\"kernel\":\"reduce_add\"") == std::string::npos;
+  }), partial);
+  EXPECT_EQ(no_stream.profile.hbm_efficiency, base.hbm_efficiency);
+  ASSERT_NE(no_stream.family("embedding"), nullptr);
+  EXPECT_TRUE(no_stream.family("embedding")->refused.empty());
+  EXPECT_EQ(no_stream.family("adagrad_step (validation)"), nullptr);  // nothing fitted to validate
+
+  // Launch and host copies missing too: each kept.
+  const CalibrationResult few = run(filter(text, [](const std::string& line) {
+    return line.find("\"kernel\":\"launch\"") == std::string::npos &&
+           line.find("\"direction\":\"h2d\"") == std::string::npos;
+  }), partial);
+  EXPECT_EQ(few.profile.kernel_launch, base.kernel_launch);
+  EXPECT_EQ(few.profile.host_to_device_bandwidth.count(), base.host_to_device_bandwidth.count());
+
+  // Nothing of the profile's to fit (device-to-host copies only) is still an error.
+  EXPECT_EQ(error_of(filter(text, [](const std::string& line) {
+              return line.find("\"record\":\"measurement\"") == std::string::npos ||
+                     line.find("\"direction\":\"d2h\"") != std::string::npos;
+            }), partial),
+            "calibration: none of the profile's parameters could be fitted from 21 measurement(s): the "
+            "profile would be 'h200' unchanged");
 }
 
 }  // namespace

@@ -392,7 +392,18 @@ if ! grep -q '"compute": 0.7' "$profile"; then
   echo "FAIL: the calibrated profile lacks the fitted compute efficiency (~0.78)"; failures=$((failures + 1))
 fi
 expect 0 out "samples/s" -- whatif --model dlrm-a-small --nodes 1 --profile "$profile"
-rm -f "$measurements" "$profile"
+# A run without its TBE points (their check failed, so none were timed):
+# refused, naming --partial; with it, the base's embedding efficiency kept.
+partial=$(mktemp --suffix=.jsonl)
+grep -v '"kernel":"tbe_' "$measurements" >"$partial"
+expect 2 err "embedding: expected at least 3 points to fit, got 0; with --partial" -- \
+  calibrate --measurements "$partial" --out "$profile"
+expect 0 out "kept embedding_hbm_efficiency = 0.6500 (from 'h200')" -- \
+  calibrate --measurements "$partial" --out "$profile" --partial
+if ! grep -q '"kept_from_base"' "$profile"; then
+  echo "FAIL: the --partial profile does not say what it kept"; failures=$((failures + 1))
+fi
+rm -f "$measurements" "$profile" "$partial"
 
 # Imported traces run: Chakra (a directory of per-rank files, detected) and
 # PyTorch profiler (Kineto) files given one by one.

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,12 +34,15 @@ int run(const Flags& f, std::ostream& out) {
                                                             : calibration::PlotMode::kDraw;
   calibration::write_calibration(result, f.out, f.report, plots);
   fmt::print(out, "calibrated {} from {} measurements -> {}\n", result.profile.name, result.measurements, f.out);
-  fmt::print(out, "\n{:<22} {:>7} {:>9} {:>12} {:>12}  {}\n", "family", "points", "R^2", "hold-out MAPE",
+  std::size_t width = 6;  // the longest family name ("dot_interaction fp16 (validation)")
+  for (const calibration::FamilyReport& r : result.families) width = std::max(width, r.family.size());
+  fmt::print(out, "\n{:<{}} {:>7} {:>9} {:>12} {:>12}  {}\n", "family", width, "points", "R^2", "hold-out MAPE",
              "worst", "parameters");
   for (const calibration::FamilyReport& r : result.families) {
-    fmt::print(out, "{:<22} {:>7} {:>9.4f} {:>11.2f}% {:>11.2f}%  {}{}\n", r.family, r.fit_points, r.r_squared,
-               100 * r.holdout_mape, 100 * r.holdout_worst, r.validation ? "(validation) " : "",
-               r.refused.empty() ? r.parameters : "refused: " + r.refused);
+    fmt::print(out, "{:<{}} {:>7} {:>9.4f} {:>11.2f}% {:>11.2f}%  {}{}\n", r.family, width, r.fit_points,
+               r.r_squared, 100 * r.holdout_mape, 100 * r.holdout_worst, r.validation ? "(validation) " : "",
+               r.refused.empty() ? r.parameters
+                                 : "refused: " + r.refused + (r.kept.empty() ? "" : "; kept " + r.kept));
   }
   if (!f.report.empty()) fmt::print(out, "\nreport: {}\n", f.report);
   return kExitOk;
@@ -66,6 +70,9 @@ void add_calibrate_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--gemm-dtype", f->options.gemm_dtype, "GEMM type whose fit sets the profile's efficiency")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}))
       ->capture_default_str();
+  cmd->add_flag("--partial", f->options.partial,
+               "Keep the base profile's value of a parameter whose kernels cannot be fitted (a run cut short, "
+               "a kernel that failed its check), saying so, instead of refusing");
   cmd->add_option("--holdout-every", f->options.holdout_every, "Hold out every Nth point for validation")
       ->check(in_range(2, 1000))
       ->capture_default_str();
