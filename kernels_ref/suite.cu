@@ -8,8 +8,10 @@
 // record per (kernel, parameters).
 //
 // Timing follows nccl-tests and FBGEMM's benchmarks: warm-up launches, then
-// repetitions each bracketed by CUDA events on one stream; the median and the
-// 10th/90th percentiles are reported. Byte and FLOP counts are the formulas of
+// repetitions each bracketed by CUDA events on one stream, L2 evicted before
+// each (as nvbench and Triton's do_bench; not for the empty-kernel launch
+// family); the median and the 10th/90th percentiles are reported. Byte and
+// FLOP counts are the formulas of
 // reference.h (the cost models' own counts), stated in each record.
 //
 // Knobs: GEMMs through cuBLAS (fp32, tf32, bf16, fp16; square, K and M
@@ -24,7 +26,7 @@
 // elementwise reduction (an all-reduce's reduce step).
 //
 // Usage: zx_kernel_suite --out FILE [--quick] [--only KERNEL[,KERNEL]]
-//                        [--max-seconds S] [--warmup N] [--reps N]
+//                        [--max-seconds S] [--warmup N] [--reps N] [--no-l2-flush]
 // The git commit is compiled in: -DZX_GIT_COMMIT="\"$(git rev-parse HEAD)\"".
 
 #include <cublas_v2.h>
@@ -88,6 +90,7 @@ struct Options {
   double max_seconds = 1e9;    // stop timing (not checking) after this
   int warmup = 5;
   int reps = 20;
+  bool flush_l2 = true;  // evict L2 before every timed repetition (--no-l2-flush: keep it)
 };
 
 class Output {
@@ -222,9 +225,24 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
 
 // --- the harness ------------------------------------------------------------
 
+// Bytes written before each timed repetition to evict L2: twice its size,
+// so that no operand of the timed kernel is still cached from the last
+// repetition (as nvbench and Triton's do_bench do). The cost models price
+// kernels by their HBM traffic; without this, a streaming kernel's operands
+// of up to tens of MB (H200: 60 MB of L2) stay cached from one repetition
+// to the next and it runs at L2 speed. 0 with --no-l2-flush.
+std::int64_t l2_flush_bytes(const Options& options) {
+  if (!options.flush_l2) return 0;
+  int device = 0, l2_bytes = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  return 2 * static_cast<std::int64_t>(l2_bytes);
+}
+
 class Harness {
  public:
-  Harness(const Options& options, Output& out) : options_(options), out_(out) {
+  Harness(const Options& options, Output& out)
+      : options_(options), out_(out), flush_(static_cast<std::size_t>(l2_flush_bytes(options))) {
     CUDA_CHECK(cudaStreamCreate(&stream_));
     CUDA_CHECK(cudaEventCreate(&start_));
     CUDA_CHECK(cudaEventCreate(&stop_));
@@ -267,10 +285,12 @@ class Harness {
   int failed_checks() const { return failed_checks_; }
   int skipped() const { return skipped_; }
 
-  // Times `launch` (enqueues on stream()) and writes one measurement.
+  // Times `launch` (enqueues on stream()) and writes one measurement. With
+  // `flush_l2` (and the option), L2 is evicted before each repetition,
+  // outside the timed interval.
   void measure(const std::string& kernel, const JsonObject& params, double bytes,
                const std::string& bytes_formula, double flops, const std::string& flops_formula,
-               const std::function<void()>& launch) {
+               const std::function<void()>& launch, bool flush_l2 = true) {
     if (out_of_time()) {
       ++skipped_;
       return;
@@ -279,6 +299,9 @@ class Harness {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
     std::vector<double> samples_ns;
     for (int i = 0; i < options_.reps; ++i) {
+      if (flush_l2 && flush_.size() > 0) {
+        CUDA_CHECK(cudaMemsetAsync(flush_.get(), i & 0xff, flush_.size(), stream_));
+      }
       CUDA_CHECK(cudaEventRecord(start_, stream_));
       launch();
       CUDA_CHECK(cudaEventRecord(stop_, stream_));
@@ -314,6 +337,7 @@ class Harness {
  private:
   Options options_;
   Output& out_;
+  DeviceBuffer<char> flush_;  // written before each repetition to evict L2
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
@@ -330,16 +354,17 @@ std::string utc_now() {
   return buffer;
 }
 
-JsonObject provenance() {
+JsonObject provenance(const Options& options) {
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   // Clock fields left cudaDeviceProp in CUDA 13; the attributes remain.
-  int sm_clock_khz = 0, memory_clock_khz = 0, bus_width_bits = 0;
+  int sm_clock_khz = 0, memory_clock_khz = 0, bus_width_bits = 0, l2_bytes = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
   int driver = 0, runtime = 0;
   CUDA_CHECK(cudaDriverGetVersion(&driver));
   CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
@@ -362,6 +387,8 @@ JsonObject provenance() {
       .add("memory_clock_mhz", memory_clock_khz / 1000)
       .add("memory_bus_width_bits", bus_width_bits)
       .add("memory_bytes", static_cast<std::int64_t>(prop.totalGlobalMem))
+      .add("l2_cache_bytes", l2_bytes)
+      .add("l2_flush_bytes", l2_flush_bytes(options))
       .add("driver_version", version(driver))
       .add("cuda_runtime_version", version(runtime))
       .add("cublas_version", cublas_version)
@@ -895,9 +922,15 @@ void run_launch(Harness& h) {
   for (int kernels : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
     JsonObject params;
     params.add("kernels", kernels);
-    h.measure("launch", params, 0, "none", 0, "none", [&] {
-      for (int i = 0; i < kernels; ++i) empty_kernel<<<1, 32, 0, h.stream()>>>();
-    });
+    // No L2 flush: the empties touch no memory, and a flush ahead of them
+    // would let the host queue launches while the GPU is busy, timing the
+    // GPU's pace instead of the launch path this family measures.
+    h.measure(
+        "launch", params, 0, "none", 0, "none",
+        [&] {
+          for (int i = 0; i < kernels; ++i) empty_kernel<<<1, 32, 0, h.stream()>>>();
+        },
+        /*flush_l2=*/false);
   }
 }
 
@@ -1226,10 +1259,12 @@ Options parse_options(int argc, char** argv) {
       o.warmup = std::stoi(value());
     } else if (arg == "--reps") {
       o.reps = std::stoi(value());
+    } else if (arg == "--no-l2-flush") {
+      o.flush_l2 = false;
     } else {
       throw std::invalid_argument("unknown argument '" + arg +
                                   "'; usage: --out FILE [--quick] [--only K1,K2] [--max-seconds S] "
-                                  "[--warmup N] [--reps N]");
+                                  "[--warmup N] [--reps N] [--no-l2-flush]");
     }
   }
   if (o.out_path.empty()) throw std::invalid_argument("--out FILE is required");
@@ -1243,7 +1278,7 @@ int main(int argc, char** argv) {
   try {
     const Options options = parse_options(argc, argv);
     Output out(options.out_path);
-    const JsonObject prov = provenance();
+    const JsonObject prov = provenance(options);
     out.write(prov);
     std::fprintf(stderr, "%s\n", prov.str().c_str());
     Harness h(options, out);
