@@ -69,6 +69,10 @@ nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   nvidia-smi || true
   "$nvcc_bin" --version || true
   cmake --version 2> /dev/null | head -1 || true
+  # Where cuBLAS is (the suite links it): a build that cannot find it is
+  # diagnosed from here, e.g. a pip wheel's copy outside the toolkit.
+  echo "libcublas found:"
+  find /usr/local /opt /usr/lib -name 'libcublas.so*' 2> /dev/null | head -n 8 || true
 } > "$out_dir/environment.txt" 2>&1
 
 binary=$build_dir/zx_kernel_suite
