@@ -338,6 +338,14 @@ struct Fitter {
                              profile.gemm_tile_m, profile.gemm_tile_n);
   }
 
+  bool aligned(const Measurement& m, const std::string& dtype) const {
+    return gemm_aligned(static_cast<std::int64_t>(m.number("m")),
+                        static_cast<std::int64_t>(m.number("n")),
+                        static_cast<std::int64_t>(m.number("k")), storage_bytes(dtype));
+  }
+
+  // compute_efficiency and k_half from the aligned points, then
+  // unaligned_efficiency from the others against the aligned model.
   void fit_gemm(const std::string& dtype, bool required) {
     const std::string family = "gemm " + dtype;
     FamilyReport r;
@@ -354,38 +362,73 @@ struct Fitter {
     r.excluded_points = excluded;
     try {
       const double peak_per_ns = profile.peak_flops(models::parse_data_type(dtype)) * 1e-9;
+      // The hold-out split is over all of the family's points; each part
+      // is then divided by alignment.
       const Split s = split(points, options.holdout_every);
+      Points fit_aligned, fit_unaligned;
+      for (const Measurement* m : s.fit) (aligned(*m, dtype) ? fit_aligned : fit_unaligned).push_back(m);
       // Q / e = 1/ce + (k_half / ce) x (1/k), with e = flops / (t x peak).
       const auto measured_efficiency = [&](const Measurement& m) {
         return m.flops / (m.median_ns * peak_per_ns);
       };
       const LinearFit f = fit_linear(
-          column(s.fit, [](const Measurement& m) { return 1.0 / m.number("k"); }),
-          column(s.fit,
+          column(fit_aligned, [](const Measurement& m) { return 1.0 / m.number("k"); }),
+          column(fit_aligned,
                  [&](const Measurement& m) { return quantisation(m) / measured_efficiency(m); }),
-          family, options.min_points);
+          family + " (aligned shapes)", options.min_points);
       if (!(f.intercept > 0))
         refuse(family,
                fmt::format("expected a positive 1/compute_efficiency, fitted {}", f.intercept));
-      const double ce = 1.0 / f.intercept;
-      const double k_half = f.slope / f.intercept;
-      if (!(ce <= 1)) {
+      GemmFit g;
+      g.compute_efficiency = 1.0 / f.intercept;
+      g.k_half = f.slope / f.intercept;
+      g.aligned_points = fit_aligned.size();
+      if (!(g.compute_efficiency <= 1)) {
         refuse(family,
                fmt::format(
                    "expected compute_efficiency in (0, 1], fitted {:.3f} (is the base profile's "
                    "{} peak right for this GPU?)",
-                   ce, dtype));
+                   g.compute_efficiency, dtype));
       }
-      if (!(k_half >= 0)) {
+      if (!(g.k_half >= 0)) {
         refuse(family,
                fmt::format("expected gemm_k_half >= 0, fitted {:.1f}: efficiency falls with K",
-                           k_half));
+                           g.k_half));
       }
-      result.gemm_by_dtype[dtype] = {ce, k_half};
-      r.parameters = fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}", ce, k_half);
-      evaluate(r, s.fit, s.held_out, [this, ce, k_half, peak_per_ns](const Measurement& m) {
+      const auto aligned_ns = [this, g, peak_per_ns](const Measurement& m) {
         const double k = m.number("k");
-        return m.flops / (peak_per_ns * ce * quantisation(m) * k / (k + k_half));
+        return m.flops / (peak_per_ns * g.compute_efficiency * quantisation(m) * k / (k + g.k_half));
+      };
+      // t = (1/u) x aligned_ns: a proportional fit, relative residuals.
+      g.unaligned_efficiency = profile.gemm_unaligned_efficiency;
+      g.unaligned_points = fit_unaligned.size();
+      std::string unaligned_note;
+      try {
+        const LinearFit u = fit_proportional(column(fit_unaligned, aligned_ns),
+                                             column(fit_unaligned, [](const Measurement& m) { return m.median_ns; }),
+                                             family + " (unaligned shapes)", options.min_points);
+        const double fitted = 1.0 / u.slope;
+        if (fitted > 1) {
+          unaligned_note = fmt::format(
+              "; unaligned_efficiency = {:.4f} kept from '{}': fitted {:.4f} > 1 on {} points "
+              "(unaligned shapes ran no slower than aligned ones)",
+              g.unaligned_efficiency, options.base_profile, fitted, fit_unaligned.size());
+        } else {
+          g.unaligned_efficiency = fitted;
+          g.unaligned_fitted = true;
+          unaligned_note = fmt::format(", unaligned_efficiency = {:.4f} ({} points)", fitted,
+                                       fit_unaligned.size());
+        }
+      } catch (const InputError& e) {
+        unaligned_note = fmt::format("; unaligned_efficiency = {:.4f} kept from '{}': {}",
+                                     g.unaligned_efficiency, options.base_profile,
+                                     e.diagnostics().back().message);
+      }
+      result.gemm_by_dtype[dtype] = g;
+      r.parameters = fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}{}",
+                                 g.compute_efficiency, g.k_half, unaligned_note);
+      evaluate(r, s.fit, s.held_out, [this, g, aligned_ns, dtype](const Measurement& m) {
+        return aligned_ns(m) / (aligned(m, dtype) ? 1.0 : g.unaligned_efficiency);
       });
       add(std::move(r));
     } catch (const InputError& e) {
@@ -413,18 +456,21 @@ struct Fitter {
       });
       if (v.empty()) continue;
       const double peak_per_ns = profile.peak_flops(models::parse_data_type(dtype)) * 1e-9;
-      const auto [ce, k_half] = params;
+      const GemmFit g = params;
       FamilyReport r;
       r.family = "dot_interaction " + dtype + " (validation)";
       r.validation = true;
       r.parameters = "gemm " + dtype + " and streaming fits";
-      evaluate(r, {}, v, [&, ce = ce, k_half = k_half](const Measurement& m) {
+      evaluate(r, {}, v, [&](const Measurement& m) {
         const auto f = static_cast<std::int64_t>(m.number("features"));
-        const double k = m.number("dim");
+        const auto dim = static_cast<std::int64_t>(m.number("dim"));
+        const double k = static_cast<double>(dim);
         const double q =
             gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
                               profile.gemm_tile_m, profile.gemm_tile_n);
-        const double compute = m.flops / (peak_per_ns * ce * q * k / (k + k_half));
+        const double u = gemm_aligned(f, f, dim, storage_bytes(dtype)) ? 1.0 : g.unaligned_efficiency;
+        const double compute =
+            m.flops / (peak_per_ns * g.compute_efficiency * q * k / (k + g.k_half) * u);
         return std::max(compute, m.bytes / stream_bytes_per_ns) + launch_ns;
       });
       add(std::move(r));
@@ -460,6 +506,8 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
   md << fmt::format("| compute_efficiency ({}) | {:.4f} |\n", o.gemm_dtype,
                     r.profile.compute_efficiency);
   md << fmt::format("| gemm_k_half ({}) | {:.1f} |\n", o.gemm_dtype, r.profile.gemm_k_half);
+  md << fmt::format("| gemm_unaligned_efficiency ({}) | {:.4f} |\n", o.gemm_dtype,
+                    r.profile.gemm_unaligned_efficiency);
   md << fmt::format("| hbm_efficiency | {:.4f} |\n", r.profile.hbm_efficiency);
   md << fmt::format("| embedding_hbm_efficiency | {:.4f} |\n", r.profile.embedding_hbm_efficiency);
   md << fmt::format("| kernel_launch_ns | {:.1f} |\n",
@@ -496,10 +544,17 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
                       f.held_out.empty() ? "-" : percent(f.holdout_worst));
   }
   if (!r.gemm_by_dtype.empty()) {
-    md << "\n## GEMM efficiency by dtype\n\n| dtype | compute_efficiency | gemm_k_half "
-          "|\n|---|---|---|\n";
-    for (const auto& [dtype, p] : r.gemm_by_dtype)
-      md << fmt::format("| {} | {:.4f} | {:.1f} |\n", dtype, p.first, p.second);
+    md << "\n## GEMM efficiency by dtype\n\n"
+          "Shapes whose m, n and k are all multiples of 16 bytes fit compute_efficiency and "
+          "gemm_k_half; the others fit unaligned_efficiency, their rate relative to an aligned "
+          "shape's.\n\n"
+          "| dtype | compute_efficiency | gemm_k_half | aligned points | unaligned_efficiency | "
+          "unaligned points |\n|---|---|---|---|---|---|\n";
+    for (const auto& [dtype, g] : r.gemm_by_dtype) {
+      md << fmt::format("| {} | {:.4f} | {:.1f} | {} | {:.4f}{} | {} |\n", dtype, g.compute_efficiency,
+                        g.k_half, g.aligned_points, g.unaligned_efficiency,
+                        g.unaligned_fitted ? "" : " (base)", g.unaligned_points);
+    }
   }
   if (!r.embedding_efficiency_by_shape.empty()) {
     md << "\n## Embedding gather efficiency by kernel, dtype, D and L\n\n"
@@ -595,8 +650,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
       continue;
     }
     f.required("gemm " + dtype, [&] { f.fit_gemm(dtype, /*required=*/true); }, [&] {
-      return fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}", base.compute_efficiency,
-                         base.gemm_k_half);
+      return fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}, unaligned_efficiency = {:.4f}",
+                         base.compute_efficiency, base.gemm_k_half, base.gemm_unaligned_efficiency);
     });
   }
   f.validate_interaction();
@@ -608,8 +663,9 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   }
 
   if (const auto it = f.result.gemm_by_dtype.find(options.gemm_dtype); it != f.result.gemm_by_dtype.end()) {
-    f.profile.compute_efficiency = it->second.first;
-    f.profile.gemm_k_half = it->second.second;
+    f.profile.compute_efficiency = it->second.compute_efficiency;
+    f.profile.gemm_k_half = it->second.k_half;
+    f.profile.gemm_unaligned_efficiency = it->second.unaligned_efficiency;
   }
   f.profile.kernel_launch = sim::Duration::from_ns_ceil(f.launch_ns);
   f.profile.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);

@@ -11,9 +11,13 @@
 //   streaming   t = c + bytes / (hbm x hbm_efficiency)        (convert + reduce_add)
 //   embedding   t = c + gathered / (hbm x embedding_hbm_efficiency)
 //                     + streamed / (hbm x hbm_efficiency)     (TBE fwd + bwd, uniform)
-//   gemm        t = 2mnk / (peak x compute_efficiency x Q(m, n) x k / (k + k_half))
-//               fitted per dtype as Q / e = 1/ce + (k_half/ce) (1/k), e the
-//               measured efficiency; the profile takes options.gemm_dtype's.
+//   gemm        t = 2mnk / (peak x compute_efficiency x Q(m, n) x k / (k + k_half) x u)
+//               u = 1 for shapes whose m, n and k are multiples of 16 bytes,
+//               else gemm_unaligned_efficiency. Fitted per dtype: on the
+//               aligned points Q / e = 1/ce + (k_half/ce) (1/k), e the
+//               measured efficiency; then on the unaligned points
+//               t = (1/u) x (the aligned model's time), through the origin.
+//               The profile takes options.gemm_dtype's.
 //
 // Validation families use the fitted parameters and are never fitted:
 // adagrad_step and a2a_pack/unpack (streaming), dot_interaction (GEMM
@@ -102,14 +106,26 @@ struct FamilyReport {
   double holdout_worst = 0;  ///< largest |relative error|
 };
 
+/// One dtype's GEMM fit.
+struct GemmFit {
+  double compute_efficiency = 0;
+  double k_half = 0;
+  /// Fitted on the unaligned points (gemm_shape_model.h's gemm_aligned);
+  /// the base profile's value when unaligned_fitted is false.
+  double unaligned_efficiency = 1;
+  bool unaligned_fitted = false;
+  std::size_t aligned_points = 0;    ///< fit points of compute_efficiency, k_half
+  std::size_t unaligned_points = 0;  ///< fit points of unaligned_efficiency
+};
+
 struct CalibrationResult {
   models::DeviceProfile profile;  ///< as parse_device_profile reads profile_json back
   std::string profile_json;       ///< schema_version 1, with "provenance"
   std::string report_markdown;
   std::vector<FamilyReport> families;
   std::size_t measurements = 0;
-  /// compute_efficiency and gemm_k_half of every fitted GEMM dtype.
-  std::map<std::string, std::pair<double, double>> gemm_by_dtype;
+  /// The fitted GEMM parameters of every GEMM dtype that could be fitted.
+  std::map<std::string, GemmFit> gemm_by_dtype;
   /// Implied embedding_hbm_efficiency per (kernel, weight dtype, D, L): the
   /// bandwidth "as a function of D, L and dtype" the report tabulates.
   std::map<std::string, double> embedding_efficiency_by_shape;

@@ -56,9 +56,16 @@ TEST(Calibrate, RecoversKnownParameters) {
   // Every dtype is fitted and reported, each near the truth.
   ASSERT_EQ(r.gemm_by_dtype.size(), 4u);
   for (const auto& [dtype, fit] : r.gemm_by_dtype) {
-    EXPECT_NEAR(fit.first, truth.compute_efficiency, 0.015 * truth.compute_efficiency) << dtype;
-    EXPECT_NEAR(fit.second, truth.gemm_k_half, 0.2 * truth.gemm_k_half) << dtype;
+    EXPECT_NEAR(fit.compute_efficiency, truth.compute_efficiency, 0.015 * truth.compute_efficiency) << dtype;
+    EXPECT_NEAR(fit.k_half, truth.gemm_k_half, 0.2 * truth.gemm_k_half) << dtype;
+    EXPECT_TRUE(fit.unaligned_fitted) << dtype;
+    EXPECT_NEAR(fit.unaligned_efficiency, truth.gemm_unaligned_efficiency,
+                0.02 * truth.gemm_unaligned_efficiency)
+        << dtype;
+    EXPECT_GE(fit.unaligned_points, 10u) << dtype;
   }
+  EXPECT_NEAR(p.gemm_unaligned_efficiency, truth.gemm_unaligned_efficiency,
+              0.02 * truth.gemm_unaligned_efficiency);
   // Not measured: taken from the base profile.
   const models::DeviceProfile base = models::builtin_device_profile("h200");
   EXPECT_EQ(p.peak_bf16_flops, base.peak_bf16_flops);
@@ -178,7 +185,8 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
            line.find("\"k\":4096,") != std::string::npos;
   });
   EXPECT_EQ(error_of(one_k).rfind(
-                "calibration: gemm bf16: expected at least 2 distinct x values, got 1", 0),
+                "calibration: gemm bf16 (aligned shapes): expected at least 2 distinct x values, got 1",
+                0),
             0u)
       << error_of(one_k);
   // An optional family that cannot be fitted is reported, not fatal.
@@ -189,7 +197,7 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
   const CalibrationResult r = run(no_fp32);
   ASSERT_NE(r.family("gemm fp32"), nullptr);
   EXPECT_EQ(r.family("gemm fp32")->refused,
-            "calibration: gemm fp32: expected at least 3 points to fit, got 0");
+            "calibration: gemm fp32 (aligned shapes): expected at least 3 points to fit, got 0");
   // A streaming bandwidth above the base profile's peak is refused, not clamped.
   SyntheticTruth fast;
   fast.hbm_efficiency = 1.3;
@@ -203,6 +211,80 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
             "calibration: options: expected holdout_every 0 (none) or >= 2, got 1");
   EXPECT_EQ(error_of(text, CalibrationOptions{.base_profile = "h201"}),
             "--base: unknown GPU profile 'h201' (did you mean 'h200'?); valid: a100-40gb, a100-80gb, b200, b300, gb200, gb300, h100-sxm, h200");
+}
+
+// GEMMs with a dimension off 16 bytes (model A's 3994-wide MLP) run at
+// their own rate. Its fit is a sub-fit of the GEMM family: with too few
+// unaligned points, or unaligned shapes no slower than aligned ones, the
+// base profile's value stays, saying why, and compute_efficiency and k_half
+// are fitted as before; and without the sub-fit the family's hold-out
+// error shows what the aligned model alone would miss.
+TEST(Calibrate, UnalignedGemmsFitTheirOwnRate) {
+  const SyntheticTruth truth;  // gemm_unaligned_efficiency 0.6
+  const std::string text = synthetic_measurements(truth);
+  const CalibrationResult r = run(text);
+  const FamilyReport* bf16 = r.family("gemm bf16");
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_NE(bf16->parameters.find(", unaligned_efficiency = 0.6"), std::string::npos) << bf16->parameters;
+  // Held-out unaligned points are predicted within the noise.
+  int unaligned_held_out = 0;
+  for (const PointPrediction& p : bf16->held_out) {
+    if (p.key.find("3994") == std::string::npos && p.key.find("4094") == std::string::npos &&
+        p.key.find("826") == std::string::npos && p.key.find("2046") == std::string::npos) {
+      continue;
+    }
+    ++unaligned_held_out;
+    EXPECT_LT(std::abs(p.relative_error()), 0.08) << p.key;
+  }
+  EXPECT_GT(unaligned_held_out, 0);
+  EXPECT_NE(r.profile_json.find("\"unaligned_efficiency\": 0.6"), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("| gemm_unaligned_efficiency (bf16) | 0.6"), std::string::npos);
+  EXPECT_EQ(models::parse_device_profile(r.profile_json, "back").gemm_unaligned_efficiency,
+            r.profile.gemm_unaligned_efficiency);
+
+  // Only the aligned bf16 shapes and two unaligned ones: too few, kept.
+  int unaligned_kept = 0;
+  const std::string two_unaligned = filter(text, [&](const std::string& line) {
+    if (line.find("\"kernel\":\"gemm\"") == std::string::npos ||
+        line.find("\"dtype\":\"bf16\"") == std::string::npos) {
+      return true;
+    }
+    const bool unaligned = line.find("3994") != std::string::npos || line.find("4094") != std::string::npos ||
+                           line.find("826") != std::string::npos || line.find("2046") != std::string::npos ||
+                           line.find("\"n\":13,") != std::string::npos || line.find("\"k\":13,") != std::string::npos ||
+                           line.find("\"m\":1,") != std::string::npos || line.find("\"n\":1,") != std::string::npos ||
+                           line.find("\"k\":1,") != std::string::npos;
+    return !unaligned || ++unaligned_kept <= 2;
+  });
+  const CalibrationResult few = run(two_unaligned, CalibrationOptions{.holdout_every = 0});
+  const GemmFit& g = few.gemm_by_dtype.at("bf16");
+  EXPECT_FALSE(g.unaligned_fitted);
+  EXPECT_EQ(g.unaligned_efficiency, 1.0);  // h200's
+  EXPECT_NEAR(g.compute_efficiency, truth.compute_efficiency, 0.015 * truth.compute_efficiency);
+  EXPECT_EQ(few.profile.gemm_unaligned_efficiency, 1.0);
+  EXPECT_NE(few.family("gemm bf16")->parameters.find(
+                "; unaligned_efficiency = 1.0000 kept from 'h200': expected at least 3 points to fit, got"),
+            std::string::npos)
+      << few.family("gemm bf16")->parameters;
+  EXPECT_NE(few.report_markdown.find("| bf16 | 0.7"), std::string::npos);
+  EXPECT_NE(few.report_markdown.find(" | 1.0000 (base) | "), std::string::npos);
+
+  // Unaligned shapes faster than aligned ones: not an efficiency, kept.
+  SyntheticTruth faster = truth;
+  faster.gemm_unaligned_efficiency = 1.2;
+  const CalibrationResult f = run(synthetic_measurements(faster));
+  EXPECT_FALSE(f.gemm_by_dtype.at("bf16").unaligned_fitted);
+  EXPECT_EQ(f.profile.gemm_unaligned_efficiency, 1.0);
+  EXPECT_NE(f.family("gemm bf16")->parameters.find("kept from 'h200': fitted 1.2"), std::string::npos)
+      << f.family("gemm bf16")->parameters;
+
+  // Aligned GEMMs alone at the truth's rate: the fit finds no penalty.
+  SyntheticTruth none = truth;
+  none.gemm_unaligned_efficiency = 1.0;
+  none.noise = 0;
+  const GemmFit& n = run(synthetic_measurements(none)).gemm_by_dtype.at("fp16");
+  EXPECT_NEAR(n.unaligned_efficiency, 1.0, 1e-9);
+  EXPECT_NEAR(n.compute_efficiency, none.compute_efficiency, 1e-9);
 }
 
 // With `partial`, a profile parameter whose family cannot be fitted keeps

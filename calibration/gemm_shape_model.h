@@ -7,6 +7,7 @@
 // is wasted). Calibration fits compute_efficiency and gemm_k_half in
 //
 //   efficiency = compute_efficiency x quantisation(m, n, batch) x k / (k + k_half)
+//                x (gemm_aligned(m, n, k) ? 1 : gemm_unaligned_efficiency)
 //
 // and cannot link the cost models (layering: calibration sees only the
 // models' parameter structs), so the formula is restated here;
@@ -43,6 +44,15 @@ inline double gemm_quantisation(std::int64_t m, std::int64_t n, std::int64_t bat
     best = std::max(best, t.rate * wave_efficiency * fill);
   }
   return best;
+}
+
+/// Whether an m x n x k GEMM of `element_bytes`-byte elements has every
+/// dimension a multiple of 16 bytes (models::gemm_aligned): its points fit
+/// compute_efficiency and gemm_k_half, the others gemm_unaligned_efficiency.
+inline bool gemm_aligned(std::int64_t m, std::int64_t n, std::int64_t k, int element_bytes) {
+  constexpr std::int64_t kAlignmentBytes = 16;
+  return (m * element_bytes) % kAlignmentBytes == 0 && (n * element_bytes) % kAlignmentBytes == 0 &&
+         (k * element_bytes) % kAlignmentBytes == 0;
 }
 
 }  // namespace zx::calibration

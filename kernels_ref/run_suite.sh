@@ -8,8 +8,8 @@
 #   environment.txt     nvidia-smi, nvcc --version, the commit
 #
 # Budget: the whole run fits in 8 minutes on one H200. Sizing (estimated
-# from datasheet rates, 5 warm-ups + 20 repetitions per point): 300 GEMMs
-# (75 shapes x 4 dtypes; the largest, 8192^3 fp32 at ~50 TFLOP/s, 22 ms x 25)
+# from datasheet rates, 5 warm-ups + 20 repetitions per point): 316 GEMMs
+# (79 shapes x 4 dtypes; the largest, 8192^3 fp32 at ~50 TFLOP/s, 22 ms x 25)
 # ~ 60 s; 42 TBE configs x 2
 # directions (32 tables x 100k rows, B = 512) ~ 15 s plus index generation;
 # 3 x 21 copies up to 1 GiB (H2D 1 GiB at ~50 GB/s: 21 ms x 25, the sum over

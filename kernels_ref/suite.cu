@@ -489,7 +489,7 @@ double check_gemm(Gemm& gemm, const GemmType& t, int m, int n, int k) {
 
 struct GemmShape {
   std::int64_t m, n, k;
-  std::string origin;  // "square", "k_sweep", "m_sweep", "zoo:<layer>"
+  std::string origin;  // "square", "k_sweep", "m_sweep", "unaligned", "zoo:<layer>"
 };
 
 std::vector<GemmShape> gemm_shapes(bool quick) {
@@ -501,6 +501,14 @@ std::vector<GemmShape> gemm_shapes(bool quick) {
   }
   for (std::int64_t m : {128, 384, 1000, 1536, 3000, 6144})
     shapes.push_back({m, 4096, 4096, "m_sweep"});
+  // Off 16 bytes in every dtype (4094 = 2 x 2047): cuBLAS's fastest kernels
+  // need 16-byte aligned leading dimensions, which here (column-major, no
+  // transposes) are m and k. Calibration fits their rate against the
+  // aligned shapes' (gemm_unaligned_efficiency); the zoo's 3994 and 826 are
+  // unaligned too.
+  for (std::int64_t s : {2046, 4094}) shapes.push_back({s, s, s, "unaligned"});
+  shapes.push_back({4096, 4096, 4094, "unaligned"});
+  shapes.push_back({4094, 4096, 4096, "unaligned"});
   // Model zoo MLP layers (models/zoo/*.json): (in, out) per layer, at two
   // per-GPU batch sizes; forward (B x out x in), input gradient (B x in x
   // out) and weight gradient (out x in x B), as cost_models.cc issues them.

@@ -154,6 +154,10 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
   for (std::int64_t k : {32, 64, 128, 256, 512, 1024, 2048, 8192, 16384})
     shapes.push_back({4096, 4096, k});
   for (std::int64_t m : {128, 384, 1000, 1536, 3000, 6144}) shapes.push_back({m, 4096, 4096});
+  // Off 16 bytes in every dtype: all three dimensions, K alone, M alone.
+  for (std::int64_t s : {2046, 4094}) shapes.push_back({s, s, s});
+  shapes.push_back({4096, 4096, 4094});
+  shapes.push_back({4094, 4096, 4096});
   const std::pair<std::int64_t, std::int64_t> layers[] = {{3994, 3994}, {560, 560},  {826, 826},
                                                           {13, 512},    {512, 256},  {256, 128},
                                                           {1024, 1024}, {1024, 512}, {256, 1}};
@@ -173,8 +177,9 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
       const double q =
           gemm_quantisation(s.m, s.n, 1, truth.sm_count, base.gemm_tile_m, base.gemm_tile_n);
       const double k = static_cast<double>(s.k);
-      const double t =
-          flops / (peak_per_ns * truth.compute_efficiency * q * k / (k + truth.gemm_k_half));
+      const double aligned = gemm_aligned(s.m, s.n, s.k, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
+      const double t = flops / (peak_per_ns * truth.compute_efficiency * q * k /
+                                (k + truth.gemm_k_half) * aligned);
       w.line("gemm",
              fmt::format("\"m\":{},\"n\":{},\"k\":{},\"batch\":1,\"dtype\":\"{}\"", s.m, s.n, s.k,
                          dtype),
@@ -193,8 +198,10 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
           const double q =
               gemm_quantisation(f, f, batch, truth.sm_count, base.gemm_tile_m, base.gemm_tile_n);
           const double k = static_cast<double>(dim);
-          const double compute =
-              flops / (peak_per_ns * truth.compute_efficiency * q * k / (k + truth.gemm_k_half));
+          const double aligned =
+              gemm_aligned(f, f, dim, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
+          const double compute = flops / (peak_per_ns * truth.compute_efficiency * q * k /
+                                          (k + truth.gemm_k_half) * aligned);
           w.line("dot_interaction",
                  fmt::format("\"batch\":{},\"features\":{},\"dim\":{},\"dtype\":\"{}\"", batch, f,
                              dim, dtype),

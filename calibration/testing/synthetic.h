@@ -20,6 +20,9 @@ struct SyntheticTruth {
   int sm_count = 132;
   double compute_efficiency = 0.78;  ///< every GEMM dtype
   double gemm_k_half = 96;
+  /// Rate of GEMMs with a dimension off 16 bytes (calibration::gemm_aligned),
+  /// relative to aligned ones: every GEMM dtype.
+  double gemm_unaligned_efficiency = 0.6;
   double hbm_efficiency = 0.88;
   double embedding_hbm_efficiency = 0.62;
   double launch_ns = 2400;          ///< per empty kernel

@@ -3,6 +3,7 @@
 // orderings the models must respect (fused never slower than unfused, more
 // work never faster).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -101,6 +102,21 @@ TEST(DeviceProfileTest, FilesOverrideABaseAndReportEveryProblem) {
   EXPECT_EQ(p.name, "h100-calibrated");
   EXPECT_EQ(p.compute_efficiency, 0.62);
   EXPECT_EQ(p.peak_flops(DataType::kBf16), 989.4e12);
+  EXPECT_EQ(p.gemm_unaligned_efficiency, 1.0);  // the built-ins': no penalty
+  EXPECT_EQ(parse_device_profile(R"({"schema_version": 1, "gemm": {"unaligned_efficiency": 0.55}})", "u.json")
+                .gemm_unaligned_efficiency,
+            0.55);
+  for (const char* bad : {"0", "1.5"}) {
+    try {
+      parse_device_profile(fmt::format(R"({{"schema_version": 1, "gemm": {{"unaligned_efficiency": {}}}}})", bad),
+                           "u.json");
+      FAIL() << bad;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                fmt::format("u.json: /gemm/unaligned_efficiency: expected a number in {}, got {}",
+                            std::string(bad) == "0" ? "(0, 1]" : "[0, 1]", bad));
+    }
+  }
   try {
     parse_device_profile(R"({"schema_version": 1, "base": "a100", "efficiency": {"compute": 1.5},
                              "hbm": {"bandwidth_gbyte_per_s": 0}, "sm_cout": 3})",

@@ -10,6 +10,9 @@ namespace zx::models {
 namespace {
 
 constexpr std::int64_t kSectorBytes = 32;  // A100/H100 L2-DRAM access granularity
+// cuBLAS documentation, "Tensor Core Usage": leading dimensions and
+// pointers that are multiples of 16 bytes for the fastest kernels.
+constexpr std::int64_t kGemmAlignmentBytes = 16;
 
 void require_positive(std::int64_t v, const char* what) {
   if (v <= 0) throw std::invalid_argument(fmt::format("cost model: {} must be positive, got {}", what, v));
@@ -81,9 +84,16 @@ double gemm_efficiency(const DeviceProfile& p, std::int64_t m, std::int64_t n, s
   return p.compute_efficiency * best * k_efficiency;
 }
 
+bool gemm_aligned(std::int64_t m, std::int64_t n, std::int64_t k, DataType type) {
+  const std::int64_t bytes = element_bytes(type);
+  return (m * bytes) % kGemmAlignmentBytes == 0 && (n * bytes) % kGemmAlignmentBytes == 0 &&
+         (k * bytes) % kGemmAlignmentBytes == 0;
+}
+
 KernelCost gemm(const DeviceProfile& p, std::int64_t m, std::int64_t n, std::int64_t k,
                 DataType type, std::int64_t batch) {
-  const double efficiency = gemm_efficiency(p, m, n, k, batch);
+  const double efficiency = gemm_efficiency(p, m, n, k, batch) *
+                            (gemm_aligned(m, n, k, type) ? 1.0 : p.gemm_unaligned_efficiency);
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
                        static_cast<double>(k) * static_cast<double>(batch);
   const double bytes = static_cast<double>((m * k + k * n + m * n) * batch) * element_bytes(type);

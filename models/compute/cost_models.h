@@ -39,7 +39,18 @@ KernelCost operator+(KernelCost a, const KernelCost& b);
 double gemm_efficiency(const DeviceProfile& profile, std::int64_t m, std::int64_t n,
                        std::int64_t k, std::int64_t batch = 1);
 
-/// A (batched) GEMM: 2mnk FLOPs; reads A and B, writes C once.
+/// Whether cuBLAS can run C[m x n] = A[m x k] B[k x n] of `type` with its
+/// fastest kernels: m, n and k are each a multiple of 16 bytes of the element
+/// (8 fp16/bf16, 4 fp32/tf32, 16 fp8 elements), so that every leading
+/// dimension is, whichever layout the caller uses (cuBLAS's "Tensor Core
+/// usage" section asks for 16-byte aligned leading dimensions and pointers;
+/// kernels_ref/suite.cu times both kinds). Model A's 3994-wide MLP and model
+/// I's 826 are not.
+bool gemm_aligned(std::int64_t m, std::int64_t n, std::int64_t k, DataType type);
+
+/// A (batched) GEMM: 2mnk FLOPs; reads A and B, writes C once. Its math
+/// runs at gemm_efficiency(), times gemm_unaligned_efficiency when the shape
+/// is not gemm_aligned().
 KernelCost gemm(const DeviceProfile& profile, std::int64_t m, std::int64_t n, std::int64_t k,
                 DataType type, std::int64_t batch = 1);
 

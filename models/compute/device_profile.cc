@@ -279,6 +279,8 @@ void validate(const DeviceProfile& p, const std::string& source) {
        fmt::format("expected an SM count in [0, sm_count = {}), got {}", p.sm_count, p.communication_sms));
   need(p.hbm_capacity.count() > 0, "/hbm/capacity_gib", "expected a positive HBM capacity");
   need(p.gemm_k_half >= 0, "/gemm/k_half", fmt::format("expected >= 0, got {}", p.gemm_k_half));
+  need(p.gemm_unaligned_efficiency > 0 && p.gemm_unaligned_efficiency <= 1, "/gemm/unaligned_efficiency",
+       fmt::format("expected a number in (0, 1], got {}", p.gemm_unaligned_efficiency));
   need(p.gemm_tile_m > 0 && p.gemm_tile_n > 0, "/gemm", "expected positive tile sizes");
   need(p.kernel_launch >= sim::Duration::zero(), "/kernel_launch_ns", "expected >= 0");
   if (!errors.empty()) throw InputError(std::move(errors));
@@ -324,6 +326,7 @@ DeviceProfile parse_device_profile(std::string_view text, const std::string& sou
   }
   if (auto o = root.object("gemm")) {
     o->read_number("k_half", p.gemm_k_half, json::NumberRange{0.0, 1e6});
+    o->read_number("unaligned_efficiency", p.gemm_unaligned_efficiency, json::NumberRange{0.0, 1.0});
     o->read_int("tile_m", p.gemm_tile_m, json::IntRange{1, 4096});
     o->read_int("tile_n", p.gemm_tile_n, json::IntRange{1, 4096});
     o->finish();
@@ -362,7 +365,10 @@ std::string device_profile_to_json(const DeviceProfile& p) {
   j["efficiency"] = {{"compute", p.compute_efficiency},
                      {"hbm", p.hbm_efficiency},
                      {"embedding_hbm", p.embedding_hbm_efficiency}};
-  j["gemm"] = {{"k_half", p.gemm_k_half}, {"tile_m", p.gemm_tile_m}, {"tile_n", p.gemm_tile_n}};
+  j["gemm"] = {{"k_half", p.gemm_k_half},
+               {"unaligned_efficiency", p.gemm_unaligned_efficiency},
+               {"tile_m", p.gemm_tile_m},
+               {"tile_n", p.gemm_tile_n}};
   j["kernel_launch_ns"] = static_cast<double>(p.kernel_launch.count_ps()) / 1e3;
   j["host_to_device_gbyte_per_s"] = static_cast<double>(p.host_to_device_bandwidth.count()) / 1e9;
   return j.dump(2) + "\n";

@@ -62,6 +62,14 @@ struct DeviceProfile {
   /// GEMM K dimension at which the main loop reaches half its efficiency
   /// (pipeline fill and epilogue overheads amortised over K).
   double gemm_k_half = 0;
+  /// Rate of a GEMM with a dimension that is not a multiple of 16 bytes of
+  /// its element type (gemm_aligned() in cost_models.h), relative to an
+  /// aligned GEMM of the same shape: cuBLAS's fastest tensor-core kernels
+  /// need 16-byte aligned leading dimensions (128-bit loads; on Hopper, TMA
+  /// descriptors) and it falls back to narrower loads otherwise. 1: no
+  /// penalty, the built-in profiles' value (MAD-Max fitted ZionEX's 0.705 on
+  /// model A's own, unaligned, layers); calibration measures it.
+  double gemm_unaligned_efficiency = 1.0;
   /// Output tile of the GEMM kernels (wave quantisation).
   int gemm_tile_m = 128;
   int gemm_tile_n = 128;
