@@ -118,6 +118,7 @@ std::int64_t sector_round(std::int64_t bytes) { return (bytes + 31) / 32 * 32; }
 struct TbeTraffic {
   double gathered = 0;
   double streamed = 0;
+  double accesses = 0;  // random row accesses: 1 per forward lookup, 2 per backward
 };
 TbeTraffic tbe_traffic(const Measurement& m) {
   const double lookups = m.number("tables") * m.number("batch") * m.number("pooling");
@@ -131,9 +132,11 @@ TbeTraffic tbe_traffic(const Measurement& m) {
   if (m.kernel == "tbe_forward") {
     t.gathered = lookups * row;
     t.streamed = lookups * index_bytes + pooled;
+    t.accesses = lookups;
   } else {
     t.gathered = lookups * (2 * row + 2 * 32.0);
     t.streamed = pooled + lookups * index_bytes + lookups * 12.0 * 2 * 2;
+    t.accesses = 2 * lookups;
   }
   return t;
 }
@@ -286,20 +289,52 @@ struct Fitter {
       return tbe;
     });
     const Split s = split(points, options.holdout_every);
-    // y = t - streamed / streaming bandwidth = c + gathered x (1 / gather bandwidth),
+    // y = t - streamed / streaming bandwidth
+    //   = c + accesses x row_access_ns + gathered x (1 / gather bandwidth),
     // weighted by 1 / t so residuals are relative to the measured time.
     const auto streamed_ns = [this](const Measurement& m) {
       return tbe_traffic(m).streamed / stream_bytes_per_ns;
     };
-    const LinearFit f = fit_linear_weighted(
-        column(s.fit, [](const Measurement& m) { return tbe_traffic(m).gathered; }),
-        column(s.fit, [&](const Measurement& m) { return m.median_ns - streamed_ns(m); }),
-        column(s.fit, [](const Measurement& m) { return 1.0 / m.median_ns; }), "embedding",
-        options.min_points);
-    if (!(f.slope > 0))
+    const std::vector<double> y =
+        column(s.fit, [&](const Measurement& m) { return m.median_ns - streamed_ns(m); });
+    const std::vector<double> weights = column(s.fit, [](const Measurement& m) { return 1.0 / m.median_ns; });
+    const std::vector<double> gathered =
+        column(s.fit, [](const Measurement& m) { return tbe_traffic(m).gathered; });
+    const std::vector<double> accesses =
+        column(s.fit, [](const Measurement& m) { return tbe_traffic(m).accesses; });
+    double intercept = 0, ns_per_byte = 0, access_ns = profile.embedding_row_access_ns;
+    std::string access_note;
+    // With the bytes alone, the per-access cost held at the base profile's.
+    const auto bytes_only = [&](const std::string& why) {
+      std::vector<double> rest = y;
+      for (std::size_t i = 0; i < rest.size(); ++i) rest[i] -= accesses[i] * access_ns;
+      const LinearFit f = fit_linear_weighted(gathered, rest, weights, "embedding", options.min_points);
+      intercept = f.intercept;
+      ns_per_byte = f.slope;
+      access_note = fmt::format("row_access = {:.4f} ns kept from '{}': {}", access_ns,
+                                options.base_profile, why);
+    };
+    try {
+      const std::vector<std::vector<double>> columns = {accesses, gathered};
+      const MultiLinearFit f =
+          fit_multilinear_weighted(columns, y, weights, "embedding", options.min_points);
+      if (f.coefficients[0] >= 0) {
+        intercept = f.intercept;
+        access_ns = f.coefficients[0];
+        ns_per_byte = f.coefficients[1];
+        access_note = fmt::format("row_access = {:.4f} ns ({:.1f} G accesses/s)", access_ns,
+                                  access_ns > 0 ? 1.0 / access_ns : 0.0);
+      } else {
+        bytes_only(fmt::format("fitted {:.4f} ns < 0 (time per access)", f.coefficients[0]));
+      }
+    } catch (const InputError& e) {
+      // One row size only: accesses and bytes are not told apart.
+      bytes_only(e.diagnostics().back().message);
+    }
+    if (!(ns_per_byte > 0))
       refuse("embedding",
-             fmt::format("expected a positive time per gathered byte, fitted {}", f.slope));
-    const double efficiency = 1.0 / f.slope / hbm_bytes_per_ns;
+             fmt::format("expected a positive time per gathered byte, fitted {}", ns_per_byte));
+    const double efficiency = 1.0 / ns_per_byte / hbm_bytes_per_ns;
     if (!(efficiency <= 1)) {
       refuse("embedding",
              fmt::format("expected embedding_hbm_efficiency in (0, 1], fitted {:.3f}: the gathers "
@@ -308,22 +343,27 @@ struct Fitter {
                          efficiency));
     }
     profile.embedding_hbm_efficiency = efficiency;
-    const Predictor predict = [f, streamed_ns](const Measurement& m) {
-      return f.predict(tbe_traffic(m).gathered) + streamed_ns(m);
+    profile.embedding_row_access_ns = access_ns;
+    const auto gather_ns = [=](const TbeTraffic& t) {
+      return intercept + t.accesses * access_ns + t.gathered * ns_per_byte;
+    };
+    const Predictor predict = [gather_ns, streamed_ns](const Measurement& m) {
+      return gather_ns(tbe_traffic(m)) + streamed_ns(m);
     };
     FamilyReport r;
     r.family = "embedding";
     r.excluded_points = excluded;
-    r.parameters =
-        fmt::format("embedding_hbm_efficiency = {:.4f} ({:.0f} GB/s gathered), intercept {:.0f} ns",
-                    efficiency, 1.0 / f.slope, f.intercept);
+    r.parameters = fmt::format(
+        "embedding_hbm_efficiency = {:.4f} ({:.0f} GB/s gathered), {}, intercept {:.0f} ns",
+        efficiency, 1.0 / ns_per_byte, access_note, intercept);
     evaluate(r, s.fit, s.held_out, predict);
     add(std::move(r));
-    // The implied efficiency of each point: its gather time with the fitted
-    // intercept and streaming time taken off.
+    // The effective gather bandwidth of each point, per-access cost
+    // included: its time with the fitted intercept and streaming time taken
+    // off, as a fraction of peak HBM.
     for (const Measurement* m : points) {
       const TbeTraffic t = tbe_traffic(*m);
-      const double gather_ns = m->median_ns - f.intercept - streamed_ns(*m);
+      const double gather_ns = m->median_ns - intercept - streamed_ns(*m);
       const std::string key = fmt::format("{} {} D={} L={}", m->kernel, m->label("weight_dtype"),
                                           m->number("dim"), m->number("pooling"));
       result.embedding_efficiency_by_shape[key] =
@@ -510,6 +550,7 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
                     r.profile.gemm_unaligned_efficiency);
   md << fmt::format("| hbm_efficiency | {:.4f} |\n", r.profile.hbm_efficiency);
   md << fmt::format("| embedding_hbm_efficiency | {:.4f} |\n", r.profile.embedding_hbm_efficiency);
+  md << fmt::format("| embedding_row_access_ns | {:.4f} |\n", r.profile.embedding_row_access_ns);
   md << fmt::format("| kernel_launch_ns | {:.1f} |\n",
                     static_cast<double>(r.profile.kernel_launch.count_ps()) / 1e3);
   md << fmt::format("| host_to_device_gbyte_per_s | {:.2f} |\n",
@@ -560,7 +601,9 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
     md << "\n## Embedding gather efficiency by kernel, dtype, D and L\n\n"
           "Each point's gather time (measured time less the fitted intercept and its streamed "
           "bytes at the "
-          "fitted streaming bandwidth) as a fraction of peak HBM bandwidth.\n\n"
+          "fitted streaming bandwidth) as a fraction of peak HBM bandwidth: the effective gather "
+          "efficiency, per-access cost included, which falls with the row size when "
+          "embedding_row_access_ns > 0.\n\n"
           "| kernel, weights, D, L | implied efficiency |\n|---|---|\n";
     for (const auto& [key, e] : r.embedding_efficiency_by_shape)
       md << fmt::format("| {} | {:.3f} |\n", key, e);
@@ -642,7 +685,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
     return fmt::format("hbm_efficiency = {:.4f}", base.hbm_efficiency);
   });
   f.required("embedding", [&] { f.fit_embedding(); }, [&] {
-    return fmt::format("embedding_hbm_efficiency = {:.4f}", base.embedding_hbm_efficiency);
+    return fmt::format("embedding_hbm_efficiency = {:.4f}, embedding_row_access_ns = {:.4f}",
+                       base.embedding_hbm_efficiency, base.embedding_row_access_ns);
   });
   for (const std::string dtype : {"bf16", "fp16", "tf32", "fp32"}) {
     if (dtype != options.gemm_dtype) {

@@ -48,6 +48,8 @@ TEST(Calibrate, RecoversKnownParameters) {
   EXPECT_NEAR(p.hbm_efficiency, truth.hbm_efficiency, 0.01 * truth.hbm_efficiency);
   EXPECT_NEAR(p.embedding_hbm_efficiency, truth.embedding_hbm_efficiency,
               0.02 * truth.embedding_hbm_efficiency);
+  EXPECT_NEAR(p.embedding_row_access_ns, truth.embedding_row_access_ns,
+              0.05 * truth.embedding_row_access_ns);
   EXPECT_NEAR(static_cast<double>(p.kernel_launch.count_ps()) / 1e3, truth.launch_ns,
               0.03 * truth.launch_ns);
   EXPECT_NEAR(static_cast<double>(p.host_to_device_bandwidth.count()) / 1e9, truth.h2d_gbyte_per_s,
@@ -287,6 +289,49 @@ TEST(Calibrate, UnalignedGemmsFitTheirOwnRate) {
   EXPECT_NEAR(n.compute_efficiency, none.compute_efficiency, 1e-9);
 }
 
+// Embedding gathers cost per byte and per row access: small rows take
+// longer per byte. Both are fitted from the sweep's row sizes; without a
+// per-access cost the fit finds none (within the noise) or, fitted
+// negative, keeps the base's and fits the bytes alone; with one row size
+// the two cannot be told apart and the bytes alone are fitted too.
+TEST(Calibrate, EmbeddingFitsPerAccessAndPerByteCosts) {
+  const SyntheticTruth truth;  // 0.05 ns per access
+  const CalibrationResult r = run(synthetic_measurements(truth));
+  const FamilyReport* e = r.family("embedding");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->parameters.find(" G accesses/s), intercept"), std::string::npos) << e->parameters;
+  EXPECT_LT(e->holdout_mape, 0.03);
+  // The effective efficiency falls with the row: fp16 D = 32 (64-byte rows)
+  // well under fp32 D = 256 (1 KiB).
+  const double small = r.embedding_efficiency_by_shape.at("tbe_forward fp16 D=32 L=20");
+  const double large = r.embedding_efficiency_by_shape.at("tbe_forward fp32 D=256 L=20");
+  EXPECT_LT(small, 0.6 * large) << small << " vs " << large;
+  EXPECT_NE(r.profile_json.find("\"embedding_row_access_ns\": 0.0"), std::string::npos);
+
+  EXPECT_LT(e->holdout_worst, 0.08);
+
+  SyntheticTruth none = truth;
+  none.embedding_row_access_ns = 0;
+  none.noise = 0;
+  const CalibrationResult n = run(synthetic_measurements(none));
+  EXPECT_NEAR(n.profile.embedding_row_access_ns, 0, 1e-6);
+  EXPECT_NEAR(n.profile.embedding_hbm_efficiency, none.embedding_hbm_efficiency, 1e-6);
+
+  // One row size (fp16, D = 128): bytes alone, the base's 0 per access.
+  const std::string one_row = filter(synthetic_measurements(truth), [](const std::string& line) {
+    return line.find("\"kernel\":\"tbe_") == std::string::npos ||
+           (line.find("\"dim\":128,") != std::string::npos &&
+            line.find("\"weight_dtype\":\"fp16\"") != std::string::npos &&
+            line.find("\"tbe_forward\"") != std::string::npos);
+  });
+  const CalibrationResult o = run(one_row);
+  EXPECT_EQ(o.profile.embedding_row_access_ns, 0);
+  EXPECT_NE(o.family("embedding")->parameters.find(
+                "row_access = 0.0000 ns kept from 'h200': the design is rank-deficient"),
+            std::string::npos)
+      << o.family("embedding")->parameters;
+}
+
 // With `partial`, a profile parameter whose family cannot be fitted keeps
 // the base profile's value, named in the family report, the provenance and
 // the report; the other parameters are fitted as with every family present.
@@ -311,8 +356,9 @@ TEST(Calibrate, PartialKeepsTheBaseValueOfWhatCannotBeFitted) {
   const FamilyReport* e = r.family("embedding");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->refused, "expected at least 3 points to fit, got 0");
-  EXPECT_EQ(e->kept, "embedding_hbm_efficiency = 0.6500 (from 'h200')");
-  const std::string kept_line = R"x("embedding": "embedding_hbm_efficiency = 0.6500 (from 'h200')")x";
+  EXPECT_EQ(e->kept, "embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000 (from 'h200')");
+  const std::string kept_line =
+      R"x("embedding": "embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000 (from 'h200')")x";
   const std::size_t kept_at = r.profile_json.find("\"kept_from_base\": {");
   ASSERT_NE(kept_at, std::string::npos) << r.profile_json;
   EXPECT_NE(r.profile_json.find(kept_line, kept_at), std::string::npos) << r.profile_json;

@@ -56,6 +56,29 @@ LinearFit fit_proportional(std::span<const double> x, std::span<const double> y,
                            const std::string& what, std::size_t min_points = 3,
                            Weighting weighting = Weighting::kRelative);
 
+/// A least-squares fit of y = intercept + sum_j coefficients[j] x_j.
+struct MultiLinearFit {
+  double intercept = 0;
+  std::vector<double> coefficients;
+  /// As LinearFit's, on the unweighted y.
+  double r_squared = 0;
+  double rms_relative_residual = 0;
+  double max_relative_residual = 0;
+  std::size_t num_samples = 0;
+
+  /// `x` holds one value per coefficient.
+  double predict(std::span<const double> x) const;
+};
+
+/// Weighted least squares of y on the `columns` (each one regressor, as
+/// long as y) plus an intercept, minimising sum (w_i (y_i - f(x_i)))^2.
+/// Throws zx::InputError as fit_linear does: fewer than max(min_points,
+/// columns + 1) points, a non-finite value or weight, or a rank-deficient
+/// design (a regressor constant or a combination of the others).
+MultiLinearFit fit_multilinear_weighted(std::span<const std::vector<double>> columns,
+                                        std::span<const double> y, std::span<const double> weights,
+                                        const std::string& what, std::size_t min_points = 3);
+
 }  // namespace zx::calibration
 
 #endif  // ZIONSIM_CALIBRATION_LINEAR_FIT_H_

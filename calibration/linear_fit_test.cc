@@ -104,5 +104,37 @@ TEST(LinearFit, DegenerateInputsAreErrors) {
             "calibration: w: expected positive finite weights, got -1 at point 1");
 }
 
+// Two regressors: exact data is recovered exactly, whatever the weights;
+// a regressor that is a multiple of another, or too few points, is an error.
+TEST(LinearFit, MultilinearRecoversTwoRegressorsAndRefusesDegenerateDesigns) {
+  const std::vector<std::vector<double>> x = {{1, 2, 3, 4, 5, 6}, {10, 5, 40, 20, 70, 1}};
+  std::vector<double> y, w;
+  for (std::size_t i = 0; i < 6; ++i) {
+    y.push_back(7 + 0.5 * x[0][i] + 3 * x[1][i]);
+    w.push_back(1.0 / y.back());
+  }
+  const MultiLinearFit f = fit_multilinear_weighted(x, y, w, "two");
+  EXPECT_NEAR(f.intercept, 7, 1e-9);
+  ASSERT_EQ(f.coefficients.size(), 2u);
+  EXPECT_NEAR(f.coefficients[0], 0.5, 1e-9);
+  EXPECT_NEAR(f.coefficients[1], 3, 1e-9);
+  EXPECT_NEAR(f.r_squared, 1, 1e-12);
+  EXPECT_LT(f.max_relative_residual, 1e-12);
+  const std::vector<double> at = {2, 5};
+  EXPECT_NEAR(f.predict(at), 7 + 1 + 15, 1e-9);
+
+  const std::vector<std::vector<double>> collinear = {x[0], {2, 4, 6, 8, 10, 12}};
+  EXPECT_EQ(error_of([&] { fit_multilinear_weighted(collinear, y, w, "collinear"); }),
+            "calibration: collinear: the design is rank-deficient (rank 2 of 3)");
+  const std::vector<std::vector<double>> two_points = {{1, 2}, {3, 5}};
+  const std::vector<double> y2 = {1, 2}, w2 = {1, 1};
+  EXPECT_EQ(error_of([&] { fit_multilinear_weighted(two_points, y2, w2, "short"); }),
+            "calibration: short: expected at least 3 points to fit, got 2");
+  std::vector<double> bad = y;
+  bad[3] = std::nan("");
+  EXPECT_EQ(error_of([&] { fit_multilinear_weighted(x, bad, w, "nan"); }),
+            "calibration: nan: expected finite values, got a non-finite one at point 3");
+}
+
 }  // namespace
 }  // namespace zx::calibration

@@ -130,11 +130,15 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
             dim, pooling, dtype, dtype);
         const double fg = lookups * row, fs = lookups * 8 + pooled;
         w.line("tbe_forward", params,
-               truth.tbe_intercept_ns + fg / gather_per_ns + fs / stream_per_ns, fg + fs,
+               truth.tbe_intercept_ns + lookups * truth.embedding_row_access_ns + fg / gather_per_ns +
+                   fs / stream_per_ns,
+               fg + fs,
                lookups * static_cast<double>(dim));
         const double bg = lookups * (2 * row + 64), bs = pooled + lookups * 8 + lookups * 48;
         w.line("tbe_backward_adagrad", params,
-               truth.tbe_intercept_ns + bg / gather_per_ns + bs / stream_per_ns, bg + bs,
+               truth.tbe_intercept_ns + 2 * lookups * truth.embedding_row_access_ns +
+                   bg / gather_per_ns + bs / stream_per_ns,
+               bg + bs,
                2 * lookups * static_cast<double>(dim));
       }
     }

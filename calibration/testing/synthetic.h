@@ -25,6 +25,7 @@ struct SyntheticTruth {
   double gemm_unaligned_efficiency = 0.6;
   double hbm_efficiency = 0.88;
   double embedding_hbm_efficiency = 0.62;
+  double embedding_row_access_ns = 0.05;  ///< per random row access (20 G/s)
   double launch_ns = 2400;          ///< per empty kernel
   double event_overhead_ns = 1800;  ///< launch family intercept
   double h2d_gbyte_per_s = 52;

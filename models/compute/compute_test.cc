@@ -196,6 +196,28 @@ TEST(CostModelTest, EmbeddingForwardClosedForm) {
   EXPECT_NEAR(seconds(c), gathered / (1555e9 * 0.65) + streamed / (1555e9 * 0.836) + 3e-6, 1e-9);
 }
 
+// A per-access cost adds lookups x embedding_row_access_ns to the forward
+// and twice that to the backward (row and state), fused or not, and nothing
+// to the bytes moved.
+TEST(CostModelTest, EmbeddingRowAccessCostPerLookup) {
+  DeviceProfile p = a100();
+  const EmbeddingShape s{.batch = 512, .tables = 64, .pooling = 20, .dim = 32};
+  const double lookups = 512.0 * 64 * 20;
+  DeviceProfile q = p;
+  q.embedding_row_access_ns = 0.25;
+  EXPECT_NEAR(seconds(embedding_forward_fused(q, s)) - seconds(embedding_forward_fused(p, s)),
+              lookups * 0.25e-9, 2e-12);
+  EXPECT_NEAR(seconds(embedding_backward_fused(q, s)) - seconds(embedding_backward_fused(p, s)),
+              2 * lookups * 0.25e-9, 2e-12);
+  EXPECT_NEAR(seconds(embedding_forward_unfused(q, s)) - seconds(embedding_forward_unfused(p, s)),
+              lookups * 0.25e-9, 2e-12);
+  EXPECT_NEAR(seconds(embedding_backward_unfused(q, s)) - seconds(embedding_backward_unfused(p, s)),
+              2 * lookups * 0.25e-9, 2e-12);
+  EXPECT_EQ(embedding_forward_fused(q, s).hbm_bytes, embedding_forward_fused(p, s).hbm_bytes);
+  // Round trip through the profile file.
+  EXPECT_EQ(parse_device_profile(device_profile_to_json(q), "q.json").embedding_row_access_ns, 0.25);
+}
+
 // The same embedding forward on a B200 costs the A100's time scaled by the
 // HBM bandwidths (the efficiencies are the same assumption), launch aside.
 TEST(CostModelTest, EmbeddingForwardScalesWithHbmBandwidth) {

@@ -134,9 +134,12 @@ double pooled_bytes(const EmbeddingShape& s) {
   return static_cast<double>(s.batch * s.tables * s.dim * element_bytes(s.output_type));
 }
 
-// The memory time of gathered (random-row) and streamed traffic together.
-KernelCost embedding_kernel(const DeviceProfile& p, double gathered, double streamed, int launches) {
-  const double seconds = gathered / gather_bw(p) + streamed / streaming_bw(p);
+// The memory time of gathered (random-row) and streamed traffic together,
+// plus the per-access cost of `accesses` random row accesses.
+KernelCost embedding_kernel(const DeviceProfile& p, double gathered, double streamed, double accesses,
+                            int launches) {
+  const double seconds = gathered / gather_bw(p) + streamed / streaming_bw(p) +
+                         accesses * p.embedding_row_access_ns * 1e-9;
   KernelCost c;
   c.hbm_bytes = gathered + streamed;
   c.kernels = launches;
@@ -147,6 +150,9 @@ KernelCost embedding_kernel(const DeviceProfile& p, double gathered, double stre
 constexpr double kSortKeyBytes = 12;  // int64 row index + int32 position
 constexpr double kSortPasses = 2;     // assumption: radix sort passes, read + write each
 constexpr double kStateSectorBytes = kSectorBytes;  // one fp32 of row-wise state, sector-rounded
+// Random row accesses per backward lookup: the row and its row-wise state
+// (each read, updated and written back while in L2: one access each).
+constexpr double kBackwardAccesses = 2;
 
 }  // namespace
 
@@ -154,7 +160,7 @@ KernelCost embedding_forward_fused(const DeviceProfile& p, const EmbeddingShape&
   check_shape(s);
   const double gathered = lookups(s) * row_sector_bytes(s);
   const double streamed = lookups(s) * s.index_bytes + pooled_bytes(s);
-  return embedding_kernel(p, gathered, streamed, 1);
+  return embedding_kernel(p, gathered, streamed, lookups(s), 1);
 }
 
 KernelCost embedding_backward_fused(const DeviceProfile& p, const EmbeddingShape& s) {
@@ -162,14 +168,14 @@ KernelCost embedding_backward_fused(const DeviceProfile& p, const EmbeddingShape
   const double gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
   const double streamed = pooled_bytes(s) + lookups(s) * s.index_bytes +
                           lookups(s) * kSortKeyBytes * 2 * kSortPasses;
-  return embedding_kernel(p, gathered, streamed, 1);
+  return embedding_kernel(p, gathered, streamed, kBackwardAccesses * lookups(s), 1);
 }
 
 KernelCost embedding_forward_unfused(const DeviceProfile& p, const EmbeddingShape& s) {
   check_shape(s);
   const double gathered = lookups(s) * row_sector_bytes(s);
   const double streamed = lookups(s) * s.index_bytes + pooled_bytes(s);
-  return embedding_kernel(p, gathered, streamed, static_cast<int>(s.tables));
+  return embedding_kernel(p, gathered, streamed, lookups(s), static_cast<int>(s.tables));
 }
 
 KernelCost embedding_backward_unfused(const DeviceProfile& p, const EmbeddingShape& s) {
@@ -181,7 +187,7 @@ KernelCost embedding_backward_unfused(const DeviceProfile& p, const EmbeddingSha
   const double optimizer_gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
   const double optimizer_streamed = grad_rows + lookups(s) * s.index_bytes;
   return embedding_kernel(p, optimizer_gathered, backward_streamed + optimizer_streamed,
-                          2 * static_cast<int>(s.tables));
+                          kBackwardAccesses * lookups(s), 2 * static_cast<int>(s.tables));
 }
 
 KernelCost dot_interaction_forward(const DeviceProfile& p, std::int64_t batch,

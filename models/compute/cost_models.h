@@ -77,15 +77,17 @@ struct EmbeddingShape {
 std::int64_t sector_bytes(std::int64_t bytes);
 
 /// Fused table-batched embedding forward (FBGEMM TBE): one kernel gathers
-/// every lookup's row (sector-rounded, at embedding_hbm_efficiency), reads
-/// the indices and writes the pooled outputs (streaming, hbm_efficiency).
+/// every lookup's row (sector-rounded, at embedding_hbm_efficiency, plus
+/// embedding_row_access_ns per lookup), reads the indices and writes the
+/// pooled outputs (streaming, hbm_efficiency).
 KernelCost embedding_forward_fused(const DeviceProfile& profile, const EmbeddingShape& shape);
 
 /// Fused backward with exact row-wise AdaGrad (FBGEMM's default optimizer in
 /// TorchRec): reads the pooled output gradients, sorts the lookups by row
 /// (two radix passes over 12-byte keys, an assumption), then for every lookup
-/// reads and writes its row and its one-float row-wise state (sector-rounded).
-/// No gradient is materialised.
+/// reads and writes its row and its one-float row-wise state (sector-rounded;
+/// two row accesses per lookup at embedding_row_access_ns). No gradient is
+/// materialised.
 KernelCost embedding_backward_fused(const DeviceProfile& profile, const EmbeddingShape& shape);
 
 /// The unfused baseline: one forward kernel per table.

@@ -283,6 +283,8 @@ void validate(const DeviceProfile& p, const std::string& source) {
        fmt::format("expected a number in (0, 1], got {}", p.gemm_unaligned_efficiency));
   need(p.gemm_tile_m > 0 && p.gemm_tile_n > 0, "/gemm", "expected positive tile sizes");
   need(p.kernel_launch >= sim::Duration::zero(), "/kernel_launch_ns", "expected >= 0");
+  need(p.embedding_row_access_ns >= 0, "/embedding_row_access_ns",
+       fmt::format("expected >= 0, got {}", p.embedding_row_access_ns));
   if (!errors.empty()) throw InputError(std::move(errors));
 }
 
@@ -335,6 +337,7 @@ DeviceProfile parse_device_profile(std::string_view text, const std::string& sou
   if (root.read_number("kernel_launch_ns", launch_ns, json::NumberRange{0.0, 1e9})) {
     p.kernel_launch = sim::Duration::from_ns_ceil(launch_ns);
   }
+  root.read_number("embedding_row_access_ns", p.embedding_row_access_ns, json::NumberRange{0.0, 1e6});
   double h2d = 0;
   if (root.read_number("host_to_device_gbyte_per_s", h2d, json::NumberRange{0.0, 1e6, true})) {
     p.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);
@@ -370,6 +373,7 @@ std::string device_profile_to_json(const DeviceProfile& p) {
                {"tile_m", p.gemm_tile_m},
                {"tile_n", p.gemm_tile_n}};
   j["kernel_launch_ns"] = static_cast<double>(p.kernel_launch.count_ps()) / 1e3;
+  j["embedding_row_access_ns"] = p.embedding_row_access_ns;
   j["host_to_device_gbyte_per_s"] = static_cast<double>(p.host_to_device_bandwidth.count()) / 1e9;
   return j.dump(2) + "\n";
 }

@@ -59,6 +59,15 @@ struct DeviceProfile {
   /// Achieved / peak HBM bandwidth for embedding row gathers and scatters
   /// (random rows of a few hundred bytes; on top of 32-byte sector rounding).
   double embedding_hbm_efficiency = 1.0;
+  /// Time per random row access of an embedding kernel on top of moving the
+  /// row's bytes, nanoseconds of the whole GPU (1 / the accesses it sustains
+  /// per ns): the per-lookup work (index, address, a DRAM activation) that
+  /// makes small rows cost more per byte than large ones. A forward lookup
+  /// is one access, a backward one two (the row and its optimizer state).
+  /// 0 in the built-ins (their embedding_hbm_efficiency folds it in);
+  /// calibration fits it with embedding_hbm_efficiency from TBE runs of
+  /// several row sizes.
+  double embedding_row_access_ns = 0;
   /// GEMM K dimension at which the main loop reaches half its efficiency
   /// (pipeline fill and epilogue overheads amortised over K).
   double gemm_k_half = 0;
