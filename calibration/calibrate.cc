@@ -290,11 +290,14 @@ struct Fitter {
     });
     const Split s = split(points, options.holdout_every);
     // y = t - streamed / streaming bandwidth
-    //   = c + accesses x row_access_ns + gathered x (1 / gather bandwidth),
-    // weighted by 1 / t so residuals are relative to the measured time.
+    //   = c + backward x backward_overhead + accesses x row_access_ns
+    //       + gathered x (1 / gather bandwidth),
+    // weighted by 1 / t so residuals are relative to the measured time;
+    // `backward` is 1 for a backward point, 0 for a forward one.
     const auto streamed_ns = [this](const Measurement& m) {
       return tbe_traffic(m).streamed / stream_bytes_per_ns;
     };
+    const auto is_backward = [](const Measurement& m) { return m.kernel == "tbe_backward_adagrad" ? 1.0 : 0.0; };
     const std::vector<double> y =
         column(s.fit, [&](const Measurement& m) { return m.median_ns - streamed_ns(m); });
     const std::vector<double> weights = column(s.fit, [](const Measurement& m) { return 1.0 / m.median_ns; });
@@ -302,35 +305,47 @@ struct Fitter {
         column(s.fit, [](const Measurement& m) { return tbe_traffic(m).gathered; });
     const std::vector<double> accesses =
         column(s.fit, [](const Measurement& m) { return tbe_traffic(m).accesses; });
-    double intercept = 0, ns_per_byte = 0, access_ns = profile.embedding_row_access_ns;
-    std::string access_note;
-    // With the bytes alone, the per-access cost held at the base profile's.
-    const auto bytes_only = [&](const std::string& why) {
+    const std::vector<double> backward = column(s.fit, is_backward);
+    // Both directions measured: each its own fixed time.
+    const bool both = std::count(backward.begin(), backward.end(), 1.0) > 0 &&
+                      std::count(backward.begin(), backward.end(), 0.0) > 0;
+    double access_ns = profile.embedding_row_access_ns;
+    // Fits with the per-access time free, or held at the base profile's.
+    const auto solve = [&](bool fit_access) {
+      std::vector<std::vector<double>> columns;
+      if (both) columns.push_back(backward);
+      if (fit_access) columns.push_back(accesses);
+      columns.push_back(gathered);
       std::vector<double> rest = y;
-      for (std::size_t i = 0; i < rest.size(); ++i) rest[i] -= accesses[i] * access_ns;
-      const LinearFit f = fit_linear_weighted(gathered, rest, weights, "embedding", options.min_points);
-      intercept = f.intercept;
-      ns_per_byte = f.slope;
+      if (!fit_access) {
+        for (std::size_t i = 0; i < rest.size(); ++i) rest[i] -= accesses[i] * access_ns;
+      }
+      return fit_multilinear_weighted(columns, rest, weights, "embedding", options.min_points);
+    };
+    MultiLinearFit f;
+    std::string access_note;
+    const auto kept = [&](const std::string& why) {
       access_note = fmt::format("row_access = {:.4f} ns kept from '{}': {}", access_ns,
                                 options.base_profile, why);
+      f = solve(false);
     };
     try {
-      const std::vector<std::vector<double>> columns = {accesses, gathered};
-      const MultiLinearFit f =
-          fit_multilinear_weighted(columns, y, weights, "embedding", options.min_points);
-      if (f.coefficients[0] >= 0) {
-        intercept = f.intercept;
-        access_ns = f.coefficients[0];
-        ns_per_byte = f.coefficients[1];
+      f = solve(true);
+      const double fitted = f.coefficients[both ? 1 : 0];
+      if (fitted >= 0) {
+        access_ns = fitted;
         access_note = fmt::format("row_access = {:.4f} ns ({:.1f} G accesses/s)", access_ns,
                                   access_ns > 0 ? 1.0 / access_ns : 0.0);
       } else {
-        bytes_only(fmt::format("fitted {:.4f} ns < 0 (time per access)", f.coefficients[0]));
+        kept(fmt::format("fitted {:.4f} ns < 0 (time per access)", fitted));
       }
     } catch (const InputError& e) {
       // One row size only: accesses and bytes are not told apart.
-      bytes_only(e.diagnostics().back().message);
+      kept(e.diagnostics().back().message);
     }
+    const double intercept = f.intercept;
+    const double backward_extra_ns = both ? f.coefficients.front() : 0.0;
+    const double ns_per_byte = f.coefficients.back();
     if (!(ns_per_byte > 0))
       refuse("embedding",
              fmt::format("expected a positive time per gathered byte, fitted {}", ns_per_byte));
@@ -342,20 +357,33 @@ struct Fitter {
                          "tables larger than L2)",
                          efficiency));
     }
+    std::string overhead_note;
+    if (!both) {
+      overhead_note = fmt::format("backward_overhead = {:.0f} ns kept from '{}': needs forward and backward runs",
+                                  profile.embedding_backward_overhead_ns, options.base_profile);
+    } else if (backward_extra_ns < 0) {
+      profile.embedding_backward_overhead_ns = 0;
+      overhead_note = fmt::format("backward_overhead = 0 ns (fitted {:.0f} ns < 0)", backward_extra_ns);
+    } else {
+      profile.embedding_backward_overhead_ns = backward_extra_ns;
+      overhead_note = fmt::format("backward_overhead = {:.0f} ns", backward_extra_ns);
+    }
     profile.embedding_hbm_efficiency = efficiency;
     profile.embedding_row_access_ns = access_ns;
-    const auto gather_ns = [=](const TbeTraffic& t) {
-      return intercept + t.accesses * access_ns + t.gathered * ns_per_byte;
+    const auto gather_ns = [=](const Measurement& m) {
+      const TbeTraffic t = tbe_traffic(m);
+      return intercept + (m.kernel == "tbe_backward_adagrad" ? backward_extra_ns : 0.0) +
+             t.accesses * access_ns + t.gathered * ns_per_byte;
     };
     const Predictor predict = [gather_ns, streamed_ns](const Measurement& m) {
-      return gather_ns(tbe_traffic(m)) + streamed_ns(m);
+      return gather_ns(m) + streamed_ns(m);
     };
     FamilyReport r;
     r.family = "embedding";
     r.excluded_points = excluded;
     r.parameters = fmt::format(
-        "embedding_hbm_efficiency = {:.4f} ({:.0f} GB/s gathered), {}, intercept {:.0f} ns",
-        efficiency, 1.0 / ns_per_byte, access_note, intercept);
+        "embedding_hbm_efficiency = {:.4f} ({:.0f} GB/s gathered), {}, {}, intercept {:.0f} ns",
+        efficiency, 1.0 / ns_per_byte, access_note, overhead_note, intercept);
     evaluate(r, s.fit, s.held_out, predict);
     add(std::move(r));
     // The effective gather bandwidth of each point, per-access cost
@@ -363,7 +391,8 @@ struct Fitter {
     // off, as a fraction of peak HBM.
     for (const Measurement* m : points) {
       const TbeTraffic t = tbe_traffic(*m);
-      const double gather_ns = m->median_ns - intercept - streamed_ns(*m);
+      const double fixed_ns = intercept + (m->kernel == "tbe_backward_adagrad" ? backward_extra_ns : 0.0);
+      const double gather_ns = m->median_ns - fixed_ns - streamed_ns(*m);
       const std::string key = fmt::format("{} {} D={} L={}", m->kernel, m->label("weight_dtype"),
                                           m->number("dim"), m->number("pooling"));
       result.embedding_efficiency_by_shape[key] =
@@ -551,6 +580,7 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
   md << fmt::format("| hbm_efficiency | {:.4f} |\n", r.profile.hbm_efficiency);
   md << fmt::format("| embedding_hbm_efficiency | {:.4f} |\n", r.profile.embedding_hbm_efficiency);
   md << fmt::format("| embedding_row_access_ns | {:.4f} |\n", r.profile.embedding_row_access_ns);
+  md << fmt::format("| embedding_backward_overhead_ns | {:.0f} |\n", r.profile.embedding_backward_overhead_ns);
   md << fmt::format("| kernel_launch_ns | {:.1f} |\n",
                     static_cast<double>(r.profile.kernel_launch.count_ps()) / 1e3);
   md << fmt::format("| host_to_device_gbyte_per_s | {:.2f} |\n",
@@ -599,7 +629,7 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
   }
   if (!r.embedding_efficiency_by_shape.empty()) {
     md << "\n## Embedding gather efficiency by kernel, dtype, D and L\n\n"
-          "Each point's gather time (measured time less the fitted intercept and its streamed "
+          "Each point's gather time (measured time less its fitted fixed time and its streamed "
           "bytes at the "
           "fitted streaming bandwidth) as a fraction of peak HBM bandwidth: the effective gather "
           "efficiency, per-access cost included, which falls with the row size when "
@@ -685,8 +715,10 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
     return fmt::format("hbm_efficiency = {:.4f}", base.hbm_efficiency);
   });
   f.required("embedding", [&] { f.fit_embedding(); }, [&] {
-    return fmt::format("embedding_hbm_efficiency = {:.4f}, embedding_row_access_ns = {:.4f}",
-                       base.embedding_hbm_efficiency, base.embedding_row_access_ns);
+    return fmt::format(
+        "embedding_hbm_efficiency = {:.4f}, embedding_row_access_ns = {:.4f}, "
+        "embedding_backward_overhead_ns = {:.0f}",
+        base.embedding_hbm_efficiency, base.embedding_row_access_ns, base.embedding_backward_overhead_ns);
   });
   for (const std::string dtype : {"bf16", "fp16", "tf32", "fp32"}) {
     if (dtype != options.gemm_dtype) {

@@ -9,14 +9,16 @@
 //   copy        t = latency + size / bandwidth                (per direction;
 //                                                              h2d -> host_to_device)
 //   streaming   t = c + bytes / (hbm x hbm_efficiency)        (convert + reduce_add)
-//   embedding   t = c + accesses x embedding_row_access_ns
+//   embedding   t = c + backward x embedding_backward_overhead_ns
+//                     + accesses x embedding_row_access_ns
 //                     + gathered / (hbm x embedding_hbm_efficiency)
 //                     + streamed / (hbm x hbm_efficiency)     (TBE fwd + bwd, uniform;
 //                                                              accesses: 1 per forward
 //                                                              lookup, 2 per backward)
 //               a negative per-access time, or one row size (accesses and
 //               bytes not told apart), fits the bytes alone with the base
-//               profile's per-access time, saying so.
+//               profile's per-access time, saying so; forward or backward
+//               runs alone keep the base's backward overhead.
 //   gemm        t = 2mnk / (peak x compute_efficiency x Q(m, n) x k / (k + k_half) x u)
 //               u = 1 for shapes whose m, n and k are multiples of 16 bytes,
 //               else gemm_unaligned_efficiency. Fitted per dtype: on the

@@ -50,6 +50,8 @@ TEST(Calibrate, RecoversKnownParameters) {
               0.02 * truth.embedding_hbm_efficiency);
   EXPECT_NEAR(p.embedding_row_access_ns, truth.embedding_row_access_ns,
               0.05 * truth.embedding_row_access_ns);
+  EXPECT_NEAR(p.embedding_backward_overhead_ns, truth.tbe_backward_overhead_ns,
+              0.05 * truth.tbe_backward_overhead_ns);
   EXPECT_NEAR(static_cast<double>(p.kernel_launch.count_ps()) / 1e3, truth.launch_ns,
               0.03 * truth.launch_ns);
   EXPECT_NEAR(static_cast<double>(p.host_to_device_bandwidth.count()) / 1e9, truth.h2d_gbyte_per_s,
@@ -299,7 +301,7 @@ TEST(Calibrate, EmbeddingFitsPerAccessAndPerByteCosts) {
   const CalibrationResult r = run(synthetic_measurements(truth));
   const FamilyReport* e = r.family("embedding");
   ASSERT_NE(e, nullptr);
-  EXPECT_NE(e->parameters.find(" G accesses/s), intercept"), std::string::npos) << e->parameters;
+  EXPECT_NE(e->parameters.find(" G accesses/s), backward_overhead = 1"), std::string::npos) << e->parameters;
   EXPECT_LT(e->holdout_mape, 0.03);
   // The effective efficiency falls with the row: fp16 D = 32 (64-byte rows)
   // well under fp32 D = 256 (1 KiB).
@@ -316,6 +318,18 @@ TEST(Calibrate, EmbeddingFitsPerAccessAndPerByteCosts) {
   const CalibrationResult n = run(synthetic_measurements(none));
   EXPECT_NEAR(n.profile.embedding_row_access_ns, 0, 1e-6);
   EXPECT_NEAR(n.profile.embedding_hbm_efficiency, none.embedding_hbm_efficiency, 1e-6);
+
+  // Forward runs only: no backward overhead to fit, the base's kept.
+  const CalibrationResult fwd = run(filter(synthetic_measurements(truth), [](const std::string& line) {
+    return line.find("\"kernel\":\"tbe_backward") == std::string::npos;
+  }));
+  EXPECT_EQ(fwd.profile.embedding_backward_overhead_ns, 0);
+  EXPECT_NE(fwd.family("embedding")->parameters.find(
+                "backward_overhead = 0 ns kept from 'h200': needs forward and backward runs"),
+            std::string::npos)
+      << fwd.family("embedding")->parameters;
+  EXPECT_NEAR(fwd.profile.embedding_row_access_ns, truth.embedding_row_access_ns,
+              0.1 * truth.embedding_row_access_ns);
 
   // One row size (fp16, D = 128): bytes alone, the base's 0 per access.
   const std::string one_row = filter(synthetic_measurements(truth), [](const std::string& line) {
@@ -356,9 +370,10 @@ TEST(Calibrate, PartialKeepsTheBaseValueOfWhatCannotBeFitted) {
   const FamilyReport* e = r.family("embedding");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->refused, "expected at least 3 points to fit, got 0");
-  EXPECT_EQ(e->kept, "embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000 (from 'h200')");
+  EXPECT_EQ(e->kept, "embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000, "
+            "embedding_backward_overhead_ns = 0 (from 'h200')");
   const std::string kept_line =
-      R"x("embedding": "embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000 (from 'h200')")x";
+      R"x("embedding": "embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000, embedding_backward_overhead_ns = 0 (from 'h200')")x";
   const std::size_t kept_at = r.profile_json.find("\"kept_from_base\": {");
   ASSERT_NE(kept_at, std::string::npos) << r.profile_json;
   EXPECT_NE(r.profile_json.find(kept_line, kept_at), std::string::npos) << r.profile_json;

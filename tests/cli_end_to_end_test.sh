@@ -398,7 +398,7 @@ partial=$(mktemp --suffix=.jsonl)
 grep -v '"kernel":"tbe_' "$measurements" >"$partial"
 expect 2 err "embedding: expected at least 3 points to fit, got 0; with --partial" -- \
   calibrate --measurements "$partial" --out "$profile"
-expect 0 out "kept embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000 (from 'h200')" -- \
+expect 0 out "kept embedding_hbm_efficiency = 0.6500, embedding_row_access_ns = 0.0000, embedding_backward_overhead_ns = 0 (from 'h200')" -- \
   calibrate --measurements "$partial" --out "$profile" --partial
 if ! grep -q '"kept_from_base"' "$profile"; then
   echo "FAIL: the --partial profile does not say what it kept"; failures=$((failures + 1))

@@ -136,7 +136,8 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
                lookups * static_cast<double>(dim));
         const double bg = lookups * (2 * row + 64), bs = pooled + lookups * 8 + lookups * 48;
         w.line("tbe_backward_adagrad", params,
-               truth.tbe_intercept_ns + 2 * lookups * truth.embedding_row_access_ns +
+               truth.tbe_intercept_ns + truth.tbe_backward_overhead_ns +
+                   2 * lookups * truth.embedding_row_access_ns +
                    bg / gather_per_ns + bs / stream_per_ns,
                bg + bs,
                2 * lookups * static_cast<double>(dim));

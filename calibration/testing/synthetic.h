@@ -33,7 +33,8 @@ struct SyntheticTruth {
   double d2d_gbyte_per_s = 1900;  ///< size / time (the suite's bytes are 2 x size)
   double copy_latency_ns = 2100;
   double stream_intercept_ns = 2600;  ///< streaming kernels' fixed time
-  double tbe_intercept_ns = 6000;
+  double tbe_intercept_ns = 6000;             ///< forward runs' fixed time
+  double tbe_backward_overhead_ns = 14000;     ///< backward runs' fixed time beyond it
   double noise = 0.02;  ///< log-normal sigma
   std::uint64_t seed = 42;
 };

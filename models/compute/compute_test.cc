@@ -214,6 +214,14 @@ TEST(CostModelTest, EmbeddingRowAccessCostPerLookup) {
   EXPECT_NEAR(seconds(embedding_backward_unfused(q, s)) - seconds(embedding_backward_unfused(p, s)),
               2 * lookups * 0.25e-9, 2e-12);
   EXPECT_EQ(embedding_forward_fused(q, s).hbm_bytes, embedding_forward_fused(p, s).hbm_bytes);
+  // The backward's fixed overhead: once fused, once per table unfused.
+  DeviceProfile o = p;
+  o.embedding_backward_overhead_ns = 12000;
+  EXPECT_EQ(embedding_backward_fused(o, s).time - embedding_backward_fused(p, s).time, sim::Duration::from_ns_ceil(12000));
+  EXPECT_EQ(embedding_backward_unfused(o, s).time - embedding_backward_unfused(p, s).time,
+            sim::Duration::from_ns_ceil(12000.0 * 64));
+  EXPECT_EQ(embedding_forward_fused(o, s).time, embedding_forward_fused(p, s).time);
+  EXPECT_EQ(parse_device_profile(device_profile_to_json(o), "o.json").embedding_backward_overhead_ns, 12000);
   // Round trip through the profile file.
   EXPECT_EQ(parse_device_profile(device_profile_to_json(q), "q.json").embedding_row_access_ns, 0.25);
 }

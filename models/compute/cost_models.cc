@@ -168,7 +168,9 @@ KernelCost embedding_backward_fused(const DeviceProfile& p, const EmbeddingShape
   const double gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
   const double streamed = pooled_bytes(s) + lookups(s) * s.index_bytes +
                           lookups(s) * kSortKeyBytes * 2 * kSortPasses;
-  return embedding_kernel(p, gathered, streamed, kBackwardAccesses * lookups(s), 1);
+  KernelCost c = embedding_kernel(p, gathered, streamed, kBackwardAccesses * lookups(s), 1);
+  c.time += sim::Duration::from_ns_ceil(p.embedding_backward_overhead_ns);
+  return c;
 }
 
 KernelCost embedding_forward_unfused(const DeviceProfile& p, const EmbeddingShape& s) {
@@ -186,8 +188,11 @@ KernelCost embedding_backward_unfused(const DeviceProfile& p, const EmbeddingSha
   // Optimizer kernels: read the gradients back, update rows and state.
   const double optimizer_gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
   const double optimizer_streamed = grad_rows + lookups(s) * s.index_bytes;
-  return embedding_kernel(p, optimizer_gathered, backward_streamed + optimizer_streamed,
-                          kBackwardAccesses * lookups(s), 2 * static_cast<int>(s.tables));
+  KernelCost c = embedding_kernel(p, optimizer_gathered, backward_streamed + optimizer_streamed,
+                                  kBackwardAccesses * lookups(s), 2 * static_cast<int>(s.tables));
+  // Each table's backward sorts its own lookups.
+  c.time += sim::Duration::from_ns_ceil(p.embedding_backward_overhead_ns * static_cast<double>(s.tables));
+  return c;
 }
 
 KernelCost dot_interaction_forward(const DeviceProfile& p, std::int64_t batch,

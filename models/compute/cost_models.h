@@ -86,7 +86,8 @@ KernelCost embedding_forward_fused(const DeviceProfile& profile, const Embedding
 /// TorchRec): reads the pooled output gradients, sorts the lookups by row
 /// (two radix passes over 12-byte keys, an assumption), then for every lookup
 /// reads and writes its row and its one-float row-wise state (sector-rounded;
-/// two row accesses per lookup at embedding_row_access_ns). No gradient is
+/// two row accesses per lookup at embedding_row_access_ns), plus
+/// embedding_backward_overhead_ns for the sort's kernels. No gradient is
 /// materialised.
 KernelCost embedding_backward_fused(const DeviceProfile& profile, const EmbeddingShape& shape);
 

@@ -285,6 +285,8 @@ void validate(const DeviceProfile& p, const std::string& source) {
   need(p.kernel_launch >= sim::Duration::zero(), "/kernel_launch_ns", "expected >= 0");
   need(p.embedding_row_access_ns >= 0, "/embedding_row_access_ns",
        fmt::format("expected >= 0, got {}", p.embedding_row_access_ns));
+  need(p.embedding_backward_overhead_ns >= 0, "/embedding_backward_overhead_ns",
+       fmt::format("expected >= 0, got {}", p.embedding_backward_overhead_ns));
   if (!errors.empty()) throw InputError(std::move(errors));
 }
 
@@ -338,6 +340,8 @@ DeviceProfile parse_device_profile(std::string_view text, const std::string& sou
     p.kernel_launch = sim::Duration::from_ns_ceil(launch_ns);
   }
   root.read_number("embedding_row_access_ns", p.embedding_row_access_ns, json::NumberRange{0.0, 1e6});
+  root.read_number("embedding_backward_overhead_ns", p.embedding_backward_overhead_ns,
+                   json::NumberRange{0.0, 1e9});
   double h2d = 0;
   if (root.read_number("host_to_device_gbyte_per_s", h2d, json::NumberRange{0.0, 1e6, true})) {
     p.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);
@@ -374,6 +378,7 @@ std::string device_profile_to_json(const DeviceProfile& p) {
                {"tile_n", p.gemm_tile_n}};
   j["kernel_launch_ns"] = static_cast<double>(p.kernel_launch.count_ps()) / 1e3;
   j["embedding_row_access_ns"] = p.embedding_row_access_ns;
+  j["embedding_backward_overhead_ns"] = p.embedding_backward_overhead_ns;
   j["host_to_device_gbyte_per_s"] = static_cast<double>(p.host_to_device_bandwidth.count()) / 1e9;
   return j.dump(2) + "\n";
 }

@@ -68,6 +68,12 @@ struct DeviceProfile {
   /// calibration fits it with embedding_hbm_efficiency from TBE runs of
   /// several row sizes.
   double embedding_row_access_ns = 0;
+  /// Fixed time of a fused embedding backward beyond one kernel launch:
+  /// sorting the lookups by row and finding the runs take several kernels
+  /// (FBGEMM's and kernels_ref's backward alike), whatever the batch. 0 in
+  /// the built-ins; calibration fits it as the backward runs' fixed time
+  /// less the forward runs'.
+  double embedding_backward_overhead_ns = 0;
   /// GEMM K dimension at which the main loop reaches half its efficiency
   /// (pipeline fill and epilogue overheads amortised over K).
   double gemm_k_half = 0;
