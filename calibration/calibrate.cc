@@ -149,6 +149,14 @@ Points select(const MeasurementSet& set, const std::function<bool(const Measurem
   return sorted(std::move(out));
 }
 
+// Why `family` was not fitted, from the refusal: its message, after the
+// part of the fit it names when that is not the family itself ("gemm fp32
+// (aligned shapes): expected at least 3 points to fit, got 0").
+std::string refusal_reason(const InputError& e, const std::string& family) {
+  const Diagnostic& d = e.diagnostics().back();
+  return d.location.empty() || d.location == family ? d.message : d.location + ": " + d.message;
+}
+
 std::string percent(double fraction) { return fmt::format("{:.2f}%", 100.0 * fraction); }
 
 // State shared by the fits, in the order they run.
@@ -184,7 +192,7 @@ struct Fitter {
       result.families.resize(before);
       FamilyReport r;
       r.family = family;
-      r.refused = diagnostics.back().message;
+      r.refused = refusal_reason(e, family);
       r.kept = keep() + fmt::format(" (from '{}')", options.base_profile);
       add(std::move(r));
     }
@@ -233,7 +241,7 @@ struct Fitter {
       return 1.0 / f.slope;
     } catch (const InputError& e) {
       if (required) throw;
-      r.refused = e.what();
+      r.refused = refusal_reason(e, family);
       add(std::move(r));
       return 0;
     }
@@ -502,7 +510,7 @@ struct Fitter {
       add(std::move(r));
     } catch (const InputError& e) {
       if (required) throw;
-      r.refused = e.what();
+      r.refused = refusal_reason(e, family);
       add(std::move(r));
     } catch (const std::invalid_argument& e) {  // no peak for this dtype in the base profile
       if (required) refuse(family, e.what());

@@ -201,7 +201,7 @@ TEST(Calibrate, DegenerateFamiliesAreErrors) {
   const CalibrationResult r = run(no_fp32);
   ASSERT_NE(r.family("gemm fp32"), nullptr);
   EXPECT_EQ(r.family("gemm fp32")->refused,
-            "calibration: gemm fp32 (aligned shapes): expected at least 3 points to fit, got 0");
+            "gemm fp32 (aligned shapes): expected at least 3 points to fit, got 0");
   // A streaming bandwidth above the base profile's peak is refused, not clamped.
   SyntheticTruth fast;
   fast.hbm_efficiency = 1.3;
