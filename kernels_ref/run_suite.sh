@@ -28,7 +28,7 @@
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
-  echo "usage: $0 OUTDIR   (environment: ZX_GIT_COMMIT, ZX_BUILD_DIR, ZX_MAX_SECONDS)" >&2
+  echo "usage: $0 OUTDIR   (environment: ZX_GIT_COMMIT, ZX_BUILD_DIR, ZX_MAX_SECONDS, ZX_CUBLAS_ROOT)" >&2
   exit 2
 fi
 out_dir=$1
@@ -63,6 +63,16 @@ if ! [[ $commit =~ ^[A-Za-z0-9._-]+$ ]]; then
 fi
 
 nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+cuda_home=$(dirname "$(dirname "$nvcc_bin")")
+# cuBLAS outside the toolkit, for a toolkit without it: ZX_CUBLAS_ROOT, else
+# the nvidia-cublas pip wheel PyTorch brings (include/ and lib/ in one
+# directory). CMake uses it only when the toolkit has no cuBLAS; without
+# either the suite is built without its GEMM families.
+cublas_root=${ZX_CUBLAS_ROOT:-}
+if [[ -z $cublas_root ]]; then
+  cublas_root=$(python3 -c 'import nvidia.cublas as m; print(list(m.__path__)[0])' 2> /dev/null || true)
+fi
+if [[ -n $cublas_root && ! -e $cublas_root/include/cublas_v2.h ]]; then cublas_root=""; fi
 {
   echo "commit: $commit"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -73,6 +83,7 @@ nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   # diagnosed from here, e.g. a pip wheel's copy outside the toolkit.
   echo "libcublas found:"
   find /usr/local /opt /usr/lib -name 'libcublas.so*' 2> /dev/null | head -n 8 || true
+  echo "cuBLAS outside the toolkit (ZX_CUBLAS_ROOT or the pip wheel): ${cublas_root:-none}"
 } > "$out_dir/environment.txt" 2>&1
 
 binary=$build_dir/zx_kernel_suite
@@ -82,13 +93,26 @@ build() {
     local generator=()
     if command -v ninja > /dev/null; then generator=(-G Ninja); fi
     cmake -S "$here" -B "$build_dir" "${generator[@]}" -DZX_GIT_COMMIT="$commit" \
-      -DCMAKE_CUDA_COMPILER="$nvcc_bin" &&
+      -DCMAKE_CUDA_COMPILER="$nvcc_bin" -DZX_CUBLAS_ROOT="$cublas_root" &&
       cmake --build "$build_dir" -j "$(nproc)"
   else
+    local cublas=()
+    if [[ -e $cuda_home/include/cublas_v2.h ]]; then
+      cublas=(-lcublas)
+    elif [[ -n $cublas_root ]] && compgen -G "$cublas_root/lib/libcublas.so*" > /dev/null; then
+      local lib
+      lib=$(compgen -G "$cublas_root/lib/libcublas.so*" | sort | head -n 1)
+      # The wheel has no unversioned libcublas.so: name the file (ld's -l:).
+      cublas=(-isystem "$cublas_root/include" -L"$cublas_root/lib" "-l:$(basename "$lib")"
+        -Xlinker "-rpath=$cublas_root/lib")
+    else
+      echo "kernels_ref: no cuBLAS: building without the GEMM and dot-interaction families"
+      cublas=(-DZX_HAVE_CUBLAS=0)
+    fi
     mkdir -p "$build_dir" &&
       "$nvcc_bin" -std=c++17 -O2 -gencode arch=compute_80,code=sm_80 \
         -gencode arch=compute_90,code=sm_90 -I"$repo" -DZX_GIT_COMMIT="\"$commit\"" \
-        -o "$binary" "$here/suite.cu" "$here/reference.cc" "$here/harness_util.cc" -lcublas
+        -o "$binary" "$here/suite.cu" "$here/reference.cc" "$here/harness_util.cc" "${cublas[@]}"
   fi
 }
 if ! build > "$out_dir/build.log" 2>&1; then

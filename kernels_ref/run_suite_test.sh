@@ -138,6 +138,28 @@ run bad 'ZX_GIT_COMMIT=a b'
 "$root/bad/kernels_ref/run_suite.sh" > /dev/null 2>&1
 [[ $? -eq 2 ]] || fail "bad: no OUTDIR is not a usage error (status 2)"
 
+# 7. cuBLAS outside the toolkit (the stand-in toolkit has none): given as
+# ZX_CUBLAS_ROOT, or found as the nvidia-cublas pip wheel, it reaches CMake
+# and environment.txt; a directory without cublas_v2.h is not used.
+make_repo "$root/wheel"
+mkdir -p "$root/cublas/include" "$root/cublas/lib"
+touch "$root/cublas/include/cublas_v2.h" "$root/cublas/lib/libcublas.so.12"
+run wheel ZX_CUBLAS_ROOT="$root/cublas"
+grep -q -- "-DZX_CUBLAS_ROOT=$root/cublas" <<< "$log" || fail "wheel: cmake not given ZX_CUBLAS_ROOT: $log"
+grep -q "pip wheel): $root/cublas\$" "$root/wheel.out/environment.txt" ||
+  fail "wheel: environment.txt does not name it: $(cat "$root/wheel.out/environment.txt")"
+run wheel ZX_CUBLAS_ROOT="$root/wheel"
+grep -qE -- '-DZX_CUBLAS_ROOT=( |$)' <<< "$log" || fail "wheel: a root without cublas_v2.h was passed on: $log"
+grep -q 'pip wheel): none$' "$root/wheel.out/environment.txt" || fail "wheel: a root without cublas_v2.h is named"
+if command -v python3 > /dev/null; then
+  # The wheel's layout: site-packages/nvidia/cublas/{include,lib}, a namespace package.
+  mkdir -p "$root/site/nvidia"
+  cp -r "$root/cublas" "$root/site/nvidia/cublas"
+  run wheel PYTHONPATH="$root/site"
+  grep -q -- "-DZX_CUBLAS_ROOT=$root/site/nvidia/cublas" <<< "$log" ||
+    fail "wheel: the pip wheel was not found: $log"
+fi
+
 rm -rf "$root"
 if [[ $failures -eq 0 ]]; then
   echo "run_suite_test: all passed"
