@@ -777,6 +777,10 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   provenance["gemm_dtype"] = options.gemm_dtype;
   provenance["holdout"] = fmt::format(
       "every {}th point per family, sorted by kernel and parameters", options.holdout_every);
+  // The options again, as values: enough to redo this calibration
+  // (calibration/measured_run_test.cc does, for committed GPU runs).
+  provenance["holdout_every"] = options.holdout_every;
+  provenance["partial"] = options.partial;
   provenance["measurements"] = set.measurements.size();
   provenance["checks_passed"] = set.checks_passed;
   provenance["checks_failed"] = set.checks_failed;
