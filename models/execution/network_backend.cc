@@ -406,7 +406,12 @@ const std::string& NetworkBackend::choose_algorithm(const collectives::Collectiv
       refuse(i, e);
       continue;
     }
-    if (auto_options_->exhaustive && !advance(*t, sim::TimePoint::max())) continue;
+    if (auto_options_->exhaustive) {
+      // Timed to its end now, and its simulation freed before the next
+      // candidate's is built: one trial in memory at a time.
+      if (advance(*t, sim::TimePoint::max())) choice.candidates[i].time = t->finished->since_start();
+      continue;
+    }
     trials.push_back(std::move(t));
   }
   const auto any_finished = [&] {
@@ -422,13 +427,17 @@ const std::string& NetworkBackend::choose_algorithm(const collectives::Collectiv
   for (const auto& t : trials) {
     if (t->finished && (!first || *t->finished < *first)) first = t->finished;
   }
-  std::optional<std::size_t> best;
   for (const auto& t : trials) {
     AutoChoice::Candidate& c = choice.candidates[t->index];
     if (!t->finished && advance(*t, *first) && !t->finished) c.slower_than = first->since_start();
     if (t->finished) c.time = t->finished->since_start();
-    // Fastest wins; a tie goes to the one listed first (trials are in list order).
-    if (c.time && (!best || *c.time < *choice.candidates[*best].time)) best = t->index;
+  }
+  trials.clear();
+  // Fastest wins; a tie goes to the one listed first.
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
+    const AutoChoice::Candidate& c = choice.candidates[i];
+    if (c.time && (!best || *c.time < *choice.candidates[*best].time)) best = i;
   }
   if (!best) {
     std::string reasons;
