@@ -392,6 +392,15 @@ if ! grep -q '"compute": 0.7' "$profile"; then
   echo "FAIL: the calibrated profile lacks the fitted compute efficiency (~0.78)"; failures=$((failures + 1))
 fi
 expect 0 out "samples/s" -- whatif --model dlrm-a-small --nodes 1 --profile "$profile"
+# --gpu FILE.json is --profile FILE.json (the same figures), so --vary gpu
+# sets a built-in and the calibrated profile side by side.
+"$zionsim" whatif --model dlrm-a-small --nodes 1 --profile "$profile" --format csv >"$out" 2>"$err"
+"$zionsim" whatif --model dlrm-a-small --nodes 1 --gpu "$profile" --format csv >"$out.gpu" 2>"$err"
+if ! cmp -s "$out" "$out.gpu"; then
+  echo "FAIL: --gpu FILE.json differs from --profile FILE.json"; diff "$out" "$out.gpu"; failures=$((failures + 1))
+fi
+expect 0 out "$profile" -- whatif --model dlrm-a-small --nodes 1 --vary gpu=h200,"$profile"
+expect 2 err "give --gpu or --profile, not both" -- whatif --model dlrm-a-small --nodes 1 --gpu "$profile" --profile "$profile"
 # A run without its TBE points (their check failed, so none were timed):
 # refused, naming --partial; with it, the base's embedding efficiency kept.
 partial=$(mktemp --suffix=.jsonl)

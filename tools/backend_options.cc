@@ -277,8 +277,19 @@ void check_algorithm_for(const models::collectives::CollectiveRegistry& registry
   }
 }
 
-models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
-                                 const std::string& profile, const std::vector<std::string>& overrides) {
+models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu_flag,
+                                 const std::string& profile_flag, const std::vector<std::string>& overrides) {
+  // --gpu FILE.json is --profile FILE.json, so that one flag (and --vary
+  // gpu=h200,measured.json) sets a built-in or a calibrated profile.
+  const bool gpu_is_file = gpu_flag.size() > 5 && gpu_flag.ends_with(".json");
+  const std::string gpu = gpu_is_file ? "" : gpu_flag;
+  const std::string& profile = gpu_is_file && profile_flag.empty() ? gpu_flag : profile_flag;
+  if (gpu_is_file && !profile_flag.empty()) {
+    throw InputError(Diagnostic{"--profile", "",
+                                fmt::format("give --gpu or --profile, not both (the profile {} is a GPU of its own; "
+                                            "--gpu {} would be ignored)",
+                                            profile_flag, gpu_flag)});
+  }
   if (!gpu.empty() && !profile.empty()) {
     throw InputError(Diagnostic{"--profile", "",
                                 fmt::format("give --gpu or --profile, not both (the profile {} is a GPU of its own; "

@@ -108,7 +108,8 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
 void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
                          const std::string& kind, const std::string& name);
 
-/// The GPU profile a command uses: --profile FILE, else --gpu NAME, else the
+/// The GPU profile a command uses: --profile FILE (or --gpu FILE.json: a
+/// name ending in .json is a file), else --gpu NAME, else the
 /// cluster's own (H100 for hgx, A100 40GB otherwise); then `overrides`
 /// ("gpu.KEY=VALUE" from --set, KEY a profile file key such as
 /// hbm.bandwidth_gbyte_per_s), applied as if the profile file had them.

@@ -659,7 +659,7 @@ void add_calibrate_network_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Write the cluster file with the fitted values")->option_text("CLUSTER.json");
   cmd->add_option("--report", f->report, "Write a Markdown report")->option_text("FILE.md");
-  cmd->add_option("--gpu", f->gpu, "GPU profile for reductions (default: the cluster's)");
+  cmd->add_option("--gpu", f->gpu, "GPU profile for reductions: a built-in or a .json profile file (default: the cluster's)");
   cmd->add_option("--threads", f->threads, "Rows simulated in parallel (0: all cores)")->check(in_range(0, 1024));
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   cmd->parse_complete_callback([request, sources, f, action = context.action] {

@@ -596,7 +596,7 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
       ->check(in_range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--ranks", f->ranks, "Use the first N GPUs (default: all)")->check(in_range(1, 1 << 20));
-  cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization (default: the cluster's)");
+  cmd->add_option("--gpu", f->gpu, "GPU profile for reductions and quantization: a built-in or a .json profile file (default: the cluster's)");
   cmd->add_option("--profile", f->profile, "A GPU profile file (a calibration result) for reductions and quantization")
       ->option_text("FILE");
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);

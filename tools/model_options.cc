@@ -70,7 +70,7 @@ std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
                  "Embedding indices' type (the input copy, the indices all-to-all, the kernels' reads)")
       ->check(CLI::IsMember({"int64", "int32"}))
       ->capture_default_str();
-  cmd.add_option("--gpu", options.gpu, "GPU profile (zionsim list gpus); default: the cluster's");
+  cmd.add_option("--gpu", options.gpu, "GPU profile: a built-in (zionsim list gpus) or a .json profile file, as --profile; default: the cluster's");
   cmd.add_option("--profile", options.profile, "A GPU profile file (a calibration result)")->option_text("FILE");
   return batch;
 }

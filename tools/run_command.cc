@@ -603,7 +603,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--trace-format", f->trace_format, "detect, zionsim, chakra or kineto")
       ->check(CLI::IsMember({"detect", "zionsim", "kineto", "chakra"}))
       ->capture_default_str();
-  cmd->add_option("--gpu", f->gpu, "GPU profile that prices kernels in the trace");
+  cmd->add_option("--gpu", f->gpu, "GPU profile that prices kernels in the trace: a built-in or a .json profile file");
   cmd->add_option("--profile", f->profile, "A GPU profile file")->option_text("FILE");
   add_network_flags(*cmd, f->fidelity, f->completion_quantum_ns);
   cmd->add_option("--algo", f->algorithms, "Collective algorithm per kind: KIND=NAME; nccl (NCCL's cost model) or auto alone: every kind")->take_all();
