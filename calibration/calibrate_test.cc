@@ -286,7 +286,7 @@ TEST(Calibrate, UnalignedGemmsFitTheirOwnRate) {
   SyntheticTruth none = truth;
   none.gemm_unaligned_efficiency = 1.0;
   none.noise = 0;
-  const GemmFit& n = run(synthetic_measurements(none)).gemm_by_dtype.at("fp16");
+  const GemmFit n = run(synthetic_measurements(none)).gemm_by_dtype.at("fp16");
   EXPECT_NEAR(n.unaligned_efficiency, 1.0, 1e-9);
   EXPECT_NEAR(n.compute_efficiency, none.compute_efficiency, 1e-9);
 }
