@@ -111,7 +111,12 @@ std::vector<double> column(const Points& points,
   return out;
 }
 
+// Bytes of a TBE weight or output element (fp32, fp16, bf16).
 int storage_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
+// Bytes of a GEMM element in memory: tf32 is stored as fp32.
+int gemm_element_bytes(const std::string& dtype) {
+  return models::element_bytes(models::parse_data_type(dtype));
+}
 std::int64_t sector_round(std::int64_t bytes) { return (bytes + 31) / 32 * 32; }
 
 // TBE traffic as cost_models.cc counts it (and kernels_ref reports it).
@@ -418,7 +423,7 @@ struct Fitter {
   bool aligned(const Measurement& m, const std::string& dtype) const {
     return gemm_aligned(static_cast<std::int64_t>(m.number("m")),
                         static_cast<std::int64_t>(m.number("n")),
-                        static_cast<std::int64_t>(m.number("k")), storage_bytes(dtype));
+                        static_cast<std::int64_t>(m.number("k")), gemm_element_bytes(dtype));
   }
 
   // compute_efficiency and k_half from the aligned points, then
@@ -545,7 +550,7 @@ struct Fitter {
         const double q =
             gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
                               profile.gemm_tile_m, profile.gemm_tile_n);
-        const double u = gemm_aligned(f, f, dim, storage_bytes(dtype)) ? 1.0 : g.unaligned_efficiency;
+        const double u = gemm_aligned(f, f, dim, gemm_element_bytes(dtype)) ? 1.0 : g.unaligned_efficiency;
         const double compute =
             m.flops / (peak_per_ns * g.compute_efficiency * q * k / (k + g.k_half) * u);
         return std::max(compute, m.bytes / stream_bytes_per_ns) + launch_ns;

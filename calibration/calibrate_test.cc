@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -281,6 +282,23 @@ TEST(Calibrate, UnalignedGemmsFitTheirOwnRate) {
   EXPECT_EQ(f.profile.gemm_unaligned_efficiency, 1.0);
   EXPECT_NE(f.family("gemm bf16")->parameters.find("kept from 'h200': fitted 1.2"), std::string::npos)
       << f.family("gemm bf16")->parameters;
+
+  // 16 bytes of the dtype's element as stored: 4092 = 4 x 1023 is aligned
+  // for tf32 (stored as fp32), not for bf16.
+  std::string more = text;
+  for (const char* dtype : {"tf32", "bf16"}) {
+    for (int k : {4092, 8188, 12284}) {
+      more += fmt::format(
+          "{{\"record\":\"measurement\",\"kernel\":\"gemm\",\"params\":{{\"m\":4096,\"n\":4096,"
+          "\"k\":{},\"batch\":1,\"dtype\":\"{}\"}},\"time_ns\":{{\"median\":{}}},\"flops\":{}}}\n",
+          k, dtype, 2.0 * 4096 * 4096 * k / (0.5e3 * 0.78), 2.0 * 4096 * 4096 * k);
+    }
+  }
+  const CalibrationResult m = run(more, CalibrationOptions{.holdout_every = 0});
+  const CalibrationResult base_run = run(text, CalibrationOptions{.holdout_every = 0});
+  EXPECT_EQ(m.gemm_by_dtype.at("tf32").aligned_points, base_run.gemm_by_dtype.at("tf32").aligned_points + 3);
+  EXPECT_EQ(m.gemm_by_dtype.at("tf32").unaligned_points, base_run.gemm_by_dtype.at("tf32").unaligned_points);
+  EXPECT_EQ(m.gemm_by_dtype.at("bf16").unaligned_points, base_run.gemm_by_dtype.at("bf16").unaligned_points + 3);
 
   // Aligned GEMMs alone at the truth's rate: the fit finds no penalty.
   SyntheticTruth none = truth;
