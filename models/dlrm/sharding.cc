@@ -189,8 +189,11 @@ ShardingPlan place_tables(const DlrmModel& model, int num_gpus, int gpus_per_nod
                                .weight_type = model.embedding_type,
                                .output_type = model.embedding_type,
                                .index_bytes = options.index_bytes};
+    // Per-kernel fixed costs (launches, the backward's sort) are paid once
+    // per GPU, not per table: left out of a table's share.
     const sim::Duration t = embedding_forward_fused(device, shape).time +
-                            embedding_backward_fused(device, shape).time - device.kernel_launch * 2;
+                            embedding_backward_fused(device, shape).time - device.kernel_launch * 2 -
+                            sim::Duration::from_ns_ceil(device.embedding_backward_overhead_ns);
     return t.to_seconds();
   };
   // A host-memory table's kernel reads its HBM cache after the misses were

@@ -164,6 +164,30 @@ TEST(ShardingTest, ModelABalancesTablesThatDoNotDivide) {
   EXPECT_LT(work_alone.load_imbalance(), 1.001);
 }
 
+// A GPU's fixed embedding costs (launches, the backward's sort overhead)
+// are paid once per GPU whatever it holds: they leave a table's estimated
+// work, and so the plan, unchanged.
+TEST(ShardingTest, PerGpuFixedCostsDoNotMoveTables) {
+  const DlrmModel a = load_model("dlrm-a");
+  ShardingOptions nic;
+  nic.exchange_bytes_per_second = 25e9;
+  DeviceProfile slow_sort = a100();
+  slow_sort.embedding_backward_overhead_ns = 50000;
+  const ShardingPlan plan = plan_sharding(a, 768, 8, a100(), nic);
+  const ShardingPlan with_overhead = plan_sharding(a, 768, 8, slow_sort, nic);
+  ASSERT_EQ(plan.tables.size(), with_overhead.tables.size());
+  for (std::size_t i = 0; i < plan.tables.size(); ++i) {
+    ASSERT_EQ(plan.tables[i].shards.size(), with_overhead.tables[i].shards.size()) << i;
+    for (std::size_t j = 0; j < plan.tables[i].shards.size(); ++j) {
+      EXPECT_EQ(plan.tables[i].shards[j].rank, with_overhead.tables[i].shards[j].rank) << i;
+      EXPECT_EQ(plan.tables[i].shards[j].dim, with_overhead.tables[i].shards[j].dim) << i;
+    }
+  }
+  for (std::size_t g = 0; g < plan.gpus.size(); ++g) {
+    EXPECT_DOUBLE_EQ(plan.gpus[g].embedding_seconds, with_overhead.gpus[g].embedding_seconds) << g;
+  }
+}
+
 // One node cannot hold model A: 1.6 TB of fp16 weights plus 33 GB of state
 // against 8 x 30 GB of HBM and 1.35 TB of usable host memory. The plan says so.
 TEST(ShardingTest, ModelAOnOneNodeDoesNotFit) {
