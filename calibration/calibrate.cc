@@ -584,20 +584,29 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
     md << "| " << key << " | " << (value.is_string() ? value.get<std::string>() : value.dump())
        << " |\n";
   }
-  md << "\n## Fitted profile parameters\n\n| parameter | value |\n|---|---|\n";
-  md << fmt::format("| compute_efficiency ({}) | {:.4f} |\n", o.gemm_dtype,
-                    r.profile.compute_efficiency);
-  md << fmt::format("| gemm_k_half ({}) | {:.1f} |\n", o.gemm_dtype, r.profile.gemm_k_half);
-  md << fmt::format("| gemm_unaligned_efficiency ({}) | {:.4f} |\n", o.gemm_dtype,
-                    r.profile.gemm_unaligned_efficiency);
-  md << fmt::format("| hbm_efficiency | {:.4f} |\n", r.profile.hbm_efficiency);
-  md << fmt::format("| embedding_hbm_efficiency | {:.4f} |\n", r.profile.embedding_hbm_efficiency);
-  md << fmt::format("| embedding_row_access_ns | {:.4f} |\n", r.profile.embedding_row_access_ns);
-  md << fmt::format("| embedding_backward_overhead_ns | {:.0f} |\n", r.profile.embedding_backward_overhead_ns);
-  md << fmt::format("| kernel_launch_ns | {:.1f} |\n",
-                    static_cast<double>(r.profile.kernel_launch.count_ps()) / 1e3);
-  md << fmt::format("| host_to_device_gbyte_per_s | {:.2f} |\n",
-                    static_cast<double>(r.profile.host_to_device_bandwidth.count()) / 1e9);
+  // Each parameter beside the base profile's value: what calibration changed.
+  const models::DeviceProfile base = models::builtin_device_profile(o.base_profile);
+  md << fmt::format("\n## Fitted profile parameters\n\n| parameter | base ({}) | calibrated | ratio |\n|---|---|---|---|\n",
+                    o.base_profile);
+  const auto row = [&md](const std::string& name, double was, double now, int digits) {
+    md << fmt::format("| {} | {:.{}f} | {:.{}f} | {} |\n", name, was, digits, now, digits,
+                      was != 0 ? fmt::format("{:.3f}", now / was) : "-");
+  };
+  const auto ns = [](sim::Duration d) { return static_cast<double>(d.count_ps()) / 1e3; };
+  const auto gbyte_per_s = [](sim::BytesPerSecond b) { return static_cast<double>(b.count()) / 1e9; };
+  row(fmt::format("compute_efficiency ({})", o.gemm_dtype), base.compute_efficiency, r.profile.compute_efficiency, 4);
+  row(fmt::format("gemm_k_half ({})", o.gemm_dtype), base.gemm_k_half, r.profile.gemm_k_half, 1);
+  row(fmt::format("gemm_unaligned_efficiency ({})", o.gemm_dtype), base.gemm_unaligned_efficiency,
+      r.profile.gemm_unaligned_efficiency, 4);
+  row("hbm_efficiency", base.hbm_efficiency, r.profile.hbm_efficiency, 4);
+  row("embedding_hbm_efficiency", base.embedding_hbm_efficiency, r.profile.embedding_hbm_efficiency, 4);
+  row("embedding_row_access_ns", base.embedding_row_access_ns, r.profile.embedding_row_access_ns, 4);
+  row("embedding_backward_overhead_ns", base.embedding_backward_overhead_ns,
+      r.profile.embedding_backward_overhead_ns, 0);
+  row("kernel_launch_ns", ns(base.kernel_launch), ns(r.profile.kernel_launch), 1);
+  row("host_to_device_gbyte_per_s", gbyte_per_s(base.host_to_device_bandwidth),
+      gbyte_per_s(r.profile.host_to_device_bandwidth), 2);
+  row("sm_count (from the measurements' provenance)", base.sm_count, r.profile.sm_count, 0);
   md << "\nNot measured (from base profile '" << o.base_profile
      << "'): peak FLOP/s per dtype, HBM bandwidth and capacity, GEMM tiles.\n";
   for (const FamilyReport& f : r.families) {

@@ -243,7 +243,12 @@ TEST(Calibrate, UnalignedGemmsFitTheirOwnRate) {
   }
   EXPECT_GT(unaligned_held_out, 0);
   EXPECT_NE(r.profile_json.find("\"unaligned_efficiency\": 0.6"), std::string::npos);
-  EXPECT_NE(r.report_markdown.find("| gemm_unaligned_efficiency (bf16) | 0.6"), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("| gemm_unaligned_efficiency (bf16) | 1.0000 | 0.6"), std::string::npos);
+  // The report sets each parameter beside the base profile's, with the ratio.
+  EXPECT_NE(r.report_markdown.find("| parameter | base (h200) | calibrated | ratio |"), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("| embedding_row_access_ns | 0.0000 | 0.0"), std::string::npos);
+  EXPECT_NE(r.report_markdown.find("| sm_count (from the measurements' provenance) | 132 | 132 | 1.000 |"),
+            std::string::npos);
   EXPECT_EQ(models::parse_device_profile(r.profile_json, "back").gemm_unaligned_efficiency,
             r.profile.gemm_unaligned_efficiency);
 
