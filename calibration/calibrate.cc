@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -161,6 +162,13 @@ std::string refusal_reason(const InputError& e, const std::string& family) {
   const Diagnostic& d = e.diagnostics().back();
   return d.location.empty() || d.location == family ? d.message : d.location + ": " + d.message;
 }
+
+// GEMM output tile sides the fit tries (wave quantisation): cuBLAS's
+// kernels use 64 to 256 (CUTLASS's sm80 and sm90 tile shapes).
+constexpr int kGemmTileCandidates[] = {64, 128, 256};
+// A tile replaces the base profile's when its rms relative residual is
+// under this share of the base tile's: noise alone does not switch it.
+constexpr double kTileSwitchShare = 0.8;
 
 std::string percent(double fraction) { return fmt::format("{:.2f}%", 100.0 * fraction); }
 
@@ -413,11 +421,11 @@ struct Fitter {
     }
   }
 
-  double quantisation(const Measurement& m) const {
+  double quantisation(const Measurement& m, int tile_m, int tile_n) const {
     return gemm_quantisation(static_cast<std::int64_t>(m.number("m")),
                              static_cast<std::int64_t>(m.number("n")),
-                             static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
-                             profile.gemm_tile_m, profile.gemm_tile_n);
+                             static_cast<std::int64_t>(m.number("batch")), profile.sm_count, tile_m,
+                             tile_n);
   }
 
   bool aligned(const Measurement& m, const std::string& dtype) const {
@@ -449,37 +457,80 @@ struct Fitter {
       const Split s = split(points, options.holdout_every);
       Points fit_aligned, fit_unaligned;
       for (const Measurement* m : s.fit) (aligned(*m, dtype) ? fit_aligned : fit_unaligned).push_back(m);
-      // Q / e = 1/ce + (k_half / ce) x (1/k), with e = flops / (t x peak).
+      // Q / e = 1/ce + (k_half / ce) x (1/k), with e = flops / (t x peak);
+      // its relative residuals are the times' (t is proportional to Q / e).
       const auto measured_efficiency = [&](const Measurement& m) {
         return m.flops / (m.median_ns * peak_per_ns);
       };
-      const LinearFit f = fit_linear(
-          column(fit_aligned, [](const Measurement& m) { return 1.0 / m.number("k"); }),
-          column(fit_aligned,
-                 [&](const Measurement& m) { return quantisation(m) / measured_efficiency(m); }),
-          family + " (aligned shapes)", options.min_points);
-      if (!(f.intercept > 0))
-        refuse(family,
-               fmt::format("expected a positive 1/compute_efficiency, fitted {}", f.intercept));
-      GemmFit g;
-      g.compute_efficiency = 1.0 / f.intercept;
-      g.k_half = f.slope / f.intercept;
-      g.aligned_points = fit_aligned.size();
-      if (!(g.compute_efficiency <= 1)) {
-        refuse(family,
-               fmt::format(
-                   "expected compute_efficiency in (0, 1], fitted {:.3f} (is the base profile's "
-                   "{} peak right for this GPU?)",
-                   g.compute_efficiency, dtype));
+      // Fits under one output tile; throws as the fit and the checks do.
+      const auto fit_tile = [&](int tile_m, int tile_n) {
+        const LinearFit f = fit_linear(
+            column(fit_aligned, [](const Measurement& m) { return 1.0 / m.number("k"); }),
+            column(fit_aligned,
+                   [&](const Measurement& m) { return quantisation(m, tile_m, tile_n) / measured_efficiency(m); }),
+            family + " (aligned shapes)", options.min_points);
+        if (!(f.intercept > 0))
+          refuse(family,
+                 fmt::format("expected a positive 1/compute_efficiency, fitted {}", f.intercept));
+        GemmFit g;
+        g.compute_efficiency = 1.0 / f.intercept;
+        g.k_half = f.slope / f.intercept;
+        g.tile_m = tile_m;
+        g.tile_n = tile_n;
+        g.tile_rms = f.rms_relative_residual;
+        if (!(g.compute_efficiency <= 1)) {
+          refuse(family,
+                 fmt::format(
+                     "expected compute_efficiency in (0, 1], fitted {:.3f} (is the base profile's "
+                     "{} peak right for this GPU?)",
+                     g.compute_efficiency, dtype));
+        }
+        if (!(g.k_half >= 0)) {
+          refuse(family,
+                 fmt::format("expected gemm_k_half >= 0, fitted {:.1f}: efficiency falls with K",
+                             g.k_half));
+        }
+        return g;
+      };
+      // The base profile's tile, unless another candidate explains the
+      // shapes' wave quantisation clearly better (its rms relative residual
+      // under kTileSwitchShare of the base tile's): cuBLAS's kernels on
+      // Hopper use larger tiles than on Ampere, and the tile sets which
+      // shapes leave SMs idle.
+      std::optional<GemmFit> base_fit;
+      std::optional<InputError> base_error;
+      try {
+        base_fit = fit_tile(profile.gemm_tile_m, profile.gemm_tile_n);
+      } catch (const InputError& e) {
+        base_error = e;  // another tile may fit; if none does, this is the refusal
       }
-      if (!(g.k_half >= 0)) {
-        refuse(family,
-               fmt::format("expected gemm_k_half >= 0, fitted {:.1f}: efficiency falls with K",
-                           g.k_half));
+      std::optional<GemmFit> best = base_fit;
+      for (int tile_m : kGemmTileCandidates) {
+        for (int tile_n : kGemmTileCandidates) {
+          if (tile_m == profile.gemm_tile_m && tile_n == profile.gemm_tile_n) continue;
+          try {
+            const GemmFit c = fit_tile(tile_m, tile_n);
+            const bool clearly_better = !base_fit || c.tile_rms < kTileSwitchShare * base_fit->tile_rms;
+            if (clearly_better && (!best || c.tile_rms < best->tile_rms)) best = c;
+          } catch (const InputError&) {
+            // A tile under which the fit means nothing is no candidate.
+          }
+        }
+      }
+      if (!best) throw *base_error;
+      GemmFit g = *best;
+      g.aligned_points = fit_aligned.size();
+      std::string tile_note;
+      if (g.tile_m != profile.gemm_tile_m || g.tile_n != profile.gemm_tile_n) {
+        tile_note = fmt::format(", tile {}x{} (rms {:.2f}%; the base's {}x{}: {})", g.tile_m, g.tile_n,
+                                100 * g.tile_rms, profile.gemm_tile_m, profile.gemm_tile_n,
+                                base_fit ? fmt::format("{:.2f}%", 100 * base_fit->tile_rms)
+                                         : base_error->diagnostics().back().message);
       }
       const auto aligned_ns = [this, g, peak_per_ns](const Measurement& m) {
         const double k = m.number("k");
-        return m.flops / (peak_per_ns * g.compute_efficiency * quantisation(m) * k / (k + g.k_half));
+        return m.flops / (peak_per_ns * g.compute_efficiency * quantisation(m, g.tile_m, g.tile_n) * k /
+                          (k + g.k_half));
       };
       // t = (1/u) x aligned_ns: a proportional fit, relative residuals.
       g.unaligned_efficiency = profile.gemm_unaligned_efficiency;
@@ -507,8 +558,8 @@ struct Fitter {
                                      e.diagnostics().back().message);
       }
       result.gemm_by_dtype[dtype] = g;
-      r.parameters = fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}{}",
-                                 g.compute_efficiency, g.k_half, unaligned_note);
+      r.parameters = fmt::format("compute_efficiency = {:.4f}, gemm_k_half = {:.1f}{}{}",
+                                 g.compute_efficiency, g.k_half, unaligned_note, tile_note);
       evaluate(r, s.fit, s.held_out, [this, g, aligned_ns, dtype](const Measurement& m) {
         return aligned_ns(m) / (aligned(m, dtype) ? 1.0 : g.unaligned_efficiency);
       });
@@ -549,7 +600,7 @@ struct Fitter {
         const double k = static_cast<double>(dim);
         const double q =
             gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
-                              profile.gemm_tile_m, profile.gemm_tile_n);
+                              g.tile_m, g.tile_n);
         const double u = gemm_aligned(f, f, dim, gemm_element_bytes(dtype)) ? 1.0 : g.unaligned_efficiency;
         const double compute =
             m.flops / (peak_per_ns * g.compute_efficiency * q * k / (k + g.k_half) * u);
@@ -607,8 +658,12 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
   row("host_to_device_gbyte_per_s", gbyte_per_s(base.host_to_device_bandwidth),
       gbyte_per_s(r.profile.host_to_device_bandwidth), 2);
   row("sm_count (from the measurements' provenance)", base.sm_count, r.profile.sm_count, 0);
+  md << fmt::format("| gemm tile ({}) | {}x{} | {}x{} | - |\n", o.gemm_dtype, base.gemm_tile_m, base.gemm_tile_n,
+                    r.profile.gemm_tile_m, r.profile.gemm_tile_n);
   md << "\nNot measured (from base profile '" << o.base_profile
-     << "'): peak FLOP/s per dtype, HBM bandwidth and capacity, GEMM tiles.\n";
+     << "'): peak FLOP/s per dtype, HBM bandwidth and capacity. The GEMM tile is the base's "
+        "unless another explains the shapes clearly better (its rms residual under "
+     << kTileSwitchShare << " of the base tile's).\n";
   for (const FamilyReport& f : r.families) {
     if (f.kept.empty()) continue;
     md << "\n**Not fitted, kept from the base profile (--partial):** " << f.family << ": " << f.kept
@@ -641,11 +696,11 @@ std::string render_report(const CalibrationResult& r, const MeasurementSet& set,
           "Shapes whose m, n and k are all multiples of 16 bytes fit compute_efficiency and "
           "gemm_k_half; the others fit unaligned_efficiency, their rate relative to an aligned "
           "shape's.\n\n"
-          "| dtype | compute_efficiency | gemm_k_half | aligned points | unaligned_efficiency | "
-          "unaligned points |\n|---|---|---|---|---|---|\n";
+          "| dtype | compute_efficiency | gemm_k_half | tile | aligned points | unaligned_efficiency | "
+          "unaligned points |\n|---|---|---|---|---|---|---|\n";
     for (const auto& [dtype, g] : r.gemm_by_dtype) {
-      md << fmt::format("| {} | {:.4f} | {:.1f} | {} | {:.4f}{} | {} |\n", dtype, g.compute_efficiency,
-                        g.k_half, g.aligned_points, g.unaligned_efficiency,
+      md << fmt::format("| {} | {:.4f} | {:.1f} | {}x{} | {} | {:.4f}{} | {} |\n", dtype, g.compute_efficiency,
+                        g.k_half, g.tile_m, g.tile_n, g.aligned_points, g.unaligned_efficiency,
                         g.unaligned_fitted ? "" : " (base)", g.unaligned_points);
     }
   }
@@ -764,6 +819,8 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
     f.profile.compute_efficiency = it->second.compute_efficiency;
     f.profile.gemm_k_half = it->second.k_half;
     f.profile.gemm_unaligned_efficiency = it->second.unaligned_efficiency;
+    f.profile.gemm_tile_m = it->second.tile_m;
+    f.profile.gemm_tile_n = it->second.tile_n;
   }
   f.profile.kernel_launch = sim::Duration::from_ns_ceil(f.launch_ns);
   f.profile.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);

@@ -25,7 +25,9 @@
 //               aligned points Q / e = 1/ce + (k_half/ce) (1/k), e the
 //               measured efficiency; then on the unaligned points
 //               t = (1/u) x (the aligned model's time), through the origin.
-//               The profile takes options.gemm_dtype's.
+//               Q's output tile: the base profile's, unless a tile of sides
+//               64/128/256 fits the aligned points with under 0.8 of its rms
+//               relative residual. The profile takes options.gemm_dtype's.
 //
 // Validation families use the fitted parameters and are never fitted:
 // adagrad_step and a2a_pack/unpack (streaming), dot_interaction (GEMM
@@ -122,6 +124,12 @@ struct GemmFit {
   /// the base profile's value when unaligned_fitted is false.
   double unaligned_efficiency = 1;
   bool unaligned_fitted = false;
+  /// The output tile of the wave quantisation: the base profile's, or the
+  /// candidate that fits the aligned points clearly better; tile_rms is its
+  /// rms relative residual there.
+  int tile_m = 0;
+  int tile_n = 0;
+  double tile_rms = 0;
   std::size_t aligned_points = 0;    ///< fit points of compute_efficiency, k_half
   std::size_t unaligned_points = 0;  ///< fit points of unaligned_efficiency
 };

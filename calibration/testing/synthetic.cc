@@ -150,6 +150,8 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
          "\"fp16\","
          "\"output_dtype\":\"fp16\",\"index_bytes\":8,\"distribution\":\"zipf\",\"zipf_alpha\":1.2",
          20000, 1e8, 4e7);
+  const int tile_m = truth.gemm_tile_m > 0 ? truth.gemm_tile_m : base.gemm_tile_m;
+  const int tile_n = truth.gemm_tile_n > 0 ? truth.gemm_tile_n : base.gemm_tile_n;
   // GEMMs: the suite's square, K and M sweeps and zoo MLP layers, every dtype.
   struct Shape {
     std::int64_t m, n, k;
@@ -179,8 +181,7 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
     for (const Shape& s : shapes) {
       const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k);
       const double bytes = static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) * eb;
-      const double q =
-          gemm_quantisation(s.m, s.n, 1, truth.sm_count, base.gemm_tile_m, base.gemm_tile_n);
+      const double q = gemm_quantisation(s.m, s.n, 1, truth.sm_count, tile_m, tile_n);
       const double k = static_cast<double>(s.k);
       const double aligned = gemm_aligned(s.m, s.n, s.k, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
       const double t = flops / (peak_per_ns * truth.compute_efficiency * q * k /
@@ -200,8 +201,7 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
         for (std::int64_t dim : {64, 128}) {
           const double flops = 2.0 * static_cast<double>(f * f * dim * batch);
           const double bytes = static_cast<double>((2 * f * dim + f * f) * batch) * eb;
-          const double q =
-              gemm_quantisation(f, f, batch, truth.sm_count, base.gemm_tile_m, base.gemm_tile_n);
+          const double q = gemm_quantisation(f, f, batch, truth.sm_count, tile_m, tile_n);
           const double k = static_cast<double>(dim);
           const double aligned =
               gemm_aligned(f, f, dim, eb) ? 1.0 : truth.gemm_unaligned_efficiency;

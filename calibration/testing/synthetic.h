@@ -23,6 +23,9 @@ struct SyntheticTruth {
   /// Rate of GEMMs with a dimension off 16 bytes (calibration::gemm_aligned),
   /// relative to aligned ones: every GEMM dtype.
   double gemm_unaligned_efficiency = 0.6;
+  /// GEMM output tile of the wave quantisation; 0: the base profile's.
+  int gemm_tile_m = 0;
+  int gemm_tile_n = 0;
   double hbm_efficiency = 0.88;
   double embedding_hbm_efficiency = 0.62;
   double embedding_row_access_ns = 0.05;  ///< per random row access (20 G/s)
