@@ -152,11 +152,19 @@ MultiLinearFit fit_multilinear_weighted(std::span<const std::vector<double>> col
     a(i, static_cast<Eigen::Index>(columns.size())) = weights[row];
     b(i) = weights[row] * y[row];
   }
+  // Each column scaled to unit norm first: regressors of very different
+  // magnitudes (row accesses ~1e6, bytes ~1e9, an indicator 1) would
+  // otherwise make the rank test and the solution depend on units.
+  Eigen::VectorXd scale = a.colwise().norm().transpose();
+  for (Eigen::Index j = 0; j < scale.size(); ++j) {
+    if (scale(j) == 0) fail(what, fmt::format("the design is rank-deficient (regressor {} is all zeros)", j));
+    a.col(j) /= scale(j);
+  }
   const auto qr = a.colPivHouseholderQr();
   if (qr.rank() < static_cast<Eigen::Index>(cols)) {
     fail(what, fmt::format("the design is rank-deficient (rank {} of {})", qr.rank(), cols));
   }
-  const Eigen::VectorXd solution = qr.solve(b);
+  const Eigen::VectorXd solution = qr.solve(b).cwiseQuotient(scale);
   MultiLinearFit result;
   for (std::size_t j = 0; j < columns.size(); ++j) {
     result.coefficients.push_back(solution(static_cast<Eigen::Index>(j)));

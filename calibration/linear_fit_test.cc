@@ -130,6 +130,21 @@ TEST(LinearFit, MultilinearRecoversTwoRegressorsAndRefusesDegenerateDesigns) {
   const std::vector<double> y2 = {1, 2}, w2 = {1, 1};
   EXPECT_EQ(error_of([&] { fit_multilinear_weighted(two_points, y2, w2, "short"); }),
             "calibration: short: expected at least 3 points to fit, got 2");
+  // Regressors twelve decades apart (bytes and an indicator, say): each
+  // recovered to its own precision.
+  const std::vector<std::vector<double>> scales = {{0, 1, 0, 1, 1, 0}, {1e9, 3e9, 7e9, 2e9, 5e8, 4e9}};
+  std::vector<double> ys, ws;
+  for (std::size_t i = 0; i < 6; ++i) {
+    ys.push_back(2500 + 14000 * scales[0][i] + 2.5e-4 * scales[1][i]);
+    ws.push_back(1.0 / ys.back());
+  }
+  const MultiLinearFit sf = fit_multilinear_weighted(scales, ys, ws, "scales");
+  EXPECT_NEAR(sf.intercept, 2500, 1e-6);
+  EXPECT_NEAR(sf.coefficients[0], 14000, 1e-6);
+  EXPECT_NEAR(sf.coefficients[1], 2.5e-4, 1e-15);
+  const std::vector<std::vector<double>> zero = {x[0], {0, 0, 0, 0, 0, 0}};
+  EXPECT_EQ(error_of([&] { fit_multilinear_weighted(zero, y, w, "zero"); }),
+            "calibration: zero: the design is rank-deficient (regressor 1 is all zeros)");
   std::vector<double> bad = y;
   bad[3] = std::nan("");
   EXPECT_EQ(error_of([&] { fit_multilinear_weighted(x, bad, w, "nan"); }),
