@@ -82,8 +82,9 @@ struct DeviceProfile {
   /// aligned GEMM of the same shape: cuBLAS's fastest tensor-core kernels
   /// need 16-byte aligned leading dimensions (128-bit loads; on Hopper, TMA
   /// descriptors) and it falls back to narrower loads otherwise. 1: no
-  /// penalty, the built-in profiles' value (MAD-Max fitted ZionEX's 0.705 on
-  /// model A's own, unaligned, layers); calibration measures it.
+  /// penalty, the built-in profiles' value (their compute efficiencies are
+  /// single figures for every shape, ZionEX's MAD-Max's 0.705 among them,
+  /// which do not tell the two kinds apart); calibration measures it.
   double gemm_unaligned_efficiency = 1.0;
   /// Output tile of the GEMM kernels (wave quantisation).
   int gemm_tile_m = 128;
