@@ -555,7 +555,7 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
   return {{"nic-gbit", "NIC speed in Gb/s (as --nic-gbit)"},
           {"oversubscription", "rack oversubscription N:1, 1 to 1024 (as --oversubscription)"},
           {"cluster", "a cluster preset or cluster file (as --cluster): cluster=zionex,hgx,hgx-b200"},
-          {"gpu", "a GPU profile name (as --gpu)"},
+          {"gpu", "a GPU profile name or .json file (as --gpu)"},
           {"profile", "a GPU profile file (as --profile)"},
           {"model", "a zoo model or model file (as --model)"},
           {"sharding", "a sharding scheme, search, or a sharding file (as --sharding)"},
