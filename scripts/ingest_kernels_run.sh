@@ -36,6 +36,8 @@ if [[ -e $dest ]]; then
   exit 2
 fi
 mkdir -p "$dest"
+finished=0
+trap '[[ $finished -eq 1 ]] || echo "$0: stopped; $dest is left as it is for a look (remove it to start again)" >&2' EXIT
 for f in measurements.jsonl suite.log build.log environment.txt; do
   if [[ -f $src/$f ]]; then cp "$src/$f" "$dest/$f"; else echo "note: $src/$f is missing" >&2; fi
 done
@@ -56,4 +58,5 @@ if ! calibrate; then
   calibrate --partial
 fi
 bazel test "//calibration:measured_run_${name}_test" --test_output=errors
+finished=1
 echo "ingested $src as $dest: commit it (git add $dest)"
