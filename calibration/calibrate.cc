@@ -163,8 +163,11 @@ std::string refusal_reason(const InputError& e, const std::string& family) {
   return d.location.empty() || d.location == family ? d.message : d.location + ": " + d.message;
 }
 
-// GEMM output tile sides the fit tries (wave quantisation): cuBLAS's
-// kernels use 64 to 256 (CUTLASS's sm80 and sm90 tile shapes).
+// GEMM output tiles the fit tries (wave quantisation), square: cuBLAS's
+// kernels use sides of 64 to 256 (CUTLASS's sm80 and sm90 tile shapes).
+// Square only, because a non-square tile's orientation differs between the
+// suite's column-major calls (m, n as cuBLAS takes them) and the cost
+// model's row-major layers (PyTorch hands cuBLAS m = out, n = batch).
 constexpr int kGemmTileCandidates[] = {64, 128, 256};
 // A tile replaces the base profile's when its rms relative residual is
 // under this share of the base tile's: noise alone does not switch it.
@@ -505,16 +508,14 @@ struct Fitter {
         base_error = e;  // another tile may fit; if none does, this is the refusal
       }
       std::optional<GemmFit> best = base_fit;
-      for (int tile_m : kGemmTileCandidates) {
-        for (int tile_n : kGemmTileCandidates) {
-          if (tile_m == profile.gemm_tile_m && tile_n == profile.gemm_tile_n) continue;
-          try {
-            const GemmFit c = fit_tile(tile_m, tile_n);
-            const bool clearly_better = !base_fit || c.tile_rms < kTileSwitchShare * base_fit->tile_rms;
-            if (clearly_better && (!best || c.tile_rms < best->tile_rms)) best = c;
-          } catch (const InputError&) {
-            // A tile under which the fit means nothing is no candidate.
-          }
+      for (int side : kGemmTileCandidates) {
+        if (side == profile.gemm_tile_m && side == profile.gemm_tile_n) continue;
+        try {
+          const GemmFit c = fit_tile(side, side);
+          const bool clearly_better = !base_fit || c.tile_rms < kTileSwitchShare * base_fit->tile_rms;
+          if (clearly_better && (!best || c.tile_rms < best->tile_rms)) best = c;
+        } catch (const InputError&) {
+          // A tile under which the fit means nothing is no candidate.
         }
       }
       if (!best) throw *base_error;

@@ -25,9 +25,10 @@
 //               aligned points Q / e = 1/ce + (k_half/ce) (1/k), e the
 //               measured efficiency; then on the unaligned points
 //               t = (1/u) x (the aligned model's time), through the origin.
-//               Q's output tile: the base profile's, unless a tile of sides
-//               64/128/256 fits the aligned points with under 0.8 of its rms
-//               relative residual. The profile takes options.gemm_dtype's.
+//               Q's output tile: the base profile's, unless a square tile
+//               of side 64/128/256 fits the aligned points with under 0.8 of
+//               its rms relative residual. The profile takes
+//               options.gemm_dtype's.
 //
 // Validation families use the fitted parameters and are never fitted:
 // adagrad_step and a2a_pack/unpack (streaming), dot_interaction (GEMM

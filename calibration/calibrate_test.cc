@@ -328,22 +328,22 @@ TEST(Calibrate, GemmTileIsTheBaseUnlessAnotherFitsClearlyBetter) {
   EXPECT_EQ(r.family("gemm bf16")->parameters.find("tile"), std::string::npos);
 
   SyntheticTruth wide = truth;
-  wide.gemm_tile_m = 128;
+  wide.gemm_tile_m = 256;
   wide.gemm_tile_n = 256;
   const CalibrationResult w = run(synthetic_measurements(wide));
   const GemmFit& g = w.gemm_by_dtype.at("bf16");
-  EXPECT_EQ(g.tile_m, 128);
+  EXPECT_EQ(g.tile_m, 256);
   EXPECT_EQ(g.tile_n, 256);
   EXPECT_NEAR(g.compute_efficiency, wide.compute_efficiency, 0.015 * wide.compute_efficiency);
   EXPECT_NEAR(g.unaligned_efficiency, wide.gemm_unaligned_efficiency, 0.02 * wide.gemm_unaligned_efficiency);
-  EXPECT_EQ(w.profile.gemm_tile_m, 128);
+  EXPECT_EQ(w.profile.gemm_tile_m, 256);
   EXPECT_EQ(w.profile.gemm_tile_n, 256);
-  EXPECT_NE(w.family("gemm bf16")->parameters.find(", tile 128x256 (rms "), std::string::npos)
+  EXPECT_NE(w.family("gemm bf16")->parameters.find(", tile 256x256 (rms "), std::string::npos)
       << w.family("gemm bf16")->parameters;
   EXPECT_LT(w.family("gemm bf16")->holdout_mape, 0.03);
-  EXPECT_NE(w.report_markdown.find("| gemm tile (bf16) | 128x128 | 128x256 | - |"), std::string::npos);
+  EXPECT_NE(w.report_markdown.find("| gemm tile (bf16) | 128x128 | 256x256 | - |"), std::string::npos);
   const models::DeviceProfile back = models::parse_device_profile(w.profile_json, "back");
-  EXPECT_EQ(back.gemm_tile_n, 256);
+  EXPECT_EQ(back.gemm_tile_m, 256);
 }
 
 // Embedding gathers cost per byte and per row access: small rows take
