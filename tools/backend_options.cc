@@ -99,12 +99,7 @@ models::NetworkBackendOptions backend_options(const topology::LoadedCluster& clu
                                               const std::map<std::string, std::string>& algorithm_options) {
   models::NetworkBackendOptions o;
   o.algorithm_options = algorithm_options;
-  o.default_algorithms = {{"all_reduce", "hierarchical"},
-                          {"reduce_scatter", "hierarchical"},
-                          {"all_gather", "hierarchical"},
-                          {"all_to_all", "direct"},
-                          {"broadcast", "ring"},
-                          {"reduce", "ring"}};
+  o.default_algorithms = models::default_collective_algorithms();
   for (const auto& [kind, name] : algorithms) o.default_algorithms[kind] = name;
   // A reduction reads two operands and writes one.
   o.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;

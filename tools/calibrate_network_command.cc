@@ -344,9 +344,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
   const int nodes = cluster.spec->nodes;
   const int gpn = cluster.spec->gpus_per_node;
 
-  std::map<std::string, std::string> algorithms = {{"all_reduce", "hierarchical"}, {"reduce_scatter", "hierarchical"},
-                                                   {"all_gather", "hierarchical"}, {"all_to_all", "direct"},
-                                                   {"broadcast", "ring"},          {"reduce", "ring"}};
+  std::map<std::string, std::string> algorithms = models::default_collective_algorithms();
   for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) algorithms[kind] = name;
 
   std::vector<Case> cases;

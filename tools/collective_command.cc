@@ -251,7 +251,11 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
                                           [](const auto& setting) { return setting.first == "cluster"; });
 
   std::vector<std::string> algorithms = f.algorithms;
-  if (algorithms.empty()) algorithms.push_back(*kind == coll::CollectiveKind::kAllToAll ? "direct" : "ring");
+  if (algorithms.empty()) {
+    algorithms.push_back(*kind == coll::CollectiveKind::kAllToAll
+                             ? models::default_collective_algorithms().at("all_to_all")
+                             : std::string("ring"));
+  }
   coll::CollectiveRegistry registry;
   fill_registry(sources, registry);
   // Quantized communication: the wire carries `quantize` elements; each rank

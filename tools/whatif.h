@@ -21,6 +21,7 @@
 #include "models/dlrm/sharding.h"
 #include "models/execution/executor.h"
 #include "models/execution/network_backend.h"
+#include "models/execution/network_backend.h"
 #include "models/execution/op_graph.h"
 #include "models/execution/timeline.h"
 #include "tools/variations.h"
@@ -54,13 +55,10 @@ struct WhatIfOptions {
   /// iteration by at most 7.4e-4 of itself from 8 to 256 nodes and takes
   /// 128 nodes 3x faster than 1 ns, 64 nodes 10x faster than exact (README).
   double completion_quantum_ns = 10.0;
-  /// Collective kind -> algorithm. Defaults: hierarchical all-reduce,
-  /// reduce-scatter and all-gather (NVLink inside a server, every NIC across,
-  /// as NCCL's multi-channel rings use them) and direct all-to-all.
-  std::map<std::string, std::string> algorithms = {{"all_reduce", "hierarchical"},
-                                                   {"reduce_scatter", "hierarchical"},
-                                                   {"all_gather", "hierarchical"},
-                                                   {"all_to_all", "direct"}};
+  /// Collective kind -> algorithm; the defaults are
+  /// models::default_collective_algorithms() (nccl_p2p all-to-all,
+  /// hierarchical all-reduce, reduce-scatter and all-gather).
+  std::map<std::string, std::string> algorithms = models::default_collective_algorithms();
   /// Extra collective algorithms: plug-in libraries and schedule files.
   std::vector<std::string> plugins;
   std::vector<std::string> schedules;

@@ -23,6 +23,13 @@ namespace zx::models::collectives {
 struct MemberLocation {
   int server = 0;       ///< server index in the cluster
   int local_index = 0;  ///< GPU index inside its server
+  /// The GPU is on its server's NVLink switch and has a NIC of the backend
+  /// network behind PCIe switches alone (no CPU on the way: NCCL's
+  /// PATH_PXB or better), the NIC of its rail: what NCCL's PXN needs of a
+  /// relay (NVIDIA/nccl, src/graph/search.cc, ncclTopoGetNetDev).
+  bool rail_nic = false;
+  /// The GPU is on its server's NVLink switch (every server-mate one hop away).
+  bool nvlink_switch = false;
 };
 
 /// For each group member (group index 0..n-1), its server and local index.
@@ -55,9 +62,17 @@ class TopologyView {
   bool switch_reduces() const { return switch_reduces_; }
   void set_switch_reduces(bool on) { switch_reduces_ = on; }
 
+  /// The channels NCCL's communicator of this group would run
+  /// (comm->nChannels, from its topology search: models/nccl
+  /// runtime_channels), which bound its point-to-point channels; 0 when the
+  /// executor does not say (algorithms then assume NCCL's MAXCHANNELS, 32).
+  int nccl_channels() const { return nccl_channels_; }
+  void set_nccl_channels(int channels) { nccl_channels_ = channels; }
+
  private:
   std::vector<MemberLocation> members_;
   bool switch_reduces_ = false;
+  int nccl_channels_ = 0;
 };
 
 /// Lowers a collective into point-to-point steps.

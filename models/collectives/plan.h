@@ -156,6 +156,16 @@ struct Transfer {
   TransferOp op = TransferOp::kCopy;
   /// The chunks carried; their sizes add up to `size`.
   std::vector<ChunkRange> chunks;
+  /// A group member the bytes pass through on their way, without it
+  /// holding them: NCCL's PXN (NVIDIA/nccl, src/graph/search.cc,
+  /// ncclTopoGetNetDev, since 2.12), where a send to a GPU of another
+  /// server first crosses NVLink to the sender's server-mate on the
+  /// receiver's rail, whose NIC then carries it. The executor routes the
+  /// flow src -> relay -> dst as one flow over both paths (the proxy
+  /// pipelines the two hops). A member of src's server other than src and
+  /// dst; never the NVLink switch. Nothing changes for the plan's
+  /// semantics: the relay's values are untouched.
+  std::optional<int> relay;
 };
 
 /// Reduction work of one rank after a step's transfers arrive.
@@ -170,6 +180,13 @@ struct Step {
   std::vector<Transfer> transfers;
   std::vector<std::uint32_t> after;   ///< indices of earlier steps
   std::vector<LocalWork> local_work;  ///< sorted by rank, one entry per rank
+  /// The step's transfers are the issue_slot-th operations their sender
+  /// posts, counting from 0 (0 also where a plan does not say): the
+  /// executor starts them no sooner than issue_slot x the communication
+  /// library's issue gap (communication.peer_gap_ns) after the plan's
+  /// first steps started, as a proxy thread posts one operation after
+  /// another.
+  std::uint32_t issue_slot = 0;
 };
 
 /// One piece of the logical data (see the table at the top of this file).

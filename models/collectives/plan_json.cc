@@ -37,8 +37,9 @@ void write_plan_json(std::ostream& out, const CollectivePlan& plan) {
       out << (t == 0 ? "\n" : ",\n")
           << fmt::format(
                  "      {{\"src\": {}, \"dst\": {}, \"size\": {}, \"op\": \"{}\", \"chunks\": "
-                 "[{}]}}",
-                 x.src, x.dst, x.size.count(), to_string(x.op), fmt::join(ranges, ", "));
+                 "[{}]{}}}",
+                 x.src, x.dst, x.size.count(), to_string(x.op), fmt::join(ranges, ", "),
+                 x.relay ? fmt::format(", \"relay\": {}", *x.relay) : std::string());
     }
     out << (step.transfers.empty() ? "]" : "\n    ]") << ", \"local_work\": [";
     for (std::size_t w = 0; w < step.local_work.size(); ++w) {

@@ -12,6 +12,7 @@
 #include "models/collectives/all_to_all.h"
 #include "models/collectives/halving_doubling.h"
 #include "models/collectives/hierarchical.h"
+#include "models/collectives/nccl_p2p.h"
 #include "models/collectives/nvls.h"
 #include "models/collectives/ring.h"
 #include "models/collectives/tree.h"
@@ -107,6 +108,11 @@ void register_builtin_collectives(CollectiveRegistry& registry) {
                [](json::ObjectReader& o) { return std::make_unique<NvlsAlgorithm>(parse_nvls_options(o)); });
   registry.add("direct", "all-to-all(-v): every pair at once, one step",
                [](json::ObjectReader&) { return std::make_unique<DirectAllToAllAlgorithm>(); });
+  registry.add("nccl_p2p",
+               "all-to-all(-v) as NCCL schedules grouped send/recv: its peer order, channels, pieces and work items, "
+               "PXN relays across servers; options NCCL's own variables (NCCL_MAX_P2P_NCHANNELS, "
+               "NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_NET_CHUNKSIZE, NCCL_PXN_DISABLE, ...) and version (2.13, 2.20)",
+               [](json::ObjectReader& o) { return std::make_unique<NcclP2pAlgorithm>(parse_nccl_p2p_options(o)); });
   registry.add("pairwise", "all-to-all(-v): n-1 rounds of pairwise exchange (MPICH)",
                [](json::ObjectReader&) { return std::make_unique<PairwiseAllToAllAlgorithm>(); });
 }

@@ -39,7 +39,7 @@ TEST(RegistryTest, BuiltinsAreSortedWithDescriptions) {
   const CollectiveRegistry registry = builtins();
   EXPECT_EQ(registry.names(),
             (std::vector<std::string>{"direct", "double_binary_tree", "halving_doubling",
-                                      "hierarchical", "nvls", "pairwise", "ring", "tree"}));
+                                      "hierarchical", "nccl_p2p", "nvls", "pairwise", "ring", "tree"}));
   for (const auto& [name, description] : registry.describe()) {
     EXPECT_FALSE(description.empty()) << name;
     EXPECT_EQ(registry.create(name)->name(), name);
@@ -49,10 +49,10 @@ TEST(RegistryTest, BuiltinsAreSortedWithDescriptions) {
 TEST(RegistryTest, UnknownNameSuggestsAndListsValidNames) {
   EXPECT_EQ(error_of(builtins(), "rign"),
             "unknown collective algorithm 'rign' (did you mean 'ring'?); valid: direct, "
-            "double_binary_tree, halving_doubling, hierarchical, nvls, pairwise, ring, tree");
+            "double_binary_tree, halving_doubling, hierarchical, nccl_p2p, nvls, pairwise, ring, tree");
   EXPECT_EQ(error_of(builtins(), "xyzzy"),
             "unknown collective algorithm 'xyzzy'; valid: direct, double_binary_tree, "
-            "halving_doubling, hierarchical, nvls, pairwise, ring, tree");
+            "halving_doubling, hierarchical, nccl_p2p, nvls, pairwise, ring, tree");
 }
 
 TEST(RegistryTest, OptionsAreCheckedWithPointers) {
@@ -108,7 +108,7 @@ TEST(RegistryTest, EveryBuiltinLowersEveryKindItSupports) {
   for (const std::string& name : registry.names()) {
     for (std::string_view options : {"", R"({"chunks": 2})"}) {
       if (!options.empty() && (name == "direct" || name == "pairwise" ||
-                               name == "halving_doubling" || name == "hierarchical")) {
+                               name == "halving_doubling" || name == "hierarchical" || name == "nccl_p2p")) {
         continue;  // no options
       }
       const auto algorithm = registry.create(name, options);
@@ -126,7 +126,7 @@ TEST(RegistryTest, EveryBuiltinLowersEveryKindItSupports) {
       }
     }
   }
-  EXPECT_EQ(lowered, 2 * 5 + 2 * 1 + 2 * 2 + 1 + 4 + 1 + 1 + 2 * 3);
+  EXPECT_EQ(lowered, 2 * 5 + 2 * 1 + 2 * 2 + 1 + 4 + 1 + 1 + 1 + 2 * 3);
 }
 
 }  // namespace

@@ -33,6 +33,9 @@ struct NetworkBackend::PlanRun {
   // The NVLink switch of the group's domain, for transfers to and from
   // collectives::kNvlinkSwitch (NVLink SHARP); unset when the plan has none.
   std::optional<topology::NodeId> nvlink_switch;
+  // When the plan's first steps start (after the launch latency): the
+  // origin of the steps' issue slots (collectives::Step::issue_slot).
+  sim::TimePoint started;
   sim::EventCallback on_done;
 };
 
@@ -42,6 +45,7 @@ const sim::EventLabel kReduceDone("coll/reduce_done");
 const sim::EventLabel kCollectiveDone("coll/done");
 const sim::EventLabel kLaunched("coll/launched");
 const sim::EventLabel kIssued("coll/peers_issued");
+const sim::EventLabel kIssueSlot("coll/issue_slot");
 
 
 // SplitMix64's finaliser: spreads (run, step, transfer) over ECMP paths.
@@ -333,6 +337,7 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
   if (is_auto_algorithm(chosen)) chosen = choose_algorithm(request);
   collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
   view.set_switch_reduces(options_.nvls_efficiency > 0);
+  view.set_nccl_channels(nccl_channels(view));
   run_plan_for(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done), collective,
                request.kind == collectives::CollectiveKind::kAllToAll ? 1.0 / options_.all_to_all_efficiency : 1.0);
 }
@@ -531,6 +536,21 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
     void launch(std::uint32_t s) const {
       PlanRun& r = *self->runs_.at(id);
       const collectives::Step& step = r.plan.steps[s];
+      // A step that is its sender's k-th operation waits for k issue gaps
+      // from the plan's start (the proxy posts one operation at a time).
+      const sim::Duration gap = self->options_.software.peer_gap;
+      if (r.charged && step.issue_slot > 0 && gap > sim::Duration::zero()) {
+        const sim::TimePoint earliest = r.started + gap * static_cast<std::int64_t>(step.issue_slot);
+        if (self->sim_.now() < earliest) {
+          self->sim_.schedule(earliest, [l = *this, s] { l.launch_now(s); }, kIssueSlot);
+          return;
+        }
+      }
+      launch_now(s);
+    }
+    void launch_now(std::uint32_t s) const {
+      PlanRun& r = *self->runs_.at(id);
+      const collectives::Step& step = r.plan.steps[s];
       r.pending_transfers[s] = static_cast<std::uint32_t>(step.transfers.size());
       if (step.transfers.empty()) {
         transfers_done(s);
@@ -582,14 +602,27 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
           size = sim::Bytes(static_cast<std::int64_t>(
               std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
         }
-        const FlowId flow = start_gpu_flow(
-            self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
-            FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
+        FlowId flow{};
+        if (x.relay) {
+          // PXN: over NVLink to the relay, then out of its NIC, one flow;
+          // it pays the NVLink hop's handshake besides the network's.
+          const int relay = r.ranks[static_cast<std::size_t>(*x.relay)];
+          flow = start_relayed_gpu_flow(
+              self->network_, self->router_, src, relay, dst, size, key, delivered, self->scratch_,
+              FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, relay) +
+                                                           self->transfer_latency(relay, dst)
+                                                     : sim::Duration::zero()});
+        } else {
+          flow = start_gpu_flow(
+              self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
+              FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
+        }
         if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
       }
     }
   };
   const Launcher launcher{this, id};
+  r.started = sim_.now() + (r.charged ? options_.software.launch : sim::Duration::zero());
   if (!r.charged || options_.software.launch == sim::Duration::zero()) {
     for (std::uint32_t s : ready) launcher.launch(s);
     return;
@@ -642,6 +675,38 @@ sim::Duration NetworkBackend::transfer_latency(int src_rank, int dst_rank) const
   if (src_rank == dst_rank) return sim::Duration::zero();
   return server_of(src_rank) == server_of(dst_rank) ? options_.software.transfer
                                                      : options_.software.network_transfer;
+}
+
+const std::map<std::string, std::string>& default_collective_algorithms() {
+  static const std::map<std::string, std::string> defaults = {
+      {"all_reduce", "hierarchical"}, {"reduce_scatter", "hierarchical"}, {"all_gather", "hierarchical"},
+      {"all_to_all", "nccl_p2p"},     {"broadcast", "ring"},              {"reduce", "ring"}};
+  return defaults;
+}
+
+int NetworkBackend::nccl_channels(const collectives::TopologyView& view) {
+  const std::vector<std::vector<int>> servers = view.members_by_server();
+  std::size_t most = 0;
+  for (const std::vector<int>& members : servers) most = std::max(most, members.size());
+  const int ranks = view.size();
+  const int per_node = static_cast<int>(most);
+  // NCCL's search needs as many GPUs on every node; another group gets
+  // MAXCHANNELS (0: the algorithm's default).
+  if (ranks < 2 || per_node == 0 || static_cast<std::size_t>(ranks) != most * servers.size()) return 0;
+  const std::pair<int, int> key{ranks, per_node};
+  if (const auto it = nccl_channels_.find(key); it != nccl_channels_.end()) return it->second;
+  nccl::NcclInput in = nccl_machine_input(options_, "nccl");
+  in.collective = nccl::Collective::kAllToAll;
+  in.ranks = ranks;
+  in.ranks_per_node = per_node;
+  int channels = 0;
+  try {
+    channels = nccl::runtime_channels(in);
+  } catch (const InputError&) {
+    channels = 0;
+  }
+  nccl_channels_.emplace(key, channels);
+  return channels;
 }
 
 int NetworkBackend::server_of(int gpu_rank) const {

@@ -75,6 +75,15 @@ struct SoftwareLatencies {
   sim::Duration peer_gap = sim::Duration::zero();
 };
 
+/// The algorithm each collective kind runs when a call names none, in every
+/// command (whatif, run, plan, collective, calibrate-network): the
+/// hierarchical all-reduce, reduce-scatter and all-gather (NVLink inside a
+/// server, every NIC across, as NCCL's multi-channel rings use them),
+/// NCCL's point-to-point schedule for all-to-all ("nccl_p2p"; "direct", all
+/// pairs at once, is the ideal it is compared with), rings for broadcast and
+/// reduce. The one place these defaults are written.
+const std::map<std::string, std::string>& default_collective_algorithms();
+
 struct NetworkBackendOptions {
   /// Algorithm per collective kind when a call names none.
   std::map<std::string, std::string> default_algorithms = {
@@ -249,6 +258,11 @@ class NetworkBackend : public CommunicationBackend {
   void run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done,
                     std::int64_t collective, double between_servers_factor);
   int server_of(int gpu_rank) const;
+  /// comm->nChannels of NCCL's communicator over the view's group, as its
+  /// topology search would find it (models/nccl runtime_channels), cached
+  /// by group shape; 0 for a group with unequal servers.
+  int nccl_channels(const collectives::TopologyView& view);
+  std::map<std::pair<int, int>, int> nccl_channels_;
   /// The NVLink switch node the plan's kNvlinkSwitch transfers go to and
   /// from; nullopt when it has none. Throws zx::InputError when the cluster's
   /// switch does not reduce or the ranks are not all in one NVLink domain.

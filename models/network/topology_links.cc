@@ -47,6 +47,29 @@ FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int 
   return network.start_flow(scratch.links, size, std::move(on_done), options);
 }
 
+FlowId start_relayed_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
+                              int relay_rank, int dst_rank, sim::Bytes size, std::uint64_t flow_key,
+                              sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+  const topology::Topology &t = router.topology();
+  for (int rank : {src_rank, relay_rank, dst_rank}) {
+    if (rank < 0 || rank >= t.num_gpus()) {
+      throw std::invalid_argument(fmt::format("start_relayed_gpu_flow: rank {} out of range ({} GPUs)", rank,
+                                              t.num_gpus()));
+    }
+  }
+  if (!router.route_into(t.gpu(src_rank), t.gpu(relay_rank), flow_key, scratch.route)) {
+    throw std::invalid_argument(fmt::format("start_relayed_gpu_flow: GPU {} cannot reach GPU {}", src_rank, relay_rank));
+  }
+  to_link_indices(scratch.route, scratch.links);
+  std::vector<std::uint32_t> first(scratch.links.begin(), scratch.links.end());
+  if (!router.route_into(t.gpu(relay_rank), t.gpu(dst_rank), flow_key, scratch.route)) {
+    throw std::invalid_argument(fmt::format("start_relayed_gpu_flow: GPU {} cannot reach GPU {}", relay_rank, dst_rank));
+  }
+  to_link_indices(scratch.route, scratch.links);
+  first.insert(first.end(), scratch.links.begin(), scratch.links.end());
+  return network.start_flow(first, size, std::move(on_done), options);
+}
+
 FlowId start_node_flow(FlowNetwork &network, const topology::Router &router, topology::NodeId src,
                        topology::NodeId dst, sim::Bytes size, std::uint64_t flow_key,
                        sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {

@@ -53,6 +53,14 @@ FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int 
                       int dst_rank, sim::Bytes size, std::uint64_t flow_key,
                       sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options = {});
 
+/// As start_gpu_flow, over the route from src to relay followed by the route
+/// from relay to dst (NCCL's PXN: a send crosses NVLink to a server-mate,
+/// whose NIC carries it). Throws std::invalid_argument as start_gpu_flow,
+/// and when the two routes share a link.
+FlowId start_relayed_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
+                              int relay_rank, int dst_rank, sim::Bytes size, std::uint64_t flow_key,
+                              sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options = {});
+
 /// As start_gpu_flow, between any two nodes of the topology (a GPU and its
 /// NVLink switch, say). Throws std::invalid_argument for an unreachable
 /// destination.

@@ -55,6 +55,19 @@ void PlanBuilder::add_transfer(std::uint32_t step, int src, int dst, TransferOp 
       {.src = src, .dst = dst, .size = size, .op = op, .chunks = std::move(chunks)});
 }
 
+void PlanBuilder::set_relay(std::uint32_t step, int relay) {
+  ZX_CHECK(step < num_steps() && !plan_.steps[step].transfers.empty(), "a relay for a transfer that does not exist");
+  if (relay < 0) return;
+  Transfer& t = plan_.steps[step].transfers.back();
+  ZX_CHECK(relay < plan_.group_size && relay != t.src && relay != t.dst, "a relay is a third group member");
+  t.relay = relay;
+}
+
+void PlanBuilder::set_issue_slot(std::uint32_t step, std::uint32_t slot) {
+  ZX_CHECK(step < num_steps(), "an issue slot for a step that does not exist");
+  plan_.steps[step].issue_slot = slot;
+}
+
 CollectivePlan PlanBuilder::finish() && {
   for (Step& step : plan_.steps) {
     std::map<int, sim::Bytes> work;

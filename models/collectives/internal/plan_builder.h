@@ -42,6 +42,12 @@ class PlanBuilder {
     add_transfer(step, src, dst, op, {ChunkRange{chunk, chunk + 1}});
   }
 
+  /// Sends the step's latest transfer through group member `relay` (plan.h,
+  /// Transfer::relay); -1 leaves it direct. The step must have a transfer.
+  void set_relay(std::uint32_t step, int relay);
+  /// The step's issue slot (plan.h, Step::issue_slot).
+  void set_issue_slot(std::uint32_t step, std::uint32_t slot);
+
   CollectivePlan finish() &&;
 
  private:

@@ -104,6 +104,11 @@ class Checker {
         if (x.src == kNvlinkSwitch && x.op == TransferOp::kReduce) {
           error(fmt::format("{}: the NVLink switch delivers copies; a GPU does not reduce what it sends", where));
         }
+        if (x.relay && (*x.relay < 0 || *x.relay >= n_ || *x.relay == x.src || *x.relay == x.dst ||
+                        x.src == kNvlinkSwitch || x.dst == kNvlinkSwitch)) {
+          error(fmt::format("{}: bad relay {} for {} -> {} (a member other than both ends, between GPUs)", where,
+                            *x.relay, x.src, x.dst));
+        }
         sim::Bytes size;
         bool in_bounds = true;
         for (const ChunkRange& r : x.chunks) {
