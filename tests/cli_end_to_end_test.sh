@@ -94,6 +94,15 @@ fi
 rm -f "$dump"
 expect 2 err "unknown key 'oversubscripton'" -- topology --set fabric.oversubscripton=2
 expect 2 err "unknown collective kind 'all_to_al'" -- whatif --model dlrm-a-small --nodes 1 --algo all_to_al=direct
+# NCCL's point-to-point all-to-all (docs/network_model.md): NIC-bound at 256
+# MiB per rank on 16 nodes: 25.92 GB/s bus bandwidth, under the NIC's 25
+# GB/s per direction x nodes / (nodes - 1) = 26.67 (nccl-tests' convention,
+# NVIDIA/nccl-tests issue 130), as direct's; NVLink-bound on one node (the
+# same as direct's); its options are NCCL's variables, checked as NCCL's.
+expect 0 out "^ *268435456 .*\| *10277\.15 *26\.12 *25\.92$" -- collective --nodes 16 --op all_to_all --algo nccl_p2p -b 256M -e 256M
+expect 0 out "^ *268435456 .*\| *840\.11 *319\.52 *279\.58$" -- collective --nodes 1 --op all_to_all --algo nccl_p2p -b 256M -e 256M
+expect 2 err "unknown key 'NCCL_PXN_DISABLED'" -- collective --nodes 2 --op all_to_all --algo nccl_p2p --options 'nccl_p2p={"NCCL_PXN_DISABLED": 1}'
+expect 2 err "NCCL 2.13 has no NCCL_P2P_NET_CHUNKSIZE" -- collective --nodes 2 --op all_to_all --algo nccl_p2p --options 'nccl_p2p={"version": "2.13", "NCCL_P2P_NET_CHUNKSIZE": 65536}'
 # --vary: a column per knob and "vs first" in the table; the variant of each
 # result and the varied values in JSON.
 expect 0 out "embeddings | nodes" -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused

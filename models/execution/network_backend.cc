@@ -680,7 +680,7 @@ sim::Duration NetworkBackend::transfer_latency(int src_rank, int dst_rank) const
 const std::map<std::string, std::string>& default_collective_algorithms() {
   static const std::map<std::string, std::string> defaults = {
       {"all_reduce", "hierarchical"}, {"reduce_scatter", "hierarchical"}, {"all_gather", "hierarchical"},
-      {"all_to_all", "nccl_p2p"},     {"broadcast", "ring"},              {"reduce", "ring"}};
+      {"all_to_all", "direct"},       {"broadcast", "ring"},              {"reduce", "ring"}};
   return defaults;
 }
 

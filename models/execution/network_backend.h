@@ -78,10 +78,14 @@ struct SoftwareLatencies {
 /// The algorithm each collective kind runs when a call names none, in every
 /// command (whatif, run, plan, collective, calibrate-network): the
 /// hierarchical all-reduce, reduce-scatter and all-gather (NVLink inside a
-/// server, every NIC across, as NCCL's multi-channel rings use them),
-/// NCCL's point-to-point schedule for all-to-all ("nccl_p2p"; "direct", all
-/// pairs at once, is the ideal it is compared with), rings for broadcast and
-/// reduce. The one place these defaults are written.
+/// server, every NIC across, as NCCL's multi-channel rings use them), the
+/// direct all-to-all (every pair at once), rings for broadcast and reduce.
+/// The one place these defaults are written. NCCL's own point-to-point
+/// schedule ("nccl_p2p") is not yet the all-to-all's default: its work
+/// items start flows at thousands of distinct instants, and the flow
+/// model's re-solves then cost 12x direct's time on 32 ZionEX nodes and
+/// over 100x on 64 (docs/network_model.md, "NCCL's point-to-point
+/// schedule").
 const std::map<std::string, std::string>& default_collective_algorithms();
 
 struct NetworkBackendOptions {
