@@ -30,6 +30,15 @@
 
 namespace zx::tools {
 
+/// models::default_collective_algorithms() of the kinds a DLRM iteration runs.
+inline std::map<std::string, std::string> dlrm_default_algorithms() {
+  std::map<std::string, std::string> out;
+  for (const char* kind : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
+    out[kind] = models::default_collective_algorithms().at(kind);
+  }
+  return out;
+}
+
 struct WhatIfOptions {
   topology::ClusterRequest cluster;  ///< nodes is set per point
   std::vector<int> nodes = {1};
@@ -55,10 +64,10 @@ struct WhatIfOptions {
   /// iteration by at most 7.4e-4 of itself from 8 to 256 nodes and takes
   /// 128 nodes 3x faster than 1 ns, 64 nodes 10x faster than exact (README).
   double completion_quantum_ns = 10.0;
-  /// Collective kind -> algorithm; the defaults are
-  /// models::default_collective_algorithms() (nccl_p2p all-to-all,
-  /// hierarchical all-reduce, reduce-scatter and all-gather).
-  std::map<std::string, std::string> algorithms = models::default_collective_algorithms();
+  /// Collective kind -> algorithm, for the kinds a DLRM iteration runs
+  /// (all-reduce, reduce-scatter, all-gather, all-to-all); the defaults are
+  /// models::default_collective_algorithms()'.
+  std::map<std::string, std::string> algorithms = dlrm_default_algorithms();
   /// Extra collective algorithms: plug-in libraries and schedule files.
   std::vector<std::string> plugins;
   std::vector<std::string> schedules;

@@ -179,7 +179,13 @@ sim::Bytes pair_size(const CollectiveRequest& request, int src, int dst) {
     return sim::Bytes(
         request.all_to_all_v_bytes[static_cast<std::size_t>(src)][static_cast<std::size_t>(dst)]);
   }
-  return block_sizes(request)[static_cast<std::size_t>(dst)];
+  // split_bytes' piece `dst` alone: a whole split per pair made an
+  // all-to-all's lowering and checking n^3.
+  const int n = static_cast<int>(request.ranks.size());
+  const int element = size_bytes(request.dtype);
+  const std::int64_t elements = request.bytes_per_rank.count() / element;
+  const std::int64_t piece = (elements / n + (dst < elements % n ? 1 : 0)) * element;
+  return sim::Bytes(piece + (dst == n - 1 ? request.bytes_per_rank.count() % element : 0));
 }
 
 sim::Bytes total_bytes(const CollectivePlan& plan) {

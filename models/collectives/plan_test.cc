@@ -79,5 +79,22 @@ TEST(PlanTest, EmptyPlanJson) {
             "  \"chunks\": [],\n  \"steps\": []\n}\n");
 }
 
+TEST(PlanTest, PairSizeIsTheEvenSplitsPiece) {
+  // pair_size computes one piece of split_bytes; every piece, for totals
+  // with and without a partial element, more and fewer elements than ranks.
+  for (DataType dtype : {DataType::kFp32, DataType::kFp16, DataType::kFp8}) {
+    for (int n : {1, 2, 3, 7, 8, 64}) {
+      for (std::int64_t total : {0, 1, 3, 5, 63, 64, 1000, 1 << 20, (1 << 20) + 3}) {
+        CollectiveRequest r{.kind = CollectiveKind::kAllToAll, .bytes_per_rank = sim::Bytes(total), .dtype = dtype};
+        for (int i = 0; i < n; ++i) r.ranks.push_back(i);
+        const std::vector<sim::Bytes> split = block_sizes(r);
+        for (int d = 0; d < n; ++d) {
+          EXPECT_EQ(pair_size(r, 0, d), split[static_cast<std::size_t>(d)]) << n << " " << total << " " << d;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zx::models::collectives
