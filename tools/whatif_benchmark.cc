@@ -97,5 +97,27 @@ BENCHMARK(BM_WhatIfModelATuned)
     ->Args({32, 0})->Args({32, 1})->Args({64, 0})->Args({64, 1})
     ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Model A with the all-to-all as NCCL schedules it (second argument 1:
+// nccl_p2p) against the ideal all pairs at once (0: direct, the default).
+// nccl_p2p's work items run one after another on each channel once the node
+// groups outnumber NCCL's 16 p2p channels (past 16 nodes), so its flows
+// start at thousands of distinct instants, each a re-solve of the flows in
+// flight: the cost the scale issue has to remove before it can be the
+// default. Measured 2026-12-03, 2-core machine, opt build, one run each
+// (this binary, --benchmark_filter=ModelAAllToAll):
+//
+//   nodes   direct sim_s   nccl_p2p sim_s   ratio   iteration_ms direct / nccl_p2p   peak_rss_MiB
+//   16          0.36            0.48          1.3        68.959 / 68.959                 29 / 36
+//   24          1.37           10.95          8.0        70.319 / 70.382                 57 / 61
+//   32          1.43           11.04          7.7        70.301 / 70.412                 87 / 98
+void BM_WhatIfModelAAllToAll(benchmark::State& state) {
+  WhatIfOptions options = model_a(state);
+  options.algorithms["all_to_all"] = state.range(1) != 0 ? "nccl_p2p" : "direct";
+  run_point(state, options);
+}
+BENCHMARK(BM_WhatIfModelAAllToAll)
+    ->Args({16, 0})->Args({16, 1})->Args({24, 0})->Args({24, 1})->Args({32, 0})->Args({32, 1})
+    ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 }  // namespace zx::tools
