@@ -99,8 +99,17 @@ expect 2 err "unknown collective kind 'all_to_al'" -- whatif --model dlrm-a-smal
 # GB/s per direction x nodes / (nodes - 1) = 26.67 (nccl-tests' convention,
 # NVIDIA/nccl-tests issue 130), as direct's; NVLink-bound on one node (the
 # same as direct's); its options are NCCL's variables, checked as NCCL's.
-expect 0 out "^ *268435456 .*\| *10277\.15 *26\.12 *25\.92$" -- collective --nodes 16 --op all_to_all --algo nccl_p2p -b 256M -e 256M
-expect 0 out "^ *268435456 .*\| *840\.11 *319\.52 *279\.58$" -- collective --nodes 1 --op all_to_all --algo nccl_p2p -b 256M -e 256M
+expect 0 out "^ *268435456 .*| *10277\.15 *26\.12 *25\.92$" -- collective --nodes 16 --op all_to_all --algo nccl_p2p -b 256M -e 256M
+expect 0 out "^ *268435456 .*| *840\.11 *319\.52 *279\.58$" -- collective --nodes 1 --op all_to_all --algo nccl_p2p -b 256M -e 256M
+# docs/network_model.md's table: small all-to-alls, where the work items and
+# PXN's hop show (direct, then nccl_p2p), and the issue gap.
+expect 0 out "^ *65536 .*| *11\.81 .*| *12\.09 " -- collective --nodes 16 --op all_to_all --algo direct --algo nccl_p2p -b 64K -e 64K
+expect 0 out "^ *65536 .*| *11\.94 .*| *16\.58 " -- collective --nodes 32 --op all_to_all --algo direct --algo nccl_p2p -b 64K -e 64K
+expect 0 out "^ *65536 .*| *10\.64 .*| *11\.07 " -- collective --nodes 2 --op all_to_all --algo direct --algo nccl_p2p -b 64K -e 64K
+expect 0 out "^ *65536 .*| *316\.50 .*| *318\.62 " -- collective --nodes 16 --op all_to_all --algo direct --algo nccl_p2p -b 64K -e 64K --set communication.peer_gap_ns=2450
+expect 0 out "^ *nccl_p2p |     4    32    16384      1\.289 " -- whatif --model dlrm-dcnv2 --cluster hgx --nodes 4 --vary algo.all_to_all=direct,nccl_p2p
+expect 0 out "^ *direct |     4    32    16384      1\.323 " -- whatif --model dlrm-dcnv2 --cluster hgx --nodes 4 --vary algo.all_to_all=direct,nccl_p2p
+expect 0 out "^ *nccl_p2p |     8    64    32768     66\.350 " -- whatif --model dlrm-a --nodes 8 --vary algo.all_to_all=direct,nccl_p2p
 expect 2 err "unknown key 'NCCL_PXN_DISABLED'" -- collective --nodes 2 --op all_to_all --algo nccl_p2p --options 'nccl_p2p={"NCCL_PXN_DISABLED": 1}'
 expect 2 err "NCCL 2.13 has no NCCL_P2P_NET_CHUNKSIZE" -- collective --nodes 2 --op all_to_all --algo nccl_p2p --options 'nccl_p2p={"version": "2.13", "NCCL_P2P_NET_CHUNKSIZE": 65536}'
 # --vary: a column per knob and "vs first" in the table; the variant of each
