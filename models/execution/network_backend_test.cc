@@ -95,6 +95,59 @@ TEST(NetworkBackendTest, InterNodeAllToAllIsBoundedByTheNic) {
   EXPECT_LT(rig.sim.now().to_seconds(), crossing / nic * 1.5);  // the NIC, not something slower, bounds it
 }
 
+// NCCL's p2p all-to-all on the flows: with PXN every flow between servers
+// leaves its server through the NIC of its destination's rail (and enters
+// the destination's through the destination's own), every byte arrives
+// once, and the NIC still bounds the time as it bounds direct's.
+TEST(NetworkBackendTest, NcclP2pAllToAllStaysOnTheDestinationsRail) {
+  Rig rig(4);
+  NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry);
+  backend.record_flows(true);
+  collectives::CollectiveRequest request;
+  request.kind = collectives::CollectiveKind::kAllToAll;
+  for (int r = 0; r < 32; ++r) request.ranks.push_back(r);
+  const std::int64_t per_peer = 256 << 10;
+  request.bytes_per_rank = sim::Bytes(per_peer * 32);
+  backend.run(request, "nccl_p2p", {});
+  rig.sim.run();
+  const topology::Topology& t = rig.topo;
+  // A NIC's local index is its GPU's: ZionEX's NIC i sits beside GPU i.
+  const auto nic_rail = [&](std::uint32_t link) -> std::optional<std::pair<int, int>> {
+    const topology::LinkInfo& l = t.link(topology::LinkId{link});
+    for (topology::NodeId end : {l.src, l.dst}) {
+      const topology::NodeInfo& node = t.node(end);
+      if (node.kind == topology::NodeKind::kNic && l.kind == topology::LinkKind::kRoce) {
+        return std::pair{node.server, node.local_index};
+      }
+    }
+    return std::nullopt;
+  };
+  std::int64_t delivered = 0;
+  std::int64_t crossing = 0;
+  for (const NetworkBackend::FlowTag& tag : backend.flow_tags()) {
+    const FlowRecord& record = rig.network.flow(tag.flow);
+    ASSERT_TRUE(record.finished());
+    delivered += record.size.count();
+    const int src_server = tag.src_rank / 8;
+    const int dst_server = tag.dst_rank / 8;
+    if (src_server == dst_server) continue;
+    crossing += record.size.count();  // in pieces of at most 128 KiB
+    for (std::uint32_t link : rig.network.route(tag.flow)) {
+      if (const auto rail = nic_rail(link)) {
+        EXPECT_EQ(rail->second, tag.dst_rank % 8) << tag.src_rank << " -> " << tag.dst_rank;
+        EXPECT_TRUE(rail->first == src_server || rail->first == dst_server);
+      }
+    }
+  }
+  EXPECT_EQ(crossing, per_peer * 32 * 24);
+  EXPECT_EQ(delivered, per_peer * 32 * 31);
+  // Each NIC sends its rail's share: 8 GPUs x 3 servers x 256 KiB.
+  const double crossing_bytes = 24.0 * per_peer;
+  const double nic = 25e9 * (4096.0 / 4178.0);
+  EXPECT_GE(rig.sim.now().to_seconds(), crossing_bytes / nic);
+  EXPECT_LT(rig.sim.now().to_seconds(), crossing_bytes / nic * 1.5);
+}
+
 // The all-to-all efficiency: with 0.25, every all-to-all transfer between
 // servers puts 4x its bytes on the links (exactly: the links carry 4x the
 // crossing bytes) and the NIC-bound all-to-all takes about 4x as long;
