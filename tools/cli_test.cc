@@ -120,6 +120,17 @@ TEST(CliTest, FlowsPatternAndJson) {
   EXPECT_TRUE(contains(json.out, "\"route\"")) << json.out.substr(0, 200);
   const Result csv = run({"flows", "--nodes", "1", "--pattern", "ring", "--format", "csv"});
   EXPECT_EQ(csv.out.rfind("id,src_rank,dst_rank,size_bytes,start_ps,first_byte_ps,finish_ps,route\n", 0), 0u);
+  // The rows are streamed; the bytes are what nlohmann writes for the whole
+  // document (parsed and dumped again alike), flows or none.
+  for (const char* nodes : {"2", "1"}) {
+    for (const char* top : {"10", "0"}) {
+      const Result streamed = run({"flows", "--nodes", nodes, "--pattern", "all_to_all", "--top", top, "--format", "json"});
+      ASSERT_EQ(streamed.status, kExitOk) << streamed.err;
+      const nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(streamed.out);
+      EXPECT_EQ(parsed.dump(1) + "\n", streamed.out);
+      EXPECT_EQ(parsed["flows"].size(), std::string(nodes) == "2" ? 16u * 15u : 8u * 7u);
+    }
+  }
 }
 
 // `whatif` prints one row per size; JSON has the documented fields.
