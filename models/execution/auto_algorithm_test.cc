@@ -99,7 +99,8 @@ TEST(AutoAlgorithmTest, RunsTheFastestCandidate) {
         std::size_t runs_kind = 0;
         std::vector<const AutoChoice::Candidate*> losers;
         for (const std::string& name : rig.registry.names()) {
-          if (!rig.registry.create(name)->supports(c.kind)) continue;
+          // nccl_p2p is a candidate only when listed (NcclP2pOnlyWhenListed).
+          if (name == "nccl_p2p" || !rig.registry.create(name)->supports(c.kind)) continue;
           ++runs_kind;
           const std::optional<Duration> t = time_alone(c.nodes, c.preset, options, request, name);
           const auto it = std::find_if(choice.candidates.begin(), choice.candidates.end(),
@@ -253,6 +254,24 @@ TEST(AutoAlgorithmTest, OptionsAreValidated) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << text << ": " << e.what();
     }
+  }
+}
+
+// NCCL's point-to-point all-to-all is no default candidate (its trials cost
+// the flow model too much at scale), but a list may name it.
+TEST(AutoAlgorithmTest, NcclP2pOnlyWhenListed) {
+  const collectives::CollectiveRequest request = request_of(collectives::CollectiveKind::kAllToAll, 16, 1 << 20);
+  for (bool listed : {false, true}) {
+    Rig rig(2, "zionex");
+    NetworkBackendOptions options = options_for("zionex");
+    if (listed) options.algorithm_options[kAutoAlgorithm] = R"({"candidates": ["nccl_p2p", "direct"]})";
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+    backend.run(request, kAutoAlgorithm, {});
+    rig.sim.run();
+    std::vector<std::string> names;
+    for (const AutoChoice::Candidate& c : backend.auto_choices().at(0).candidates) names.push_back(c.algorithm);
+    EXPECT_EQ(std::find(names.begin(), names.end(), "nccl_p2p") != names.end(), listed);
+    EXPECT_NE(std::find(names.begin(), names.end(), "direct"), names.end());
   }
 }
 

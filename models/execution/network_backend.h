@@ -147,7 +147,8 @@ std::string auto_algorithm_description();
 /// {"candidates": ["ring", "nvls"]}: the algorithms it chooses among, in the
 /// order ties go. Without "candidates", every algorithm of the registry
 /// (plug-ins and schedule files included) that runs the call's kind, by
-/// name. Candidates are registry names: not "auto", nor NCCL's cost model
+/// name, but "nccl_p2p" (its trials cost the flow model 10-100x the
+/// others'; a list may name it). Candidates are registry names: not "auto", nor NCCL's cost model
 /// (a prediction, not a plan the flows carry). {"exhaustive": true} runs
 /// every candidate to its end, so that each has a time; by default a trial
 /// stops once it is slower than the best so far (same choice, less work).
