@@ -29,8 +29,9 @@
 //     and the elements of one item together; an item ends when its slowest
 //     element does. So a rank has as many peers in flight as its channels
 //     hold items at once: every peer while the node deltas get distinct
-//     channels, and from 16 to 32 node groups (of 8 peers) on ZionEX's
-//     counts beyond that.
+//     channels, and beyond that as many node groups of 8 peers as there
+//     are channels (16 on ZionEX, whose NCCL search finds 16 channels
+//     across servers).
 //   * PXN (NCCL_PXN_DISABLE=0, NCCL_P2P_PXN_LEVEL=2, both versions:
 //     search.cc, ncclTopoGetNetDev): a send to a GPU of another server goes
 //     first over NVLink to the sender's server-mate with the receiver's
