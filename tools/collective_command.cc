@@ -335,6 +335,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     sim::Simulator sim;
     const std::unique_ptr<models::FlowNetwork> network =
         make_network(sim, setup.cluster.topology, f.fidelity, f.completion_quantum_ns);
+    network->recycle_flow_ids(true);  // no flow record is read after its flow ends
     models::NetworkBackend backend(sim, *network, *routers[v], own_registry, setup.options);
     coll::CollectiveRequest req;
     req.kind = *kind;
