@@ -1,5 +1,7 @@
 #include "base/json_reader.h"
 
+#include "base/input_file.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -386,19 +388,7 @@ bool ArrayReader::read_string(std::size_t index, std::string& out) {
 Document::Document(std::unique_ptr<nlohmann::json> value, std::string source)
     : value_(std::move(value)), diagnostics_(std::move(source)) {}
 
-std::int64_t max_input_bytes() {
-  constexpr std::int64_t kDefault = std::int64_t{1} << 30;
-  const char* text = std::getenv("ZIONSIM_MAX_INPUT_BYTES");
-  if (text == nullptr || *text == '\0') return kDefault;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value <= 0) {
-    throw InputError(Diagnostic{"ZIONSIM_MAX_INPUT_BYTES", "",
-                                fmt::format("expected a positive number of bytes, got '{}'", text)});
-  }
-  return value;
-}
+std::int64_t max_input_bytes() { return zx::max_input_bytes(); }
 
 void check_input_size(const std::string& path) {
   std::error_code ec;
@@ -414,15 +404,8 @@ void check_input_size(const std::string& path) {
 }
 
 Document Document::load_file(const std::string& path) {
-  check_input_size(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw InputError(Diagnostic{path, "", "cannot open the file for reading"});
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(Diagnostic{path, "", "error while reading the file"});
-  return parse(text.str(), path);
+  // Bounded, regular files only, gzip inflated (base/input_file.h).
+  return parse(read_input_file(path), path);
 }
 
 Document Document::parse(std::string_view text, std::string source) {

@@ -157,7 +157,7 @@ TEST(JsonReaderTest, LoadFileReportsUnreadableFiles) {
     Document::load_file("no/such/file.json");
     FAIL() << "no InputError";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.diagnostics()[0].to_string(), "no/such/file.json: cannot open the file for reading");
+    EXPECT_EQ(e.diagnostics()[0].to_string(), "no/such/file.json: cannot open the file for reading: No such file or directory");
   }
   const std::string path = testing::TempDir() + "/ok.json";
   {

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -19,7 +22,9 @@
 #include <tuple>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "base/json_reader.h"
+#include "workloads/chakra_et.h"
 
 namespace zx::workloads {
 namespace {
@@ -237,12 +242,17 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
   return node;
 }
 
-// The values of a file: the concatenated objects the jsonizer writes, or one
-// JSON array of them.
-nlohmann::json read_values(const std::string& path) {
-  json::check_input_size(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(Diagnostic{path, "", "cannot open the file"});
+// JSON (the jsonizer's dump) starts with '{' or '[' after any whitespace;
+// a protobuf stream starts with a message size.
+bool is_json_text(std::string_view bytes) {
+  const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (bytes[first] == '{' || bytes[first] == '[');
+}
+
+// The values of a JSON file: the concatenated objects the jsonizer writes,
+// or one JSON array of them.
+nlohmann::json read_values(const std::string& path, const std::string& text) {
+  std::istringstream in(text);
   nlohmann::json values = nlohmann::json::array();
   while (true) {
     in >> std::ws;
@@ -260,31 +270,144 @@ nlohmann::json read_values(const std::string& path) {
   return values;
 }
 
+const char* value_field_name(int field) {
+  static const char* const kNames[] = {
+      "none",         "name",         "doc_string",   "double_val",   "double_list", "float_val",
+      "float_list",   "int32_val",    "int32_list",   "int64_val",    "int64_list",  "uint32_val",
+      "uint32_list",  "uint64_val",   "uint64_list",  "sint32_val",   "sint32_list", "sint64_val",
+      "sint64_list",  "fixed32_val",  "fixed32_list", "fixed64_val",  "fixed64_list", "sfixed32_val",
+      "sfixed32_list", "sfixed64_val", "sfixed64_list", "bool_val",   "bool_list",   "string_val",
+      "string_list",  "bytes_val",    "bytes_list"};
+  return field >= 0 && field <= 32 ? kNames[field] : "an unknown field";
+}
+
+// Node k of a protobuf file, checked as read_node checks a JSON one.
+Node from_et(const chakra_et::Node& e, const std::string& pointer, json::Diagnostics& diagnostics) {
+  constexpr std::uint64_t kMaxId = std::uint64_t{1} << 53;
+  Node node;
+  node.pointer = pointer;
+  if (e.id > kMaxId) {
+    diagnostics.error(pointer + "/id", fmt::format("expected a node id in [0, {}], got {}", kMaxId, e.id));
+  }
+  node.id = static_cast<std::int64_t>(std::min(e.id, kMaxId));
+  node.name = e.name;
+  if (e.type == 0) {
+    diagnostics.error(pointer, "node type missing (INVALID_NODE)");
+  } else if (e.type < 0 || e.type >= static_cast<std::int64_t>(kNodeTypes.size())) {
+    diagnostics.error(pointer + "/type", fmt::format("unknown node type {} (et_def.proto's NodeType has 1 to {})", e.type,
+                                                     kNodeTypes.size() - 1));
+    node.type = -1;
+  } else if (e.type >= 8) {
+    diagnostics.error(pointer + "/type",
+                      fmt::format("node type {} is not supported; supported: COMP_NODE, COMM_COLL_NODE, "
+                                  "COMM_SEND_NODE, COMM_RECV_NODE, MEM_LOAD_NODE, MEM_STORE_NODE, METADATA_NODE",
+                                  kNodeTypes[static_cast<std::size_t>(e.type)]));
+    node.type = static_cast<int>(e.type);
+  } else {
+    node.type = static_cast<int>(e.type);
+  }
+  for (const auto& [key, ids] : {std::pair{"data_deps", &e.data_deps}, std::pair{"ctrl_deps", &e.ctrl_deps}}) {
+    for (std::size_t k = 0; k < ids->size(); ++k) {
+      const std::string at = fmt::format("{}/{}/{}", pointer, key, k);
+      if ((*ids)[k] > kMaxId) {
+        diagnostics.error(at, fmt::format("expected a node id in [0, {}], got {}", kMaxId, (*ids)[k]));
+      } else {
+        node.deps.push_back({static_cast<std::int64_t>((*ids)[k]), at});
+      }
+    }
+  }
+  constexpr std::uint64_t kMaxDuration = std::uint64_t{1} << 40;
+  if (e.duration_micros > kMaxDuration) {
+    diagnostics.error(pointer + "/duration_micros",
+                      fmt::format("expected an integer in [0, {}], got {}", kMaxDuration, e.duration_micros));
+  } else {
+    node.duration_us = static_cast<std::int64_t>(e.duration_micros);
+  }
+  for (std::size_t k = 0; k < e.attr.size(); ++k) {
+    const chakra_et::Attribute& a = e.attr[k];
+    const std::string at = fmt::format("{}/attr/{}", pointer, k);
+    const std::map<std::string, std::optional<std::int64_t>*> ints = {{"comm_type", &node.comm_type},
+                                                                      {"comm_size", &node.comm_size},
+                                                                      {"comm_src", &node.comm_src},
+                                                                      {"comm_dst", &node.comm_dst},
+                                                                      {"comm_tag", &node.comm_tag}};
+    if (const auto it = ints.find(a.name); it != ints.end()) {
+      if (!a.integer) {
+        diagnostics.error(at, fmt::format("attribute '{}' needs an integer value (int64_val, uint64_val, int32_val, "
+                                          "...), got {}",
+                                          a.name, value_field_name(a.value_field)));
+      } else if (a.integer_too_large || *a.integer < 0) {
+        diagnostics.error(at, fmt::format("attribute '{}': expected a non-negative integer below 2^63, got {}{}", a.name,
+                                          a.integer_too_large ? "a value of 2^63 or more" : std::to_string(*a.integer),
+                                          a.integer_too_large ? "" : ""));
+      } else {
+        *it->second = *a.integer;
+      }
+    } else if (a.name == "is_cpu_op") {
+      if (!a.boolean) {
+        diagnostics.error(at, fmt::format("attribute 'is_cpu_op' needs a bool_val, got {}", value_field_name(a.value_field)));
+      } else {
+        node.is_cpu_op = *a.boolean;
+      }
+    } else if (a.name == "pg_name") {
+      if (!a.text) {
+        diagnostics.error(at, fmt::format("attribute 'pg_name' needs a string_val, got {}", value_field_name(a.value_field)));
+      } else {
+        node.pg_name = *a.text;
+      }
+    }
+  }
+  return node;
+}
+
 RankTrace read_rank(const std::string& path, std::vector<Diagnostic>& all) {
   RankTrace rank;
   rank.file = path;
-  const nlohmann::json values = read_values(path);
+  const std::string bytes = read_input_file(path);
   json::Diagnostics diagnostics(path);
-  if (values.empty()) diagnostics.error("", "no Chakra nodes in the file");
   std::map<std::int64_t, std::size_t> by_id;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const std::string pointer = fmt::format("/{}", i);
-    json::ObjectReader o(values[i], pointer, diagnostics);
-    if (i == 0 && o.has("version")) {  // GlobalMetadata {version, attr}
-      std::string version;
-      o.read_string("version", version);
-      o.allow("attr");
-      o.finish();
-      continue;
-    }
-    Node node;
-    node.pointer = pointer;
-    node = read_node(o, std::move(node), diagnostics);
+  const auto add = [&](Node node) {
     if (!by_id.emplace(node.id, rank.nodes.size()).second) {
-      diagnostics.error(pointer, fmt::format("duplicate node id {} (first at {})", node.id,
-                                             rank.nodes[by_id[node.id]].pointer));
+      diagnostics.error(node.pointer, fmt::format("duplicate node id {} (first at {})", node.id,
+                                                  rank.nodes[by_id[node.id]].pointer));
     }
     rank.nodes.push_back(std::move(node));
+  };
+  if (is_json_text(bytes)) {
+    const nlohmann::json values = read_values(path, bytes);
+    if (values.empty()) diagnostics.error("", "no Chakra nodes in the file");
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::string pointer = fmt::format("/{}", i);
+      json::ObjectReader o(values[i], pointer, diagnostics);
+      if (i == 0 && o.has("version")) {  // GlobalMetadata {version, attr}
+        std::string version;
+        o.read_string("version", version);
+        o.allow("attr");
+        o.finish();
+        continue;
+      }
+      Node node;
+      node.pointer = pointer;
+      add(read_node(o, std::move(node), diagnostics));
+    }
+  } else {
+    // A protobuf .et stream; pointers name the message ("/0": the metadata).
+    const chakra_et::DecodeResult decoded = chakra_et::decode(bytes);
+    if (decoded.error) {
+      const chakra_et::DecodeError& e = *decoded.error;
+      throw InputError(Diagnostic{
+          path, e.message >= 0 ? fmt::format("/{}", e.message) : "",
+          fmt::format("not a valid Chakra protobuf trace (et_def.proto): at byte {}{}: {}{}", e.offset,
+                      e.message >= 0 ? fmt::format(", in message {}", e.message) : "", e.what,
+                      e.message == 0 && e.offset < 16 && bytes.find('\0') == std::string::npos
+                          ? " (neither JSON, which starts with '{' or '[', nor a protobuf stream)"
+                          : "")});
+    }
+    const std::size_t first_node = decoded.file.metadata ? 1 : 0;
+    if (decoded.file.nodes.empty()) diagnostics.error("", "no Chakra nodes in the file");
+    for (std::size_t k = 0; k < decoded.file.nodes.size(); ++k) {
+      add(from_et(decoded.file.nodes[k], fmt::format("/{}", k + first_node), diagnostics));
+    }
   }
   // Dependencies name nodes of this file; order the nodes topologically,
   // taking the earliest ready node in file order first.

@@ -166,7 +166,7 @@ TEST(ScheduleFileTest, NameAlreadyTakenIsRefused) {
 
 TEST(ScheduleFileTest, MissingFile) {
   EXPECT_EQ(register_error("no_such.schedule.json"),
-            "testdata/no_such.schedule.json: cannot open the file for reading");
+            "testdata/no_such.schedule.json: cannot open the file for reading: No such file or directory");
 }
 
 TEST(ScheduleFileTest, SyntaxError) {
