@@ -15,6 +15,8 @@ packages=(
   gnuplot-nox                                        # calibration report plots
   libboost-graph-dev libeigen3-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev                                         # gzip inputs (.et.gz, .json.gz)
+  protobuf-compiler python3-protobuf                 # Chakra .et files for the interop test
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)

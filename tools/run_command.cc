@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "models/collectives/plan.h"
 #include "models/collectives/registry.h"
 #include "models/execution/executor.h"
@@ -142,15 +143,22 @@ std::vector<Variant> variants_of(const topology::ClusterRequest& request, const 
 
 double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
 
-// The files of a --trace argument: a file, or a directory's *.json files in
-// name order (one per rank for Chakra and Kineto traces).
+// The files of a --trace argument: a file, or a directory's trace files
+// (*.json, *.et, and either gzip-compressed, *.json.gz, *.et.gz) in name
+// order (one per rank for Chakra and Kineto traces).
 std::vector<std::string> expand(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const std::string& p : paths) {
     if (std::filesystem::is_directory(p)) {
       std::vector<std::string> found;
       for (const auto& entry : std::filesystem::directory_iterator(p)) {
-        if (entry.path().extension() == ".json") found.push_back(entry.path().string());
+        const std::string name = entry.path().filename().string();
+        const auto ends_with = [&name](std::string_view tail) {
+          return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+        };
+        if (ends_with(".json") || ends_with(".et") || ends_with(".json.gz") || ends_with(".et.gz")) {
+          found.push_back(entry.path().string());
+        }
       }
       // Natural order, so that rank 10 comes after rank 9.
       std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
@@ -176,12 +184,26 @@ models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std:
     std::string head(64 * 1024, '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<std::size_t>(in.gcount()));
+    // A gzip-compressed trace (.json.gz, .et.gz) is sniffed inflated.
+    if (is_gzip(head)) head = read_input_file(files.front()).substr(0, 64 * 1024);
     if (head.find("\"schema_version\"") != std::string::npos) {
       kind = "zionsim";
     } else if (head.find("\"traceEvents\"") != std::string::npos) {
       kind = "kineto";
     } else {
       kind = workloads::looks_like_chakra(files.front()) ? "chakra" : "zionsim";
+    }
+  }
+  if (kind == "zionsim" || kind == "kineto") {
+    // Those are JSON: a binary first file is most likely a Chakra .et.
+    const std::string bytes = read_input_file(files.front());
+    const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && bytes[first] != '{' && bytes[first] != '[' &&
+        workloads::looks_like_chakra(files.front())) {
+      throw InputError(Diagnostic{files.front(), "",
+                                  fmt::format("not a {} trace (JSON) but a Chakra protobuf trace (.et); use "
+                                              "--trace-format chakra (or detect)",
+                                              kind == "zionsim" ? "zionsim" : "Kineto")});
     }
   }
   if (kind == "chakra") return workloads::import_chakra(files);

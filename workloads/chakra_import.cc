@@ -715,8 +715,17 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
 
 bool looks_like_chakra(const std::string& path) {
   try {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
+    const std::string bytes = read_input_file(path);
+    if (!is_json_text(bytes)) {
+      // A protobuf stream: Chakra's if its first message decodes as the
+      // GlobalMetadata or a node of a known type.
+      const chakra_et::DecodeResult d = chakra_et::decode(bytes);
+      if (d.error && d.error->message == 0) return false;
+      return d.file.metadata.has_value() ||
+             (!d.file.nodes.empty() && d.file.nodes[0].type > 0 &&
+              d.file.nodes[0].type < static_cast<std::int64_t>(kNodeTypes.size()));
+    }
+    std::istringstream in(bytes);
     nlohmann::json first;
     in >> first;
     if (first.is_array() && !first.empty()) first = first[0];
