@@ -22,9 +22,9 @@ PYTHONPATH="$work" /usr/bin/python3 "$et_dir/write_et.py" "$work/out" || { echo 
 run() {  # run NAME ARGS...: the output of zionsim run without its first line (which names the trace)
   local name=$1
   shift
-  if ! "$zionsim" run "$@" >"$work/$name.txt" 2>"$work/$name.err"; then
-    fail "zionsim run $*: exit status $?"; cat "$work/$name.err"
-  fi
+  "$zionsim" run "$@" >"$work/$name.txt" 2>"$work/$name.err"
+  local status=$?
+  if [[ $status != 0 ]]; then fail "zionsim run $*: exit status $status"; cat "$work/$name.err"; fi
   tail -n +2 "$work/$name.txt" >"$work/$name.body"
 }
 same() {  # same A B: the two runs printed the same

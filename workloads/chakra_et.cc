@@ -208,6 +208,47 @@ Attribute read_attribute(std::string_view bytes, std::uint64_t base) {
           a = Attribute{std::move(a.name), 29, {}, false, {}, std::move(s), {}};
         }
         break;
+      case 8:   // int32_list
+      case 10:  // int64_list
+      case 12:  // uint32_list
+      case 14:  // uint64_list
+      case 18: {  // sint64_list
+        expect_wire(c, "AttributeProto", "an integer list", wire, kLength);
+        std::uint64_t start = 0;
+        const std::string_view body = c.delimited(&start);
+        Attribute list{.name = std::move(a.name), .value_field = static_cast<int>(field)};
+        Cursor inner(body, start);
+        std::uint32_t f2 = 0;
+        std::uint32_t w2 = 0;
+        while (inner.key(f2, w2)) {
+          if (f2 != 1) {
+            inner.skip(w2);
+            continue;
+          }
+          const auto add = [&](std::uint64_t v) {
+            std::int64_t x = static_cast<std::int64_t>(v);
+            if (field == 8) x = static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+            if (field == 12) x = static_cast<std::uint32_t>(v);
+            if (field == 18) x = zigzag(v);
+            if (field == 14 && v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+              list.integer_too_large = true;
+              x = std::numeric_limits<std::int64_t>::max();
+            }
+            list.integers.push_back(x);
+          };
+          if (w2 == kVarint) {
+            add(inner.varint());
+          } else {
+            expect_wire(inner, "an integer list", "values", w2, kLength);
+            std::uint64_t s2 = 0;
+            const std::string_view packed = inner.delimited(&s2);
+            Cursor values(packed, s2);
+            while (!values.done()) add(values.varint());
+          }
+        }
+        a = std::move(list);
+        break;
+      }
       default:
         if (field >= 4 && field <= 32 && (field % 2 == 0 || field == 31)) {
           // The list members (and bytes_val): length-delimited, not used.
@@ -321,6 +362,12 @@ std::string encode_attribute(const Attribute& a) {
     put_varint(out, *a.boolean ? 1 : 0);
   } else if (a.text) {
     put_bytes(out, 29, *a.text);
+  } else if (!a.integers.empty()) {
+    std::string values;
+    for (std::int64_t v : a.integers) put_varint(values, static_cast<std::uint64_t>(v));
+    std::string list;
+    put_bytes(list, 1, values);
+    put_bytes(out, 10, list);
   } else if (a.real) {
     put_key(out, 3, kFixed64);
     std::uint64_t bits = 0;

@@ -48,6 +48,9 @@ struct Attribute {
   std::optional<bool> boolean;     ///< bool_val
   std::optional<std::string> text;  ///< string_val
   std::optional<double> real;       ///< double_val or float_val
+  /// int64_list, int32_list, uint32_list, uint64_list, sint64_list (set
+  /// with value_field; a uint64 above 2^63 - 1 sets integer_too_large).
+  std::vector<std::int64_t> integers;
 };
 
 struct Node {
@@ -95,7 +98,8 @@ DecodeResult decode(std::string_view stream);
 
 /// Encodes a file as Chakra's writers do (size-prefixed messages, packed
 /// repeated ids, fields in number order, zero values left out); integers of
-/// attributes are written as int64_val, reals as double_val.
+/// attributes are written as int64_val, reals as double_val, integer
+/// lists as int64_list.
 std::string encode(const File& file);
 
 }  // namespace zx::workloads::chakra_et

@@ -91,10 +91,15 @@ TEST(ChakraEtTest, EveryIntegerMemberOfTheOneofReadsAsAnInteger) {
   EXPECT_FALSE(last.integer);
   EXPECT_EQ(last.text, "x");
   EXPECT_EQ(last.value_field, 29);
-  // A list member is recognised and skipped.
-  const Attribute list = attr_value(bytes_field(10, varint(1) + varint(2)));
-  EXPECT_EQ(list.value_field, 10);
-  EXPECT_FALSE(list.integer);
+  // A list member that is not read is recognised and skipped.
+  const Attribute bools = attr_value(bytes_field(28, bytes_field(1, varint(1) + varint(0))));
+  EXPECT_EQ(bools.value_field, 28);
+  EXPECT_FALSE(bools.integer);
+  // Integer lists, packed and not.
+  const Attribute packed = attr_value(bytes_field(10, bytes_field(1, varint(5) + varint(1ULL << 40))));
+  EXPECT_EQ(packed.integers, (std::vector<std::int64_t>{5, 1LL << 40}));
+  const Attribute loose = attr_value(bytes_field(18, key(1, 0) + varint(3) + key(1, 0) + varint(4)));
+  EXPECT_EQ(loose.integers, (std::vector<std::int64_t>{-2, 2}));
 }
 
 TEST(ChakraEtTest, UnpackedIdsUnknownFieldsAndAnyFieldOrder) {

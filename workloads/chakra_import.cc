@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <limits>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -82,6 +84,12 @@ struct Node {
   std::optional<std::int64_t> comm_type, comm_size, comm_src, comm_dst, comm_tag;
   std::string pg_name;
   std::string pointer;  // "/3"
+  // zionsim's own attributes (chakra_import.h), written by export_chakra so
+  // that a graph survives the round trip exactly.
+  std::optional<std::string> z_stream, z_category, z_kind, z_dtype, z_algorithm;
+  std::optional<std::int64_t> z_duration_ps, z_root, z_op, z_collective, tensor_size;
+  std::optional<bool> z_to_device;
+  std::optional<std::vector<std::int64_t>> z_group_ranks, z_all_to_all_v_row;
 };
 
 struct RankTrace {
@@ -127,6 +135,185 @@ bool read_field_int(json::ObjectReader& o, const std::string& camel, const std::
   }
   out = *n;
   return true;
+}
+
+// An integer of protobuf's JSON form, any 64-bit one: nullopt when not an
+// integer at all; `too_large` when beyond int64 (a uint64 or fixed64 value).
+std::optional<std::int64_t> wide_int(const nlohmann::json& v, bool& too_large) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    too_large |= u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(u, std::numeric_limits<std::int64_t>::max()));
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (!v.is_string()) return std::nullopt;
+  const std::string& s = v.get_ref<const std::string&>();
+  std::int64_t out = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (end != s.data() + s.size() || s.empty()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    too_large = true;
+    return std::numeric_limits<std::int64_t>::max();
+  }
+  if (ec != std::errc()) return std::nullopt;
+  return out;
+}
+
+bool zionsim_reads(const std::string& name);
+
+// An AttributeProto in protobuf's JSON form, as the decoder gives it from
+// the wire: the member of the oneof that is set (lowerCamelCase, or the
+// proto field name), integers as numbers or strings of digits.
+chakra_et::Attribute attribute_from_json(json::ObjectReader& a) {
+  chakra_et::Attribute out;
+  a.require("name");
+  a.read_string("name", out.name);
+  a.allow("docString");
+  a.allow("doc_string");
+  for (const std::string& key : kIntValueKeys) {
+    a.allow(key);
+    if (const nlohmann::json* v = a.raw(key)) {
+      out.value_field = 9;
+      if (const std::optional<std::int64_t> n = wide_int(*v, out.integer_too_large)) {
+        out.integer = n;
+      } else if (zionsim_reads(out.name)) {
+        a.error(key, fmt::format("expected an integer, got {}", json::describe(*v)));
+      }
+    }
+  }
+  const auto key_of = [&a](const std::string& camel, const std::string& snake) { return field_key(a, camel, snake); };
+  if (const std::string key = key_of("boolVal", "bool_val"); a.has(key)) {
+    out.value_field = 27;
+    if (a.raw(key)->is_boolean()) {
+      out.boolean = a.raw(key)->get<bool>();
+    } else if (zionsim_reads(out.name)) {
+      a.error(key, fmt::format("expected true or false, got {}", json::describe(*a.raw(key))));
+    }
+  }
+  if (const std::string key = key_of("stringVal", "string_val"); a.has(key)) {
+    out.value_field = 29;
+    if (a.raw(key)->is_string()) {
+      out.text = a.raw(key)->get<std::string>();
+    } else if (zionsim_reads(out.name)) {
+      a.error(key, fmt::format("expected a string, got {}", json::describe(*a.raw(key))));
+    }
+  }
+  for (const auto& [camel, snake] : {std::pair{"doubleVal", "double_val"}, std::pair{"floatVal", "float_val"}}) {
+    const std::string key = key_of(camel, snake);
+    if (const nlohmann::json* v = a.raw(key)) {
+      out.value_field = 3;
+      if (v->is_number()) out.real = v->get<double>();
+    }
+  }
+  for (const auto& [camel, snake] : {std::pair{"int64List", "int64_list"}, std::pair{"int32List", "int32_list"},
+                                     std::pair{"uint64List", "uint64_list"}, std::pair{"uint32List", "uint32_list"},
+                                     std::pair{"sint64List", "sint64_list"}}) {
+    const std::string key = key_of(camel, snake);
+    const nlohmann::json* v = a.raw(key);
+    if (v == nullptr) continue;
+    out.value_field = 10;
+    const nlohmann::json* values = v->is_object() && v->contains("values") ? &(*v)["values"] : nullptr;
+    if (v->is_object() && values == nullptr) continue;  // an empty list: proto3 leaves "values" out
+    if (values == nullptr || !values->is_array()) {
+      if (zionsim_reads(out.name)) a.error(key, fmt::format("expected {{\"values\": [integers]}}, got {}", json::describe(*v)));
+      continue;
+    }
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      if (const std::optional<std::int64_t> n = wide_int((*values)[i], out.integer_too_large)) {
+        out.integers.push_back(*n);
+      } else if (zionsim_reads(out.name)) {
+        a.error(fmt::format("{}/values/{}", key, i), fmt::format("expected an integer, got {}", json::describe((*values)[i])));
+      }
+    }
+  }
+  // The other members (lists of reals, bools, strings, bytes) are not used.
+  for (const char* other : {"doubleList", "double_list", "floatList", "float_list", "fixed32List", "fixed32_list",
+                            "fixed64List", "fixed64_list", "sfixed32List", "sfixed32_list", "sfixed64List",
+                            "sfixed64_list", "sint32List", "sint32_list", "boolList", "bool_list", "stringList",
+                            "string_list", "bytesVal", "bytes_val", "bytesList", "bytes_list"}) {
+    if (a.has(other) && out.value_field == 0) out.value_field = 32;
+    a.allow(other);
+  }
+  a.finish();
+  return out;
+}
+
+const char* value_field_name(int field);
+
+// The attributes zionsim reads (apply_attribute); others are skipped unread.
+bool zionsim_reads(const std::string& name) {
+  static const std::vector<std::string> kRead = {
+      "comm_type",        "comm_size",         "comm_src",         "comm_dst",          "comm_tag",
+      "is_cpu_op",        "pg_name",           "tensor_size",      "zionsim_duration_ps", "zionsim_root",
+      "zionsim_op",       "zionsim_collective", "zionsim_stream",  "zionsim_category",  "zionsim_kind",
+      "zionsim_dtype",    "zionsim_algorithm", "zionsim_to_device", "zionsim_group_ranks",
+      "zionsim_all_to_all_v_row"};
+  return std::find(kRead.begin(), kRead.end(), name) != kRead.end();
+}
+
+// Takes what zionsim uses of an attribute into `node`; other attributes
+// (num_ops, tensor_size of compute nodes, involved_dim, ...) are ignored.
+void apply_attribute(Node& node, const chakra_et::Attribute& a, const std::string& at, json::Diagnostics& diagnostics) {
+  const auto need = [&](bool ok, const char* what) {
+    if (!ok) {
+      diagnostics.error(at, fmt::format("attribute '{}' needs {}, got {}", a.name, what, value_field_name(a.value_field)));
+    }
+    return ok;
+  };
+  const auto non_negative = [&](std::optional<std::int64_t>& out) {
+    if (!need(a.integer.has_value(), "an integer value (int64_val, uint64_val, int32_val, ...)")) return;
+    if (a.integer_too_large || *a.integer < 0) {
+      diagnostics.error(at, fmt::format("attribute '{}': expected a non-negative integer below 2^63, got {}", a.name,
+                                        a.integer_too_large ? "a value of 2^63 or more" : std::to_string(*a.integer)));
+      return;
+    }
+    out = *a.integer;
+  };
+  const auto text = [&](std::optional<std::string>& out) {
+    if (need(a.text.has_value(), "a string_val")) out = *a.text;
+  };
+  const auto list = [&](std::optional<std::vector<std::int64_t>>& out) {
+    if (!need(a.value_field == 8 || a.value_field == 10 || a.value_field == 12 || a.value_field == 14 ||
+                  a.value_field == 18,
+              "an integer list (int64_list)")) {
+      return;
+    }
+    for (std::int64_t v : a.integers) {
+      if (v < 0 || a.integer_too_large) {
+        diagnostics.error(at, fmt::format("attribute '{}': expected non-negative integers below 2^63", a.name));
+        return;
+      }
+    }
+    out = a.integers;
+  };
+  const std::map<std::string, std::optional<std::int64_t>*> ints = {
+      {"comm_type", &node.comm_type},       {"comm_size", &node.comm_size},       {"comm_src", &node.comm_src},
+      {"comm_dst", &node.comm_dst},         {"comm_tag", &node.comm_tag},         {"zionsim_duration_ps", &node.z_duration_ps},
+      {"zionsim_root", &node.z_root},       {"zionsim_op", &node.z_op},           {"zionsim_collective", &node.z_collective},
+      {"tensor_size", &node.tensor_size}};
+  const std::map<std::string, std::optional<std::string>*> texts = {
+      {"zionsim_stream", &node.z_stream}, {"zionsim_category", &node.z_category}, {"zionsim_kind", &node.z_kind},
+      {"zionsim_dtype", &node.z_dtype},   {"zionsim_algorithm", &node.z_algorithm}};
+  if (const auto it = ints.find(a.name); it != ints.end()) {
+    // tensor_size is Chakra's on every node kind; zionsim reads it only for
+    // its host copies, so a tensor_size of another kind is not checked.
+    if (a.name == "tensor_size" && !a.integer) return;
+    non_negative(*it->second);
+  } else if (const auto t = texts.find(a.name); t != texts.end()) {
+    text(*t->second);
+  } else if (a.name == "is_cpu_op") {
+    if (need(a.boolean.has_value(), "a bool_val")) node.is_cpu_op = *a.boolean;
+  } else if (a.name == "zionsim_to_device") {
+    if (need(a.boolean.has_value(), "a bool_val")) node.z_to_device = *a.boolean;
+  } else if (a.name == "pg_name") {
+    std::optional<std::string> pg;
+    text(pg);
+    if (pg) node.pg_name = *pg;
+  } else if (a.name == "zionsim_group_ranks") {
+    list(node.z_group_ranks);
+  } else if (a.name == "zionsim_all_to_all_v_row") {
+    list(node.z_all_to_all_v_row);
+  }
 }
 
 // Reads node `i` of a file; reports problems to `diagnostics`.
@@ -186,56 +373,8 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
   if (auto attrs = o.array("attr")) {
     for (std::size_t k = 0; k < attrs->size(); ++k) {
       json::ObjectReader a = attrs->object(k);
-      std::string name;
-      a.require("name");
-      a.read_string("name", name);
-      a.allow("docString");
-      a.allow("doc_string");
-      const std::map<std::string, std::optional<std::int64_t>*> ints = {
-          {"comm_type", &node.comm_type},
-          {"comm_size", &node.comm_size},
-          {"comm_src", &node.comm_src},
-          {"comm_dst", &node.comm_dst},
-          {"comm_tag", &node.comm_tag}};
-      if (const auto it = ints.find(name); it != ints.end()) {
-        const nlohmann::json* v = nullptr;
-        std::string key;
-        for (const std::string& k2 : kIntValueKeys) {
-          if (a.has(k2)) {
-            key = k2;
-            v = a.raw(k2);
-            break;
-          }
-        }
-        std::optional<std::int64_t> n = v ? proto_int(*v) : std::nullopt;
-        if (v == nullptr) {
-          a.error("",
-                  fmt::format(
-                      "attribute '{}' needs an integer value (int64Val, uint64Val, int32Val, ...)",
-                      name));
-        } else if (!n || *n < 0) {
-          a.error(key, fmt::format("expected a non-negative integer, got {}", json::describe(*v)));
-        } else {
-          *it->second = n;
-        }
-      } else if (name == "is_cpu_op") {
-        const std::string key = field_key(a, "boolVal", "bool_val");
-        if (!a.has(key)) {
-          a.error("", "attribute 'is_cpu_op' needs a boolVal");
-        } else {
-          a.read_bool(key, node.is_cpu_op);
-        }
-      } else if (name == "pg_name") {
-        const std::string key = field_key(a, "stringVal", "string_val");
-        if (!a.has(key)) {
-          a.error("", "attribute 'pg_name' needs a stringVal");
-        } else {
-          a.read_string(key, node.pg_name);
-        }
-      } else {
-        continue;  // other attributes (num_ops, tensor_size, involved_dim, ...) are not used
-      }
-      a.finish();
+      if (!a.valid()) continue;
+      apply_attribute(node, attribute_from_json(a), a.pointer(), diagnostics);
     }
   }
   o.finish();
@@ -324,38 +463,7 @@ Node from_et(const chakra_et::Node& e, const std::string& pointer, json::Diagnos
     node.duration_us = static_cast<std::int64_t>(e.duration_micros);
   }
   for (std::size_t k = 0; k < e.attr.size(); ++k) {
-    const chakra_et::Attribute& a = e.attr[k];
-    const std::string at = fmt::format("{}/attr/{}", pointer, k);
-    const std::map<std::string, std::optional<std::int64_t>*> ints = {{"comm_type", &node.comm_type},
-                                                                      {"comm_size", &node.comm_size},
-                                                                      {"comm_src", &node.comm_src},
-                                                                      {"comm_dst", &node.comm_dst},
-                                                                      {"comm_tag", &node.comm_tag}};
-    if (const auto it = ints.find(a.name); it != ints.end()) {
-      if (!a.integer) {
-        diagnostics.error(at, fmt::format("attribute '{}' needs an integer value (int64_val, uint64_val, int32_val, "
-                                          "...), got {}",
-                                          a.name, value_field_name(a.value_field)));
-      } else if (a.integer_too_large || *a.integer < 0) {
-        diagnostics.error(at, fmt::format("attribute '{}': expected a non-negative integer below 2^63, got {}{}", a.name,
-                                          a.integer_too_large ? "a value of 2^63 or more" : std::to_string(*a.integer),
-                                          a.integer_too_large ? "" : ""));
-      } else {
-        *it->second = *a.integer;
-      }
-    } else if (a.name == "is_cpu_op") {
-      if (!a.boolean) {
-        diagnostics.error(at, fmt::format("attribute 'is_cpu_op' needs a bool_val, got {}", value_field_name(a.value_field)));
-      } else {
-        node.is_cpu_op = *a.boolean;
-      }
-    } else if (a.name == "pg_name") {
-      if (!a.text) {
-        diagnostics.error(at, fmt::format("attribute 'pg_name' needs a string_val, got {}", value_field_name(a.value_field)));
-      } else {
-        node.pg_name = *a.text;
-      }
-    }
+    apply_attribute(node, e.attr[k], fmt::format("{}/attr/{}", pointer, k), diagnostics);
   }
   return node;
 }
