@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/timeline.h"
@@ -30,9 +31,21 @@
 #include "tools/svg_plot.h"
 #include "tools/whatif.h"
 #include "topology/degrade.h"
+#include "workloads/chakra_export.h"
 #include "workloads/trace.h"
 
 namespace zx::tools {
+namespace {
+
+// --emit-trace X.et or X.et.gz: Chakra files, one per rank.
+bool is_chakra_prefix(const std::string& path) {
+  for (const std::string tail : {".et", ".et.gz"}) {
+    if (path.size() > tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
 namespace {
 
 struct Flags {
@@ -467,7 +480,13 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   // Output files first: an unwritable path must not cost the simulation.
   OutputFile timeline_file, trace_file, plot_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
-  if (!f.emit_trace.empty()) trace_file = open_output_file("--emit-trace", f.emit_trace);
+  // A prefix ending in .et (or .et.gz) asks for Chakra files, one per rank
+  // (PREFIX.<rank>.et); rank 0's is opened now, so that an unwritable
+  // directory costs no simulation.
+  const bool chakra_trace = is_chakra_prefix(f.emit_trace);
+  if (!f.emit_trace.empty()) {
+    trace_file = open_output_file("--emit-trace", chakra_trace ? workloads::chakra_rank_path(f.emit_trace, 0) : f.emit_trace);
+  }
   if (!f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
   std::optional<int> keep;
   if (!f.timeline.empty() || !f.emit_trace.empty()) keep = *std::max_element(o.nodes.begin(), o.nodes.end());
@@ -569,8 +588,24 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     if (largest == nullptr) {
       throw InputError(Diagnostic{"--emit-trace", "", "the largest cluster size does not fit; no trace to write"});
     }
-    workloads::write_trace(trace_file, *largest->graph);
-    close_output_file("--emit-trace", f.emit_trace, trace_file);
+    if (chakra_trace) {
+      const std::vector<workloads::chakra_et::File> files = workloads::export_chakra(*largest->graph);
+      std::vector<OutputFile> outputs;
+      std::vector<std::string> paths;
+      for (std::size_t r = 0; r < files.size(); ++r) {
+        paths.push_back(workloads::chakra_rank_path(f.emit_trace, static_cast<int>(r)));
+        outputs.push_back(r == 0 ? std::move(trace_file) : open_output_file("--emit-trace", paths.back()));
+        const std::string bytes = workloads::chakra_et::encode(files[r]);
+        const bool gz = f.emit_trace.size() > 3 && f.emit_trace.compare(f.emit_trace.size() - 3, 3, ".gz") == 0;
+        const std::string out = gz ? gzip(bytes) : bytes;
+        outputs.back().write(out.data(), static_cast<std::streamsize>(out.size()));
+      }
+      // Every file is written before any is renamed into place.
+      for (std::size_t r = 0; r < outputs.size(); ++r) close_output_file("--emit-trace", paths[r], outputs[r]);
+    } else {
+      workloads::write_trace(trace_file, *largest->graph);
+      close_output_file("--emit-trace", f.emit_trace, trace_file);
+    }
   }
   if (!f.plot.empty()) {
     std::vector<PlotSeries> series;
@@ -638,7 +673,8 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->option_text("FILE");
   cmd->add_option("--plot", f->plot, "Write the scaling curve and breakdown as SVG")->option_text("FILE");
   cmd->add_option("--emit-trace", f->emit_trace,
-                  "Write the largest size's iteration as a zionsim trace (zionsim run --trace reads it)")
+                  "Write the largest size's iteration as a zionsim trace (zionsim run --trace reads it); a FILE "
+                  "ending in .et or .et.gz writes Chakra execution traces instead, one per rank (FILE.0.et, ...)")
       ->option_text("FILE");
   cmd->add_option("--sensitivity", f->sensitivity,
                   "Which resource matters: also simulate each of NIC, NVLink, HBM bandwidth, GPU FLOP/s, "

@@ -71,6 +71,7 @@ const std::vector<std::string> kIntValueKeys = {
 struct Dep {
   std::int64_t id = 0;
   std::string pointer;
+  bool ctrl = false;  // from ctrl_deps
 };
 
 // One Chakra node as read from a file.
@@ -94,6 +95,7 @@ struct Node {
 
 struct RankTrace {
   std::string file;
+  std::optional<bool> measured;  // GlobalMetadata's zionsim_compute_durations_measured
   std::vector<Node> nodes;
   std::vector<std::size_t> order;  // topological order of nodes
 };
@@ -247,7 +249,7 @@ bool zionsim_reads(const std::string& name) {
       "is_cpu_op",        "pg_name",           "tensor_size",      "zionsim_duration_ps", "zionsim_root",
       "zionsim_op",       "zionsim_collective", "zionsim_stream",  "zionsim_category",  "zionsim_kind",
       "zionsim_dtype",    "zionsim_algorithm", "zionsim_to_device", "zionsim_group_ranks",
-      "zionsim_all_to_all_v_row"};
+      "zionsim_all_to_all_v_row", "zionsim_compute_durations_measured"};
   return std::find(kRead.begin(), kRead.end(), name) != kRead.end();
 }
 
@@ -360,7 +362,7 @@ Node read_node(json::ObjectReader& o, Node node, json::Diagnostics& diagnostics)
         diagnostics.error(pointer,
                           fmt::format("expected a node id, got {}", json::describe((*deps)[k])));
       } else {
-        node.deps.push_back({*id, pointer});
+        node.deps.push_back({*id, pointer, std::string(camel) == "ctrlDeps"});
       }
     }
   }
@@ -451,7 +453,7 @@ Node from_et(const chakra_et::Node& e, const std::string& pointer, json::Diagnos
       if ((*ids)[k] > kMaxId) {
         diagnostics.error(at, fmt::format("expected a node id in [0, {}], got {}", kMaxId, (*ids)[k]));
       } else {
-        node.deps.push_back({static_cast<std::int64_t>((*ids)[k]), at});
+        node.deps.push_back({static_cast<std::int64_t>((*ids)[k]), at, std::string(key) == "ctrl_deps"});
       }
     }
   }
@@ -490,7 +492,14 @@ RankTrace read_rank(const std::string& path, std::vector<Diagnostic>& all) {
       if (i == 0 && o.has("version")) {  // GlobalMetadata {version, attr}
         std::string version;
         o.read_string("version", version);
-        o.allow("attr");
+        if (auto attrs = o.array("attr")) {
+          for (std::size_t k = 0; k < attrs->size(); ++k) {
+            json::ObjectReader a = attrs->object(k);
+            if (!a.valid()) continue;
+            const chakra_et::Attribute attribute = attribute_from_json(a);
+            if (attribute.name == "zionsim_compute_durations_measured") rank.measured = attribute.boolean;
+          }
+        }
         o.finish();
         continue;
       }
@@ -512,6 +521,11 @@ RankTrace read_rank(const std::string& path, std::vector<Diagnostic>& all) {
                           : "")});
     }
     const std::size_t first_node = decoded.file.metadata ? 1 : 0;
+    if (decoded.file.metadata) {
+      for (const chakra_et::Attribute& a : decoded.file.metadata->attr) {
+        if (a.name == "zionsim_compute_durations_measured") rank.measured = a.boolean;
+      }
+    }
     if (decoded.file.nodes.empty()) diagnostics.error("", "no Chakra nodes in the file");
     for (std::size_t k = 0; k < decoded.file.nodes.size(); ++k) {
       add(from_et(decoded.file.nodes[k], fmt::format("/{}", k + first_node), diagnostics));
@@ -564,6 +578,70 @@ std::string group_label(const std::string& pg) {
 }
 
 }  // namespace
+
+// Puts ops in zionsim_op order, collectives in zionsim_collective order and
+// transfers in comm_tag order, when those are a permutation (else leaves the
+// graph as imported: it is as valid either way).
+void renumber(models::OpGraph& g, const std::vector<RankTrace>& ranks,
+              const std::vector<std::vector<std::uint32_t>>& op_of) {
+  const std::size_t n = g.ops.size();
+  std::vector<std::uint32_t> new_index(n, 0);
+  std::vector<bool> taken(n, false);
+  std::vector<std::int64_t> collective_key(g.collectives.size(), -1);
+  std::vector<std::int64_t> transfer_key(g.transfers.size(), -1);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (std::size_t i = 0; i < ranks[r].nodes.size(); ++i) {
+      const Node& node = ranks[r].nodes[i];
+      const std::uint32_t op = op_of[r][i];
+      if (*node.z_op < 0 || static_cast<std::uint64_t>(*node.z_op) >= n || taken[static_cast<std::size_t>(*node.z_op)]) return;
+      taken[static_cast<std::size_t>(*node.z_op)] = true;
+      new_index[op] = static_cast<std::uint32_t>(*node.z_op);
+      const models::Op& o = g.ops[op];
+      if (o.collective >= 0) {
+        if (!node.z_collective) return;
+        collective_key[static_cast<std::size_t>(o.collective)] = *node.z_collective;
+      }
+      if (o.transfer >= 0 && node.comm_tag) transfer_key[static_cast<std::size_t>(o.transfer)] = *node.comm_tag;
+    }
+  }
+  const auto permutation = [](const std::vector<std::int64_t>& key) -> std::optional<std::vector<std::int64_t>> {
+    std::vector<std::int64_t> to(key.size(), -1);
+    std::vector<bool> seen(key.size(), false);
+    for (std::size_t i = 0; i < key.size(); ++i) {
+      if (key[i] < 0 || static_cast<std::size_t>(key[i]) >= key.size() || seen[static_cast<std::size_t>(key[i])]) {
+        return std::nullopt;
+      }
+      seen[static_cast<std::size_t>(key[i])] = true;
+      to[i] = key[i];
+    }
+    return to;
+  };
+  const std::optional<std::vector<std::int64_t>> collectives = permutation(collective_key);
+  const std::optional<std::vector<std::int64_t>> transfers = permutation(transfer_key);
+  if (!collectives || !transfers) return;
+  // Stream names in order of first use by the renumbered ops.
+  std::vector<models::Op> ops(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    models::Op op = std::move(g.ops[i]);
+    for (std::uint32_t& d : op.deps) d = new_index[d];
+    if (op.collective >= 0) op.collective = (*collectives)[static_cast<std::size_t>(op.collective)];
+    if (op.transfer >= 0) op.transfer = (*transfers)[static_cast<std::size_t>(op.transfer)];
+    ops[new_index[i]] = std::move(op);
+  }
+  std::vector<models::CollectiveCall> calls(g.collectives.size());
+  for (std::size_t c = 0; c < calls.size(); ++c) calls[static_cast<std::size_t>((*collectives)[c])] = std::move(g.collectives[c]);
+  std::vector<models::TransferCall> moves(g.transfers.size());
+  for (std::size_t t = 0; t < moves.size(); ++t) moves[static_cast<std::size_t>((*transfers)[t])] = g.transfers[t];
+  const std::vector<std::string> old_streams = g.stream_names;
+  g.stream_names.clear();
+  g.ops.clear();
+  for (models::Op& op : ops) {
+    op.stream = g.stream(old_streams[static_cast<std::size_t>(op.stream)]);
+    g.ops.push_back(std::move(op));
+  }
+  g.collectives = std::move(calls);
+  g.transfers = std::move(moves);
+}
 
 models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
   if (rank_files.empty()) throw InputError(Diagnostic{"<chakra>", "", "no rank files given"});
@@ -626,12 +704,22 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
           break;
         case kMemLoad:
         case kMemStore:
+          if (node.z_kind == "host_copy") {  // zionsim's DMA copy (chakra_export.h)
+            op.kind = models::OpKind::kHostCopy;
+            op.stream = g.stream("memory");
+            op.category = "memory";
+            op.bytes = sim::Bytes(node.tensor_size.value_or(0));
+            op.to_device = node.z_to_device.value_or(node.type == kMemLoad);
+            if (!node.tensor_size) problem(rank.file, node.pointer, "a zionsim host copy needs attribute 'tensor_size'");
+            break;
+          }
+          [[fallthrough]];
         case kMetadata:
           op.kind = models::OpKind::kDelay;
           op.stream = g.stream(node.type == kMetadata ? "host" : "memory");
           op.category = node.type == kMetadata ? "host" : "memory";
-          op.duration =
-              node.type == kMetadata ? sim::Duration::zero() : sim::Duration::us(node.duration_us);
+          op.duration = node.type == kMetadata && node.z_kind != "delay" ? sim::Duration::zero()
+                                                                         : sim::Duration::us(node.duration_us);
           break;
         case kColl: {
           op.kind = models::OpKind::kCollective;
@@ -689,20 +777,46 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
         default:
           break;  // unsupported types were reported while reading
       }
+      // zionsim's own attributes, where its exporter wrote them.
+      if (node.z_stream) op.stream = g.stream(*node.z_stream);
+      if (node.z_category) op.category = *node.z_category;
+      if (node.z_duration_ps && (op.kind == models::OpKind::kCompute || op.kind == models::OpKind::kDelay)) {
+        op.duration = sim::Duration::ps(*node.z_duration_ps);
+      }
       op_of[static_cast<std::size_t>(r)][i] = g.add(std::move(op));
       node_of_op.emplace_back(r, i);
     }
   }
   throw_if_problems();
+  // A trace zionsim exported (every node numbered by zionsim_op; see
+  // chakra_export.h) says its stream order with control dependencies on the
+  // op before on the stream: those are the stream's order again, not deps.
+  bool numbered = !g.ops.empty();
+  for (const RankTrace& rank : ranks) {
+    for (const Node& node : rank.nodes) numbered &= node.z_op.has_value();
+  }
   // Dependencies.
   for (int r = 0; r < num_ranks; ++r) {
     const RankTrace& rank = ranks[static_cast<std::size_t>(r)];
     std::map<std::int64_t, std::size_t> by_id;
     for (std::size_t i = 0; i < rank.nodes.size(); ++i) by_id.emplace(rank.nodes[i].id, i);
+    std::map<int, std::uint32_t> last_on_stream;
+    std::vector<std::int64_t> stream_previous(rank.nodes.size(), -1);
+    for (std::size_t i : rank.order) {
+      const std::uint32_t op = op_of[static_cast<std::size_t>(r)][i];
+      const auto [it, added] = last_on_stream.try_emplace(g.ops[op].stream, op);
+      if (!added) {
+        stream_previous[i] = it->second;
+        it->second = op;
+      }
+    }
     for (std::size_t i = 0; i < rank.nodes.size(); ++i) {
       models::Op& op = g.ops[op_of[static_cast<std::size_t>(r)][i]];
-      for (const Dep& d : rank.nodes[i].deps)
-        op.deps.push_back(op_of[static_cast<std::size_t>(r)][by_id.at(d.id)]);
+      for (const Dep& d : rank.nodes[i].deps) {
+        const std::uint32_t target = op_of[static_cast<std::size_t>(r)][by_id.at(d.id)];
+        if (numbered && d.ctrl && static_cast<std::int64_t>(target) == stream_previous[i]) continue;
+        op.deps.push_back(target);
+      }
     }
   }
   const auto node_at = [&](int r, std::size_t i) -> const Node& {
@@ -763,6 +877,43 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
         }
         g.ops[op_of[static_cast<std::size_t>(r)][list[k]]].collective = index;
       }
+      // zionsim's own attributes (chakra_export.h): the group's order, the
+      // element type, the algorithm, the root, the all-to-all-v rows.
+      if (complete && first.z_group_ranks) {
+        std::vector<int> order(first.z_group_ranks->begin(), first.z_group_ranks->end());
+        std::vector<int> sorted = order;
+        std::sort(sorted.begin(), sorted.end());
+        if (sorted != members) {
+          problem(file_of(most_rank), first.pointer,
+                  fmt::format("zionsim_group_ranks [{}] are not the ranks that issue {} ([{}])", fmt::join(order, ", "),
+                              group_label(pg), fmt::join(members, ", ")));
+        } else {
+          call.ranks = order;
+        }
+      }
+      if (first.z_dtype) call.dtype = *first.z_dtype;
+      if (first.z_algorithm) call.algorithm = *first.z_algorithm;
+      if (first.z_root) {
+        if (*first.z_root >= static_cast<std::int64_t>(call.ranks.size())) {
+          problem(file_of(most_rank), first.pointer,
+                  fmt::format("zionsim_root {} is not a member of {} ({} ranks)", *first.z_root, group_label(pg),
+                              call.ranks.size()));
+        } else {
+          call.root = static_cast<int>(*first.z_root);
+        }
+      }
+      if (complete && first.z_all_to_all_v_row) {
+        for (int r : call.ranks) {
+          const Node& node = node_at(r, per_rank[static_cast<std::size_t>(r)][k]);
+          if (!node.z_all_to_all_v_row || node.z_all_to_all_v_row->size() != call.ranks.size()) {
+            problem(file_of(r), node.pointer,
+                    fmt::format("collective {} of {}: expected zionsim_all_to_all_v_row of {} entries, as on rank {}", k,
+                                group_label(pg), call.ranks.size(), most_rank));
+            continue;
+          }
+          call.all_to_all_v_bytes.push_back(*node.z_all_to_all_v_row);
+        }
+      }
       if (complete) g.collectives.push_back(std::move(call));
     }
   }
@@ -818,6 +969,13 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
     }
   }
   throw_if_problems();
+  // A trace zionsim exported numbers its ops and collectives (zionsim_op,
+  // zionsim_collective) and tags each transfer with its index: restore that
+  // numbering, so that the graph is the one exported, op for op.
+  if (numbered) renumber(g, ranks, op_of);
+  if (std::all_of(ranks.begin(), ranks.end(), [](const RankTrace& r) { return r.measured.has_value(); })) {
+    g.compute_durations_measured = std::all_of(ranks.begin(), ranks.end(), [](const RankTrace& r) { return *r.measured; });
+  }
   return g;
 }
 

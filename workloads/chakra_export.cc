@@ -1,0 +1,199 @@
+// File: workloads/chakra_export.cc
+
+#include "workloads/chakra_export.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <queue>
+
+#include "base/error.h"
+
+namespace zx::workloads {
+namespace {
+
+using chakra_et::Attribute;
+
+// et_def.proto's NodeType and CollectiveCommType numbers
+// (mlcommons/chakra at 21585d8f2d65603d791d2121e3d4632351120262).
+constexpr std::int64_t kMetadataNode = 1, kMemLoadNode = 2, kMemStoreNode = 3, kCompNode = 4, kSendNode = 5,
+                       kRecvNode = 6, kCollNode = 7;
+const std::map<std::string, std::int64_t>& comm_types() {
+  static const std::map<std::string, std::int64_t> kTypes = {{"all_reduce", 0}, {"reduce", 1},     {"all_gather", 2},
+                                                             {"broadcast", 5},  {"all_to_all", 6}, {"reduce_scatter", 7}};
+  return kTypes;
+}
+
+Attribute int_attr(const std::string& name, std::int64_t v) {
+  Attribute a{.name = name};
+  a.integer = v;
+  return a;
+}
+Attribute text_attr(const std::string& name, const std::string& v) {
+  Attribute a{.name = name};
+  a.text = v;
+  return a;
+}
+Attribute bool_attr(const std::string& name, bool v) {
+  Attribute a{.name = name};
+  a.boolean = v;
+  return a;
+}
+Attribute list_attr(const std::string& name, std::vector<std::int64_t> v) {
+  Attribute a{.name = name, .value_field = 10};
+  a.integers = std::move(v);
+  return a;
+}
+
+std::uint64_t micros(sim::Duration d) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, (d.count_ps() + 500'000) / 1'000'000));
+}
+
+}  // namespace
+
+std::string chakra_rank_path(const std::string& path, int rank) {
+  for (const std::string tail : {".et.gz", ".et"}) {
+    if (path.size() > tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0) {
+      return fmt::format("{}.{}{}", path.substr(0, path.size() - tail.size()), rank, tail);
+    }
+  }
+  throw InputError(Diagnostic{"--emit-trace", "", fmt::format("a Chakra trace prefix ends in .et or .et.gz, got '{}'", path)});
+}
+
+std::vector<chakra_et::File> export_chakra(const models::OpGraph& g) {
+  const auto fail = [](std::string what) { throw InputError(Diagnostic{"--emit-trace", "", std::move(what)}); };
+  const std::size_t n = g.ops.size();
+  // Each rank's ops in a topological order of deps and stream order, the
+  // smallest op index first where free (the order the importer restores).
+  std::vector<std::vector<std::uint32_t>> dependents(n);
+  std::vector<std::uint32_t> pending(n, 0);
+  std::vector<std::int64_t> stream_previous(n, -1);
+  std::map<std::pair<int, int>, std::uint32_t> last_on_stream;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const models::Op& op = g.ops[i];
+    for (std::uint32_t d : op.deps) {
+      if (g.ops[d].rank != op.rank) {
+        fail(fmt::format("op {} ('{}', rank {}) depends on op {} of rank {}: Chakra's dependencies stay within a rank",
+                         i, op.name, op.rank, d, g.ops[d].rank));
+      }
+      dependents[d].push_back(i);
+      ++pending[i];
+    }
+    const auto key = std::pair{op.rank, op.stream};
+    if (const auto it = last_on_stream.find(key); it != last_on_stream.end()) {
+      stream_previous[i] = it->second;
+      dependents[it->second].push_back(i);
+      ++pending[i];
+    }
+    last_on_stream[key] = i;
+  }
+  std::vector<std::vector<std::uint32_t>> order(static_cast<std::size_t>(g.num_ranks));
+  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::size_t placed = 0;
+  while (!ready.empty()) {
+    const std::uint32_t i = ready.top();
+    ready.pop();
+    order[static_cast<std::size_t>(g.ops[i].rank)].push_back(i);
+    ++placed;
+    for (std::uint32_t d : dependents[i]) {
+      if (--pending[d] == 0) ready.push(d);
+    }
+  }
+  if (placed != n) fail("the graph has a dependency cycle");
+
+  // Process groups: one name per member set, in order of first use.
+  std::map<std::vector<int>, int> numbered;  // first-use order
+  for (const models::CollectiveCall& c : g.collectives) numbered.emplace(c.ranks, static_cast<int>(numbered.size()));
+  // Chakra matches the k-th collective of a group on every member: each
+  // member must issue its group's collectives in one order.
+  std::map<int, std::vector<std::int64_t>> sequence_of_group;
+  std::vector<chakra_et::File> files(static_cast<std::size_t>(g.num_ranks));
+  for (int r = 0; r < g.num_ranks; ++r) {
+    chakra_et::File& file = files[static_cast<std::size_t>(r)];
+    file.metadata = chakra_et::GlobalMetadata{"0.0.4", {}};
+    file.metadata->attr.push_back(bool_attr("zionsim_compute_durations_measured", g.compute_durations_measured));
+    std::map<std::uint32_t, std::uint64_t> id_of;
+    std::map<int, std::vector<std::int64_t>> sequence;
+    for (std::uint32_t i : order[static_cast<std::size_t>(r)]) {
+      const models::Op& op = g.ops[i];
+      chakra_et::Node node;
+      node.id = id_of.size();
+      id_of[i] = node.id;
+      node.name = op.name;
+      for (std::uint32_t d : op.deps) node.data_deps.push_back(id_of.at(d));
+      if (stream_previous[i] >= 0 &&
+          std::find(op.deps.begin(), op.deps.end(), static_cast<std::uint32_t>(stream_previous[i])) == op.deps.end()) {
+        node.ctrl_deps.push_back(id_of.at(static_cast<std::uint32_t>(stream_previous[i])));
+      }
+      node.attr.push_back(int_attr("zionsim_op", i));
+      node.attr.push_back(text_attr("zionsim_stream", g.stream_names.at(static_cast<std::size_t>(op.stream))));
+      node.attr.push_back(text_attr("zionsim_category", op.category));
+      switch (op.kind) {
+        case models::OpKind::kCompute:
+        case models::OpKind::kDelay:
+          node.type = op.kind == models::OpKind::kCompute ? kCompNode : kMetadataNode;
+          node.duration_micros = micros(op.duration);
+          node.attr.push_back(int_attr("zionsim_duration_ps", op.duration.count_ps()));
+          if (op.kind == models::OpKind::kCompute) {
+            node.attr.push_back(bool_attr("is_cpu_op", false));
+          } else {
+            node.attr.push_back(text_attr("zionsim_kind", "delay"));
+          }
+          break;
+        case models::OpKind::kHostCopy:
+          node.type = op.to_device ? kMemLoadNode : kMemStoreNode;
+          node.attr.push_back(int_attr("tensor_size", op.bytes.count()));
+          node.attr.push_back(text_attr("zionsim_kind", "host_copy"));
+          node.attr.push_back(bool_attr("zionsim_to_device", op.to_device));
+          break;
+        case models::OpKind::kCollective: {
+          const models::CollectiveCall& c = g.collectives.at(static_cast<std::size_t>(op.collective));
+          const auto type = comm_types().find(c.kind);
+          if (type == comm_types().end()) fail(fmt::format("collective kind '{}' has no Chakra CollectiveCommType", c.kind));
+          node.type = kCollNode;
+          const int group = numbered.at(c.ranks);
+          sequence[group].push_back(op.collective);
+          node.attr.push_back(int_attr("comm_type", type->second));
+          node.attr.push_back(int_attr("comm_size", c.bytes_per_rank.count()));
+          node.attr.push_back(text_attr("pg_name", fmt::format("zionsim_group_{}", group)));
+          node.attr.push_back(int_attr("zionsim_collective", op.collective));
+          node.attr.push_back(list_attr("zionsim_group_ranks", std::vector<std::int64_t>(c.ranks.begin(), c.ranks.end())));
+          node.attr.push_back(text_attr("zionsim_dtype", c.dtype));
+          if (!c.algorithm.empty()) node.attr.push_back(text_attr("zionsim_algorithm", c.algorithm));
+          if (c.root != 0) node.attr.push_back(int_attr("zionsim_root", c.root));
+          if (!c.all_to_all_v_bytes.empty()) {
+            const auto member = std::find(c.ranks.begin(), c.ranks.end(), r) - c.ranks.begin();
+            node.attr.push_back(list_attr("zionsim_all_to_all_v_row", c.all_to_all_v_bytes.at(static_cast<std::size_t>(member))));
+          }
+          break;
+        }
+        case models::OpKind::kSend:
+        case models::OpKind::kRecv: {
+          const models::TransferCall& t = g.transfers.at(static_cast<std::size_t>(op.transfer));
+          node.type = op.kind == models::OpKind::kSend ? kSendNode : kRecvNode;
+          node.attr.push_back(int_attr("comm_src", t.src));
+          node.attr.push_back(int_attr("comm_dst", t.dst));
+          node.attr.push_back(int_attr("comm_tag", op.transfer));
+          node.attr.push_back(int_attr("comm_size", t.size.count()));
+          break;
+        }
+      }
+      file.nodes.push_back(std::move(node));
+    }
+    for (auto& [group, list] : sequence) {
+      auto [it, added] = sequence_of_group.try_emplace(group, list);
+      if (!added && it->second != list) {
+        fail(fmt::format("rank {} issues the collectives of process group zionsim_group_{} in another order than "
+                         "another member: Chakra matches them by order",
+                         r, group));
+      }
+    }
+  }
+  return files;
+}
+
+}  // namespace zx::workloads
