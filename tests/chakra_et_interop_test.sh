@@ -57,6 +57,12 @@ grep -q "rank    3  compute      fwd                                    8 us -> 
   || { fail "four: rank 3's fwd"; cat "$work/four.txt"; }
 grep -qx "iteration time: 0.210850 ms" "$work/four.txt" || { fail "four: iteration time"; cat "$work/four.txt"; }
 
+# The attributes chakra_converter PyTorch writes: a CPU op (10 us), its
+# kernel (100 us), the all-reduce of 1 MiB (12.73 us, as in the job above),
+# the optimizer (20 us).
+run pytorch --trace "$work/out/pytorch"
+grep -qx "iteration time: 0.142730 ms" "$work/pytorch.txt" || { fail "pytorch: iteration time"; cat "$work/pytorch.txt"; }
+
 # An .et file is not a zionsim trace: forcing that format says what it is.
 "$zionsim" run --trace-format zionsim --trace "$work/out/job/job.0.et" >/dev/null 2>"$work/forced.err"
 status=$?

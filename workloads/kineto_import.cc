@@ -103,6 +103,10 @@ struct ParamComms {
   std::int64_t in_nelems = -1;
   std::int64_t out_nelems = -1;
   std::vector<int> ranks;  // empty: not given
+  // all_to_allv: elements to (in) and from (out) each member, in group
+  // order; empty when not given ("[]") or truncated ("[1, 2, ...]").
+  std::vector<std::int64_t> in_splits, out_splits;
+  std::string pointer;  // "/traceEvents/i"
 };
 
 struct Launch {
@@ -117,6 +121,9 @@ struct RankCollective {
   std::string dtype = "fp32";
   std::int64_t bytes = 0;
   std::vector<int> ranks;  // empty: every rank
+  std::vector<std::int64_t> send_bytes;     // all_to_allv: to each member, in group order
+  std::vector<std::int64_t> receive_bytes;  // and from each
+  std::string pointer;                      // of the record_param_comms event
 };
 
 struct RankTrace {
@@ -290,6 +297,27 @@ RankTrace read_rank(const std::string& path) {
       }
       args->read_int("In msg nelems", c.in_nelems, {.min = 0});
       args->read_int("Out msg nelems", c.out_nelems, {.min = 0});
+      c.pointer = fmt::format("/traceEvents/{}", i);
+      for (const auto& [key, out] : {std::pair{"In split size", &c.in_splits}, std::pair{"Out split size", &c.out_splits}}) {
+        std::string text;
+        if (!args->read_string(key, text)) continue;
+        const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+        if (!j.is_array()) {
+          // PyTorch truncates long lists ("[1, 2, ...]"): not given, then.
+          if (text.find("...") == std::string::npos) {
+            args->error(key, fmt::format("expected a list of element counts like \"[4, 4]\", got \"{}\"", text));
+          }
+          continue;
+        }
+        for (const nlohmann::json& v : j) {
+          if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
+            args->error(key, fmt::format("expected non-negative element counts, got \"{}\"", text));
+            out->clear();
+            break;
+          }
+          out->push_back(v.get<std::int64_t>());
+        }
+      }
       // PyTorch truncates long rank lists ("[0, 1, 2, ...]"); the group is
       // then "Group size" ranks from "Global rank start" by "Global rank stride".
       std::int64_t size = -1;
@@ -320,6 +348,19 @@ RankTrace read_rank(const std::string& path) {
   return t;
 }
 
+// The bytes of `nelems` elements of `elem` bytes, refused beyond the 1e15
+// bytes per rank every size in zionsim is limited to (README, "Limits"), so
+// that an element count of 2^62 is an error and not an overflow.
+std::int64_t checked_bytes(const RankTrace& t, const ParamComms& p, std::int64_t nelems, int elem, const char* what) {
+  constexpr std::int64_t kMaxBytes = 1'000'000'000'000'000;
+  if (nelems > kMaxBytes / elem) {
+    throw InputError(Diagnostic{t.source, p.pointer,
+                                fmt::format("{} of {} elements of {} bytes is more than the limit of 1e15 bytes", what,
+                                            nelems, elem)});
+  }
+  return nelems * elem;
+}
+
 // What the NCCL kernel `g` of `t` is, or nullopt if it stays a compute op.
 std::optional<RankCollective> classify(const RankTrace& t, std::size_t gi) {
   const GpuEvent& g = t.gpu[gi];
@@ -342,10 +383,19 @@ std::optional<RankCollective> classify(const RankTrace& t, std::size_t gi) {
     if (!kind.empty()) c.kind = kind;
     if (const auto info = dtype_info(enclosing->dtype)) {
       c.dtype = info->second;
-      c.bytes = std::max(enclosing->in_nelems, enclosing->out_nelems) * info->first;
-      c.bytes = std::max<std::int64_t>(c.bytes, 0);
+      c.bytes = checked_bytes(t, *enclosing, std::max<std::int64_t>(0, std::max(enclosing->in_nelems, enclosing->out_nelems)),
+                              info->first, "max(In msg nelems, Out msg nelems)");
+      if (c.kind == "all_to_all") {
+        for (std::int64_t n : enclosing->in_splits) {
+          c.send_bytes.push_back(checked_bytes(t, *enclosing, n, info->first, "an In split size"));
+        }
+        for (std::int64_t n : enclosing->out_splits) {
+          c.receive_bytes.push_back(checked_bytes(t, *enclosing, n, info->first, "an Out split size"));
+        }
+      }
     }
     c.ranks = enclosing->ranks;
+    c.pointer = enclosing->pointer;
   }
   if (c.kind.empty()) return std::nullopt;
   return c;
@@ -468,6 +518,35 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
         bytes = std::max(bytes, list_of(f)[k].bytes);
       }
       call.bytes_per_rank = sim::Bytes(bytes);
+      // all_to_allv: each member's "In split size" is its row of the byte
+      // matrix; every member's "Out split size" must be its column.
+      if (call.kind == "all_to_all") {
+        bool all_rows = true;
+        for (int r : members) {
+          const std::size_t f = static_cast<std::size_t>(file_of_rank[static_cast<std::size_t>(r)]);
+          all_rows &= list_of(f)[k].send_bytes.size() == members.size();
+        }
+        if (all_rows) {
+          for (int r : members) {
+            const std::size_t f = static_cast<std::size_t>(file_of_rank[static_cast<std::size_t>(r)]);
+            call.all_to_all_v_bytes.push_back(list_of(f)[k].send_bytes);
+          }
+          for (std::size_t j = 0; j < members.size(); ++j) {
+            const std::size_t f = static_cast<std::size_t>(file_of_rank[static_cast<std::size_t>(members[j])]);
+            const RankCollective& c = list_of(f)[k];
+            if (c.receive_bytes.empty()) continue;
+            std::vector<std::int64_t> column;
+            for (const auto& row : call.all_to_all_v_bytes) column.push_back(row[j]);
+            if (c.receive_bytes != column) {
+              throw InputError(Diagnostic{
+                  traces[f].source, c.pointer,
+                  fmt::format("all_to_allv {} of process group {}: Out split size gives bytes [{}] from the members, "
+                              "but their In split sizes send [{}]",
+                              k, ranks_text(key), fmt::join(c.receive_bytes, ", "), fmt::join(column, ", "))});
+            }
+          }
+        }
+      }
       const std::int64_t index = static_cast<std::int64_t>(g.collectives.size());
       g.collectives.push_back(std::move(call));
       for (int r : members) {

@@ -2,7 +2,8 @@
 //
 // Imports PyTorch profiler (Kineto) traces as an op graph: the Chrome-trace
 // JSON that torch.profiler's export_chrome_trace / tensorboard_trace_handler
-// writes, one file per rank. What the importer reads, and where the format
+// writes (.json, or .json.gz as tensorboard_trace_handler(use_gzip=True)
+// writes it), one file per rank. What the importer reads, and where the format
 // facts come from (Kineto's ChromeTraceLogger output, libkineto's
 // CudaMetadataFields, PyTorch's record_param_comms metadata as Holistic Trace
 // Analysis reads it; see kineto_import.cc for the details):
@@ -20,8 +21,11 @@
 //     The kind comes from the enclosing record_param_comms CPU op's
 //     "Collective name" when there is one, else from the kernel name; the
 //     size is max("In msg nelems", "Out msg nelems") x the size of "dtype"
-//     (the buffer nccl-tests counts); the members from "Process Group
-//     Ranks". Without record_param_comms the size is 0 bytes, the dtype
+//     (the buffer nccl-tests counts), refused beyond 1e15 bytes; the members
+//     from "Process Group Ranks". An all_to_allv's "In split size" of every
+//     member (element counts to each member, in group order) gives the byte
+//     matrix, checked against each member's "Out split size"; empty ("[]")
+//     or truncated ("[1, 2, ...]") splits leave the even split of the size. Without record_param_comms the size is 0 bytes, the dtype
 //     fp32 and the members every rank (documented fallback). The n-th NCCL
 //     collective of each rank in one process group (in launch order) is one
 //     CollectiveCall; counts and kinds must agree across ranks.

@@ -16,9 +16,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "base/testing/runfiles.h"
 #include "models/execution/executor.h"
 #include "models/execution/op_graph.h"
@@ -296,6 +298,74 @@ TEST(KinetoImportTest, InconsistentCollectiveCounts) {
             "c.json: /traceEvents/1: NCCL collective 1 of process group (all ranks) is all_gather, "
             "but in a.json it is all_reduce\n");
   EXPECT_EQ(error_of({a, a}), "a.json: /distributedInfo/rank: rank 0 already given by a.json\n");
+}
+
+}  // namespace
+}  // namespace zx::workloads
+
+namespace zx::workloads {
+namespace {
+
+// A two-rank all_to_allv: record_param_comms with split sizes (element
+// counts per member, in group order) around the NCCL kernel.
+std::string alltoallv_rank(const std::string& in_msg, const std::string& in_splits, const std::string& out_splits) {
+  return R"js({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 0, "dur": 4,
+     "args": {"Collective name": "all_to_allv", "dtype": "Float", "In msg nelems": )js" +
+         in_msg + R"js(, "Out msg nelems": 6, "Group size": 2, "In split size": ")js" + in_splits +
+         R"js(", "Out split size": ")js" + out_splits + R"js(", "Process Group Ranks": "[0, 1]"}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 1,
+     "dur": 1, "args": {"correlation": 1, "cbid": 211}},
+    {"ph": "X", "cat": "kernel", "pid": 0, "tid": 20, "dur": 5, "ts": 3,
+     "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",
+     "args": {"stream": 20, "correlation": 1}}]})js";
+}
+
+TEST(KinetoImportTest, AllToAllVFromSplitSizes) {
+  const models::OpGraph g = import_kineto({write_temp("v0.json", alltoallv_rank("4", "[1, 3]", "[1, 2]")),
+                                           write_temp("v1.json", alltoallv_rank("6", "[2, 4]", "[3, 4]"))});
+  ASSERT_EQ(g.collectives.size(), 1u);
+  EXPECT_EQ(g.collectives[0].kind, "all_to_all");
+  EXPECT_EQ(g.collectives[0].all_to_all_v_bytes, (std::vector<std::vector<std::int64_t>>{{4, 12}, {8, 16}}));
+  // Truncated or empty splits: the even split of max(in, out) elements.
+  const models::OpGraph h = import_kineto({write_temp("t0.json", alltoallv_rank("4", "[1, ...]", "[]")),
+                                           write_temp("t1.json", alltoallv_rank("6", "[]", "[]"))});
+  ASSERT_EQ(h.collectives.size(), 1u);
+  EXPECT_TRUE(h.collectives[0].all_to_all_v_bytes.empty());
+  EXPECT_EQ(h.collectives[0].bytes_per_rank, sim::Bytes(24));
+}
+
+TEST(KinetoImportTest, SplitSizesThatDisagreeAndHugeCountsAreErrors) {
+  EXPECT_EQ(error_of({write_temp("w0.json", alltoallv_rank("4", "[1, 3]", "[1, 2]")),
+                      write_temp("w1.json", alltoallv_rank("6", "[2, 4]", "[3, 5]"))}),
+            "w1.json: /traceEvents/0: all_to_allv 0 of process group [0, 1]: Out split size gives bytes [12, 20] "
+            "from the members, but their In split sizes send [12, 16]\n");
+  EXPECT_EQ(error_of({write_temp("x0.json", alltoallv_rank("4611686018427387904", "[]", "[]")),
+                      write_temp("x1.json", alltoallv_rank("6", "[]", "[]"))}),
+            "x0.json: /traceEvents/0: max(In msg nelems, Out msg nelems) of 4611686018427387904 elements of 4 bytes "
+            "is more than the limit of 1e15 bytes\n");
+  EXPECT_NE(error_of({write_temp("y0.json", alltoallv_rank("4", "[1, x]", "[]")),
+                      write_temp("y1.json", alltoallv_rank("6", "[]", "[]"))})
+                .find("/traceEvents/0/args/In split size: expected a list of element counts"),
+            std::string::npos);
+}
+
+TEST(KinetoImportTest, GzipCompressedTracesReadAsPlainOnes) {
+  const auto packed = [](const std::string& from, const std::string& name) {
+    std::ifstream in(from, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::ofstream(temp_dir() + name, std::ios::binary) << gzip(text.str());
+    return temp_dir() + name;
+  };
+  const models::OpGraph plain = import_kineto(example());
+  const models::OpGraph gz = import_kineto({packed(example()[0], "rank0.json.gz"), packed(example()[1], "rank1.json.gz")});
+  ASSERT_EQ(plain.ops.size(), gz.ops.size());
+  for (std::size_t i = 0; i < plain.ops.size(); ++i) {
+    EXPECT_EQ(plain.ops[i].name, gz.ops[i].name);
+    EXPECT_EQ(plain.ops[i].duration, gz.ops[i].duration);
+  }
+  EXPECT_EQ(plain.collectives.size(), gz.collectives.size());
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ JSON that Chakra's src/jsonizer/jsonizer.py prints for it (MessageToJson of
 the metadata and of every node, concatenated).
 
 Usage: PYTHONPATH=<dir of et_def_pb2.py> write_et.py OUT_DIR
-Writes OUT_DIR/{job,job_gz,job_json,four,four_json}/..., see below.
+Writes OUT_DIR/{job,job_gz,job_json,four,four_json,pytorch}/..., see below.
 """
 
 import gzip
@@ -160,6 +160,45 @@ def four_rank_job():
     return ranks
 
 
+def pytorch_like_job():
+    """Two ranks with the attributes chakra_converter PyTorch writes
+    (src/converter/pytorch_converter.py: rf_id, fw_parent, seq_id, scope,
+    tid, fw_tid, op_schema, is_cpu_op, and stream on GPU ops; a process
+    group by pg_name; the metadata's schema, pid, time, start_ts,
+    finish_ts): a CPU op (10 us), its GPU kernel (100 us), an all-reduce of
+    1 MiB, an optimizer kernel (20 us)."""
+    def pytorch(rf_id, cpu, stream=None):
+        a = [attr("rf_id", int64_val=rf_id), attr("fw_parent", int64_val=0), attr("seq_id", int64_val=-1),
+             attr("scope", int64_val=0), attr("tid", int64_val=1), attr("fw_tid", int64_val=0),
+             attr("op_schema", string_val=""), attr("is_cpu_op", bool_val=cpu)]
+        if stream is not None:
+            a.append(attr("stream", int64_val=stream))
+        return a
+    ranks = []
+    for r in range(2):
+        ranks.append([
+            node(100, "aten::linear", COMP, dur=10, attrs=pytorch(1, True)),
+            node(101, "ampere_sgemm_128x64_tn", COMP, data=[100], dur=100, attrs=pytorch(2, False, 7)),
+            node(102, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", COLL, data=[101],
+                 attrs=pytorch(3, False, 20) + [attr("comm_type", int64_val=et.ALL_REDUCE),
+                                               attr("comm_size", int64_val=1 << 20), attr("pg_name", string_val="0")]),
+            node(103, "Optimizer.step#SGD.step", COMP, data=[102], dur=20, attrs=pytorch(4, False, 7)),
+        ])
+    return ranks
+
+
+def write_pytorch_like(out):
+    for r, nodes in enumerate(pytorch_like_job()):
+        meta = et.GlobalMetadata(version="0.0.4")
+        meta.attr.extend([attr("schema", string_val="1.0.2-chakra.0.0.4"), attr("pid", uint64_val=4242),
+                          attr("time", string_val="2024-06-01 12:00:00"), attr("start_ts", uint64_val=1000),
+                          attr("finish_ts", uint64_val=2000)])
+        directory = os.path.join(out, "pytorch")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, f"trace.{r}.et"), "wb") as f:
+            f.write(frame(meta) + b"".join(frame(n) for n in nodes))
+
+
 def main():
     out = sys.argv[1]
     for r, nodes in enumerate(two_rank_job()):
@@ -167,6 +206,7 @@ def main():
         write_rank(os.path.join(out, "job_gz"), "job", r, nodes, compress=True)
     for r, nodes in enumerate(four_rank_job()):
         write_rank(os.path.join(out, "four"), "four", r, nodes, json_dir=os.path.join(out, "four_json"))
+    write_pytorch_like(out)
 
 
 if __name__ == "__main__":
