@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "base/json_reader.h"
 
 namespace zx::calibration {
@@ -326,21 +327,15 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths) {
     errors.push_back({"--measurements", "", "expected at least one file or directory"});
   MeasurementSet all;
   for (const std::string& file : files) {
+    std::string text;
     try {
-      json::check_input_size(file);
+      text = read_input_file(file);  // bounded, regular files only, gzip inflated
     } catch (const InputError& e) {
       errors.insert(errors.end(), e.diagnostics().begin(), e.diagnostics().end());
       continue;
     }
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      errors.push_back({file, "", "cannot read the file"});
-      continue;
-    }
-    std::stringstream buffer;
-    buffer << in.rdbuf();
     try {
-      MeasurementSet one = parse_measurements(buffer.str(), file);
+      MeasurementSet one = parse_measurements(text, file);
       all.files.push_back(file);
       all.provenances.insert(all.provenances.end(), one.provenances.begin(), one.provenances.end());
       all.measurements.insert(all.measurements.end(),

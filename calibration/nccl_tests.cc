@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "base/json_reader.h"
 
 namespace zx::calibration {
@@ -212,12 +213,8 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& source,
 }
 
 NcclTestsRun load_nccl_tests(const std::string& path, std::optional<std::string> collective) {
-  json::check_input_size(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(Diagnostic{path, "", "cannot open the file"});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_nccl_tests(text.str(), path, std::move(collective));
+  // Bounded, regular files only, gzip inflated (base/input_file.h).
+  return parse_nccl_tests(read_input_file(path), path, std::move(collective));
 }
 
 }  // namespace zx::calibration

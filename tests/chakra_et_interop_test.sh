@@ -63,6 +63,21 @@ grep -qx "iteration time: 0.210850 ms" "$work/four.txt" || { fail "four: iterati
 run pytorch --trace "$work/out/pytorch"
 grep -qx "iteration time: 0.142730 ms" "$work/pytorch.txt" || { fail "pytorch: iteration time"; cat "$work/pytorch.txt"; }
 
+# Files made by ASTRA-sim's own generators (workloads/testdata/chakra/
+# astra_sim/README.md): one collective of 1 MiB on 4 GPUs each, which run
+# replays in the time the collective command gives it (both without a
+# completion quantum).
+for kind in all_reduce all_to_all all_gather; do
+  run "astra_$kind" --nodes 1 --completion-quantum-ns 0 --trace "$root/workloads/testdata/chakra/astra_sim/$kind"
+  grep -q "/$kind (4 ranks, 4 ops) on preset zionex" "$work/astra_$kind.txt" || fail "astra-sim $kind: ranks and ops"
+  replay_us=$(sed -n 's/^iteration time: \([0-9.]*\) ms$/\1/p' "$work/astra_$kind.txt" | awk '{printf "%.2f", $1 * 1000}')
+  algo=hierarchical  # run's defaults (models::default_collective_algorithms)
+  [[ $kind == all_to_all ]] && algo=direct
+  alone_us=$("$zionsim" collective --nodes 1 --ranks 4 --op "$kind" -b 1M -e 1M --algo "$algo" | grep -v '^#' |
+             tail -1 | awk '{print $5}')
+  [[ -n $replay_us && $replay_us == "$alone_us" ]] || fail "astra-sim $kind: replay $replay_us us, collective $alone_us us"
+done
+
 # An .et file is not a zionsim trace: forcing that format says what it is.
 "$zionsim" run --trace-format zionsim --trace "$work/out/job/job.0.et" >/dev/null 2>"$work/forced.err"
 status=$?

@@ -180,12 +180,9 @@ models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std:
   if (kind == "detect") {
     // Sniff the head of the first file: parsing a 100 MB trace just to
     // guess its format would triple the load time.
-    std::ifstream in(files.front(), std::ios::binary);
-    std::string head(64 * 1024, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    // A gzip-compressed trace (.json.gz, .et.gz) is sniffed inflated.
-    if (is_gzip(head)) head = read_input_file(files.front()).substr(0, 64 * 1024);
+    // Read as every reader reads (bounded, regular files only, gzip
+    // inflated: base/input_file.h), sniffed by its head.
+    const std::string head = read_input_file(files.front()).substr(0, 64 * 1024);
     if (head.find("\"schema_version\"") != std::string::npos) {
       kind = "zionsim";
     } else if (head.find("\"traceEvents\"") != std::string::npos) {

@@ -425,12 +425,14 @@ DecodeResult decode(std::string_view stream) {
 
 std::string encode(const File& file) {
   std::string out;
+  // Chakra's readers take the first message for the GlobalMetadata: without
+  // one, an empty one goes first (a node there could read as metadata).
+  std::string m;
   if (file.metadata) {
-    std::string m;
     if (!file.metadata->version.empty()) put_bytes(m, 1, file.metadata->version);
     for (const Attribute& a : file.metadata->attr) put_bytes(m, 2, encode_attribute(a));
-    put_message(out, m);
   }
+  put_message(out, m);
   for (const Node& n : file.nodes) {
     std::string m;
     put_uint(m, 1, n.id);

@@ -96,7 +96,8 @@ struct DecodeResult {
 };
 DecodeResult decode(std::string_view stream);
 
-/// Encodes a file as Chakra's writers do (size-prefixed messages, packed
+/// Encodes a file as Chakra's writers do (size-prefixed messages, the
+/// GlobalMetadata first, an empty one when `metadata` is unset; packed
 /// repeated ids, fields in number order, zero values left out); integers of
 /// attributes are written as int64_val, reals as double_val, integer
 /// lists as int64_list.

@@ -153,6 +153,19 @@ TEST(ChakraEtTest, MalformedStreamsNameTheMessageAndTheByte) {
   EXPECT_NE(e.what.find("ends inside a varint"), std::string::npos) << e.what;
 }
 
+// Found by the fuzz target: a file without metadata whose first node has
+// only a name would read back as a GlobalMetadata; the encoder writes an
+// empty GlobalMetadata first instead.
+TEST(ChakraEtTest, EncodingWithoutMetadataKeepsEveryNode) {
+  File f;
+  f.nodes = {Node{.name = "only_a_name"}, Node{.id = 1, .type = 4}};
+  const DecodeResult d = decode(encode(f));
+  ASSERT_FALSE(d.error);
+  EXPECT_TRUE(d.file.metadata);
+  ASSERT_EQ(d.file.nodes.size(), 2u);
+  EXPECT_EQ(d.file.nodes[0].name, "only_a_name");
+}
+
 TEST(ChakraEtTest, AnEmptyStreamHasNoNodes) {
   const DecodeResult d = decode("");
   EXPECT_FALSE(d.error);

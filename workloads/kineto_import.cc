@@ -71,6 +71,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "base/json_reader.h"
 
 namespace zx::workloads {
@@ -663,11 +664,13 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
 }
 
 bool looks_like_kineto(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream text;
-  text << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  std::string text;
+  try {
+    text = read_input_file(path);
+  } catch (const InputError&) {
+    return false;
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return false;
   const auto it = j.find("traceEvents");
   return it != j.end() && it->is_array();
