@@ -403,12 +403,77 @@ void check_input_size(const std::string& path) {
   }
 }
 
+int max_json_depth() {
+  constexpr int kDefault = 512;
+  constexpr int kMost = 20000;
+  const char* text = std::getenv("ZIONSIM_MAX_JSON_DEPTH");
+  if (text == nullptr || *text == '\0') return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 1 || value > kMost) {
+    throw InputError(Diagnostic{"ZIONSIM_MAX_JSON_DEPTH", "",
+                                fmt::format("expected a nesting depth in [1, {}], got '{}'", kMost, text)});
+  }
+  return static_cast<int>(value);
+}
+
+namespace {
+
+// The offset where `text` first nests deeper than `limit`, or npos.
+std::size_t too_deep_at(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+void check_json_depth(std::string_view text, const std::string& source) {
+  const int limit = max_json_depth();
+  const std::size_t at = too_deep_at(text, limit);
+  if (at == std::string_view::npos) return;
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  throw InputError(Diagnostic{source, "",
+                              fmt::format("line {}, column {}: arrays and objects nested more than {} deep; set "
+                                          "ZIONSIM_MAX_JSON_DEPTH to raise the limit",
+                                          line, column, limit)});
+}
+
+bool json_depth_ok(std::string_view text) { return too_deep_at(text, max_json_depth()) == std::string_view::npos; }
+
 Document Document::load_file(const std::string& path) {
   // Bounded, regular files only, gzip inflated (base/input_file.h).
   return parse(read_input_file(path), path);
 }
 
 Document Document::parse(std::string_view text, std::string source) {
+  check_json_depth(text, source);
   try {
     auto value = std::make_unique<nlohmann::json>(nlohmann::json::parse(text));
     return Document(std::move(value), std::move(source));
@@ -460,6 +525,7 @@ void apply_assignment(nlohmann::json& doc, const std::string& assignment, std::s
   }
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
+  check_json_depth(text, fmt::format("{} {}", option, assignment.substr(0, eq)));
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) value = text;
   nlohmann::json* node = &doc;

@@ -161,6 +161,23 @@ std::int64_t max_input_bytes();
 /// caller's open reports them).
 void check_input_size(const std::string& path);
 
+/// The deepest nesting of arrays and objects zionsim parses: 512 unless the
+/// environment variable ZIONSIM_MAX_JSON_DEPTH says otherwise (at most
+/// 20,000: walking a value recurses once per level, and a deeper document
+/// would overflow the stack). zionsim's own formats nest fewer than 10 deep.
+int max_json_depth();
+
+/// Throws an InputError naming `source`, the line and column where `text`
+/// first nests deeper than max_json_depth(), the limit and how to raise it.
+/// Every JSON parse of zionsim's (files, --set values, --options) calls this
+/// first, so that no document deep enough to overflow the stack is parsed.
+/// Brackets inside strings do not count; the text need not be valid JSON.
+void check_json_depth(std::string_view text, const std::string& source);
+
+/// Whether `text` nests no deeper than max_json_depth() (for detectors and
+/// lenient parses that answer "no" rather than throw).
+bool json_depth_ok(std::string_view text);
+
 /// A parsed input file and the problems found in it.
 class Document {
  public:

@@ -227,3 +227,35 @@ TEST(ClosestMatchTest, SuggestsOnlyLikelyTypos) {
 
 }  // namespace
 }  // namespace zx::json
+
+namespace zx::json {
+namespace {
+
+TEST(JsonDepthTest, DeepNestingIsRefusedBeforeParsingWithItsPlace) {
+  const std::string ok = std::string(512, '[') + std::string(512, ']');
+  EXPECT_NO_THROW(check_json_depth(ok, "ok.json"));
+  const std::string deep = "{\"a\":\n  " + std::string(600, '[') + std::string(600, ']') + "}";
+  try {
+    check_json_depth(deep, "deep.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.diagnostics()[0].to_string(),
+              "deep.json: line 2, column 514: arrays and objects nested more than 512 deep; set "
+              "ZIONSIM_MAX_JSON_DEPTH to raise the limit");
+  }
+  // Brackets inside strings, escaped quotes included, do not nest.
+  const std::string in_strings = "[\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"]";
+  EXPECT_TRUE(json_depth_ok(in_strings));
+  EXPECT_NO_THROW((void)Document::parse(in_strings, "strings.json"));
+  // Every document is checked: Document::parse refuses the deep one.
+  EXPECT_THROW((void)Document::parse(deep, "deep.json"), InputError);
+  setenv("ZIONSIM_MAX_JSON_DEPTH", "1000", 1);
+  EXPECT_TRUE(json_depth_ok(deep));
+  setenv("ZIONSIM_MAX_JSON_DEPTH", "30000", 1);
+  EXPECT_THROW((void)max_json_depth(), InputError);  // beyond what the stack holds
+  unsetenv("ZIONSIM_MAX_JSON_DEPTH");
+  EXPECT_EQ(max_json_depth(), 512);
+}
+
+}  // namespace
+}  // namespace zx::json

@@ -51,6 +51,7 @@ std::map<std::string, std::string> parse_algorithm_options(const std::vector<std
       throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", flag)});
     }
     const std::string name = flag.substr(0, eq);
+    json::check_json_depth(flag.substr(eq + 1), "--options " + name);  // before anything parses it
     if (!out.emplace(name, flag.substr(eq + 1)).second) {
       throw InputError(Diagnostic{
           "--options", "", fmt::format("'{}': options for {} given twice; give them in one JSON object", flag, name)});
@@ -90,8 +91,9 @@ void check_algorithm_options_used(const std::map<std::string, std::string>& opti
   std::vector<std::string> runs = used;
   if (std::find(used.begin(), used.end(), models::kAutoAlgorithm) != used.end()) {
     const auto it = options.find(models::kAutoAlgorithm);
-    const nlohmann::json doc = it == options.end() ? nlohmann::json::object()
-                                                   : nlohmann::json::parse(it->second, nullptr, false);
+    const nlohmann::json doc = it == options.end()                ? nlohmann::json::object()
+                               : !json::json_depth_ok(it->second) ? nlohmann::json()
+                                                                  : nlohmann::json::parse(it->second, nullptr, false);
     if (!doc.is_object() || !doc.contains("candidates")) return;
     if (doc["candidates"].is_array()) {
       for (const nlohmann::json& c : doc["candidates"]) {

@@ -393,6 +393,7 @@ bool is_json_text(std::string_view bytes) {
 // The values of a JSON file: the concatenated objects the jsonizer writes,
 // or one JSON array of them.
 nlohmann::json read_values(const std::string& path, const std::string& text) {
+  json::check_json_depth(text, path);
   std::istringstream in(text);
   nlohmann::json values = nlohmann::json::array();
   while (true) {
@@ -991,6 +992,7 @@ bool looks_like_chakra(const std::string& path) {
              (!d.file.nodes.empty() && d.file.nodes[0].type > 0 &&
               d.file.nodes[0].type < static_cast<std::int64_t>(kNodeTypes.size()));
     }
+    if (!json::json_depth_ok(bytes)) return false;
     std::istringstream in(bytes);
     nlohmann::json first;
     in >> first;

@@ -193,6 +193,7 @@ std::optional<std::pair<int, std::string>> dtype_info(std::string_view name) {
 
 // "[0, 1, 2]" -> {0, 1, 2}; nullopt if not of that form.
 std::optional<std::vector<int>> parse_rank_list(const std::string& text) {
+  if (!json::json_depth_ok(text)) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_array()) return std::nullopt;
   std::vector<int> ranks;
@@ -302,7 +303,8 @@ RankTrace read_rank(const std::string& path) {
       for (const auto& [key, out] : {std::pair{"In split size", &c.in_splits}, std::pair{"Out split size", &c.out_splits}}) {
         std::string text;
         if (!args->read_string(key, text)) continue;
-        const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+        const nlohmann::json j =
+            json::json_depth_ok(text) ? nlohmann::json::parse(text, nullptr, false) : nlohmann::json();
         if (!j.is_array()) {
           // PyTorch truncates long lists ("[1, 2, ...]"): not given, then.
           if (text.find("...") == std::string::npos) {
@@ -670,6 +672,7 @@ bool looks_like_kineto(const std::string& path) {
   } catch (const InputError&) {
     return false;
   }
+  if (!json::json_depth_ok(text)) return false;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return false;
   const auto it = j.find("traceEvents");
