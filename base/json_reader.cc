@@ -1,5 +1,7 @@
 #include "base/json_reader.h"
 
+#include <unordered_set>
+
 #include "base/input_file.h"
 
 #include <algorithm>
@@ -472,10 +474,82 @@ Document Document::load_file(const std::string& path) {
   return parse(read_input_file(path), path);
 }
 
+namespace {
+
+// Finds keys given twice in one object while nlohmann parses (its parser
+// keeps the last silently): the parser callback sees every key, and a stack
+// of the containers being parsed gives each key's JSON pointer.
+class DuplicateKeys {
+ public:
+  bool on_event(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start: frames_.push_back(Frame{.array = false}); break;
+      case E::array_start: frames_.push_back(Frame{.array = true}); break;
+      case E::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        const bool seen = f.keys.size() < 16 ? std::find(f.keys.begin(), f.keys.end(), f.key) != f.keys.end()
+                                             : f.many.count(f.key) > 0;
+        if (seen) {
+          duplicates_.push_back(pointer());
+        } else if (f.keys.size() < 16) {
+          f.keys.push_back(f.key);
+          if (f.keys.size() == 16) f.many.insert(f.keys.begin(), f.keys.end());
+        } else {
+          f.many.insert(f.key);
+        }
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames_.pop_back();
+        next_element();
+        break;
+      case E::value: next_element(); break;
+    }
+    return true;
+  }
+  const std::vector<std::string>& duplicates() const { return duplicates_; }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::size_t index = 0;  // arrays: the element being parsed
+    std::string key;        // objects: the key being parsed
+    std::vector<std::string> keys;
+    std::unordered_set<std::string> many;  // all keys, once there are 16
+  };
+  void next_element() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string pointer() const {
+    std::string out;
+    for (const Frame& f : frames_) out += "/" + (f.array ? std::to_string(f.index) : escape_pointer_token(f.key));
+    return out;
+  }
+  std::vector<Frame> frames_;
+  std::vector<std::string> duplicates_;
+};
+
+}  // namespace
+
 Document Document::parse(std::string_view text, std::string source) {
   check_json_depth(text, source);
   try {
-    auto value = std::make_unique<nlohmann::json>(nlohmann::json::parse(text));
+    DuplicateKeys duplicates;
+    auto value = std::make_unique<nlohmann::json>(nlohmann::json::parse(
+        text, [&duplicates](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          return duplicates.on_event(event, parsed);
+        }));
+    if (!duplicates.duplicates().empty()) {
+      std::vector<Diagnostic> list;
+      for (const std::string& pointer : duplicates.duplicates()) {
+        list.push_back(Diagnostic{source, pointer, "the key is given twice in its object (JSON would keep the last value "
+                                                   "silently); give it once"});
+      }
+      throw InputError(std::move(list));
+    }
     return Document(std::move(value), std::move(source));
   } catch (const nlohmann::json::parse_error& e) {
     // Report the line and column of the byte where parsing failed.

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "base/json_reader.h"
 
 namespace zx::json {
@@ -255,6 +257,31 @@ TEST(JsonDepthTest, DeepNestingIsRefusedBeforeParsingWithItsPlace) {
   EXPECT_THROW((void)max_json_depth(), InputError);  // beyond what the stack holds
   unsetenv("ZIONSIM_MAX_JSON_DEPTH");
   EXPECT_EQ(max_json_depth(), 512);
+}
+
+}  // namespace
+}  // namespace zx::json
+
+namespace zx::json {
+namespace {
+
+TEST(JsonDuplicateKeysTest, AKeyGivenTwiceIsAnErrorAtItsPointer) {
+  const std::string text = R"({"a": 1, "b": [{"x": 1}, {"x": 2, "y": 3, "x": 4}], "c/d": {"k": 1, "k": 2}})";
+  try {
+    (void)Document::parse(text, "dup.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u);
+    EXPECT_EQ(e.diagnostics()[0].to_string(),
+              "dup.json: /b/1/x: the key is given twice in its object (JSON would keep the last value silently); "
+              "give it once");
+    EXPECT_EQ(e.diagnostics()[1].location, "/c~1d/k");
+  }
+  // The same key in different objects, and many keys in one, are fine.
+  std::string many = "{";
+  for (int i = 0; i < 100; ++i) many += fmt::format("{}\"k{}\": {{\"k{}\": 1}}", i ? ", " : "", i, i);
+  EXPECT_NO_THROW((void)Document::parse(many + "}", "many.json"));
+  EXPECT_THROW((void)Document::parse(many + ", \"k57\": 2}", "many.json"), InputError);
 }
 
 }  // namespace

@@ -447,5 +447,12 @@ if [[ -s $out ]]; then
   echo "FAIL: bad usage wrote to stdout"; failures=$((failures + 1))
 fi
 
+# Output that cannot be written is a failure, with the reason, not exit 0.
+"$zionsim" list >/dev/full 2>"$err"
+status=$?
+if [[ $status != 1 ]] || ! grep -q "zionsim: error: writing the standard output failed: No space left on device" "$err"; then
+  echo "FAIL: list >/dev/full: status $status (want 1)"; cat "$err"; failures=$((failures + 1))
+fi
+
 rm -f "$out" "$err"
 exit $((failures > 0))

@@ -219,11 +219,20 @@ models::SmContention sm_contention(const models::DeviceProfile& device) {
 
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags) {
   std::map<std::string, std::string> out;
+  // Each kind once: a second --algo for a kind would otherwise win silently.
+  // A bare name (every kind) is the default that KIND=NAME flags refine, in
+  // any order.
+  std::map<std::string, std::string> given;  // kind -> its KIND=NAME flag
+  std::string bare;
   for (const std::string& a : flags) {
     // NCCL's cost model and the tuner run every kind: a bare name sets them all.
     if (models::is_nccl_algorithm(a) || models::is_auto_algorithm(a)) {
+      if (!bare.empty()) {
+        throw InputError(Diagnostic{"--algo", "", fmt::format("'{}' and '{}' both set every kind; give one", bare, a)});
+      }
+      bare = a;
       for (std::string_view kind : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "reduce"}) {
-        out[std::string(kind)] = a;
+        if (!given.contains(std::string(kind))) out[std::string(kind)] = a;
       }
       continue;
     }
@@ -244,7 +253,13 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
                       "all_to_all, broadcast, reduce",
                       a.substr(0, eq), a)});
     }
-    out[std::string(models::collectives::to_string(*kind))] = a.substr(eq + 1);
+    const std::string name(models::collectives::to_string(*kind));
+    if (const auto it = given.find(name); it != given.end()) {
+      throw InputError(Diagnostic{"--algo", "", fmt::format("{} is given twice ('{}' and '{}'); give it once", name,
+                                                            it->second, a)});
+    }
+    given.emplace(name, a);
+    out[name] = a.substr(eq + 1);
   }
   return out;
 }

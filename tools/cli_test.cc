@@ -13,6 +13,7 @@
 
 #include "tools/backend_options.h"
 #include "tools/cli.h"
+#include "tools/variations.h"
 
 namespace zx::tools {
 namespace {
@@ -871,6 +872,23 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
     EXPECT_TRUE(contains(r.err, "zionsim: error:")) << r.err;
     EXPECT_TRUE(contains(r.err, c.expected_in_err)) << r.err;
   }
+}
+
+}  // namespace
+}  // namespace zx::tools
+
+namespace zx::tools {
+namespace {
+
+// RFC 4180: a field with a comma, a quote or a line break is quoted, its
+// quotes doubled; any other field is written as it is (so that ordinary
+// output stays byte for byte what it was).
+TEST(CsvTest, FieldsAreQuotedOnlyWhenTheyMustBe) {
+  EXPECT_EQ(csv_field("ring"), "ring");
+  EXPECT_EQ(csv_field("my,algo"), "\"my,algo\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_quoted("plain"), "\"plain\"");
 }
 
 }  // namespace

@@ -465,8 +465,8 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     for (const Row& r : rows) {
       for (const auto& [key, value] : variants[r.variant].settings) fmt::print(out, "{},", csv_quoted(value));
       if (varied) fmt::print(out, "{},", r.ranks);
-      fmt::print(out, "{},{},{},{},{:.3f},{:.4f},{:.4f}{}\n", r.bytes, r.count, f.dtype, r.algorithm, r.time_us,
-                 r.algbw, r.busbw, tuned ? "," + r.chosen : "");
+      fmt::print(out, "{},{},{},{},{:.3f},{:.4f},{:.4f}{}\n", r.bytes, r.count, f.dtype, csv_field(r.algorithm),
+                 r.time_us, r.algbw, r.busbw, tuned ? "," + csv_field(r.chosen) : "");
     }
     return kExitOk;
   }

@@ -32,6 +32,7 @@
 #include "tools/commands.h"
 #include "tools/model_options.h"
 #include "tools/plan_search.h"
+#include "tools/variations.h"
 #include "tools/whatif.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -410,7 +411,7 @@ void print_csv(std::ostream& out, const Flags& f, const Report& r) {
     fmt::print(out, "table,group,kind,memory,rows,dim,gbyte,gpus,cache_hit_rate\n");
     for (const models::TablePlacement& t : s.plan.tables) {
       const models::TableGroup& group = s.model.tables[static_cast<std::size_t>(t.group)];
-      fmt::print(out, "{},{},{},{},{},{},{:.6f},\"{}\",{}\n", t.table, group.name, models::to_string(t.kind),
+      fmt::print(out, "{},{},{},{},{},{},{:.6f},\"{}\",{}\n", t.table, csv_field(group.name), models::to_string(t.kind),
                  t.host_memory ? "host" : "hbm", group.rows, group.dim, table_bytes(s, t) / 1e9, rank_ranges(t),
                  t.host_memory ? fmt::format("{:.6f}", t.cache_hit_rate) : "");
     }

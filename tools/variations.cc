@@ -173,4 +173,8 @@ std::string csv_quoted(const std::string& text) {
   return out + "\"";
 }
 
+std::string csv_field(const std::string& text) {
+  return text.find_first_of(",\"\r\n") == std::string::npos ? text : csv_quoted(text);
+}
+
 }  // namespace zx::tools

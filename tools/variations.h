@@ -84,6 +84,10 @@ nlohmann::ordered_json settings_json(const Settings& settings);
 /// A CSV field in quotes, quotes inside doubled (RFC 4180).
 std::string csv_quoted(const std::string& text);
 
+/// A CSV field as RFC 4180 wants it: as it is, or quoted (csv_quoted) when
+/// it holds a comma, a quote or a line break (names from users' files).
+std::string csv_field(const std::string& text);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_VARIATIONS_H_

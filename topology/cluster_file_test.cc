@@ -122,7 +122,7 @@ TEST(ClusterFileTest, BadRequestsNameTheFlag) {
             "--set preset.x=1: 'preset' is not an object in the cluster description");
   EXPECT_EQ(message({.cluster = "zionex", .overrides = {"fabric.spine=4"}}),
             "preset zionex with --set overrides: /fabric: unknown key 'spine' (did you mean 'spines'?)");
-  EXPECT_EQ(message({.cluster = "no/such/file.json"}), "no/such/file.json: cannot open the file for reading");
+  EXPECT_EQ(message({.cluster = "no/such/file.json"}), "no/such/file.json: cannot open the file for reading: No such file or directory");
 }
 
 // The explicit form written by write_cluster_json reads back as the same

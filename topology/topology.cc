@@ -399,7 +399,13 @@ void write_graphviz(std::ostream& out, const Topology& topology) {
       out, view,
       [&](std::ostream& o, Graph::vertex_descriptor v) {
         const NodeInfo& n = impl.graph[v].info;
-        o << fmt::format("[label=\"{}\", shape={}]", n.name, dot_shape(n.kind));
+        // Node names come from cluster files: escape what ends a DOT string.
+        std::string label;
+        for (char c : n.name) {
+          if (c == '"' || c == '\\') label += '\\';
+          label += c == '\n' ? ' ' : c;
+        }
+        o << fmt::format("[label=\"{}\", shape={}]", label, dot_shape(n.kind));
       },
       [&](std::ostream& o, Graph::edge_descriptor e) {
         const LinkInfo& l = impl.graph[e].info;

@@ -178,5 +178,16 @@ TEST(TopologyTest, GraphvizDrawsCablesOnce) {
   EXPECT_EQ(count("dir=both"), 1u) << dot;
 }
 
+// Names from a cluster file may hold what ends a DOT string: escaped.
+TEST(TopologyTest, GraphvizEscapesQuotesInNames) {
+  TopologyBuilder b;
+  const NodeId g0 = b.add_node(gpu("gpu \"a\" \\ b", 0));
+  const NodeId g1 = b.add_node(gpu("node0/gpu1", 1));
+  b.add_cable(g0, g1, pcie());
+  std::ostringstream out;
+  write_graphviz(out, b.build());
+  EXPECT_NE(out.str().find("label=\"gpu \\\"a\\\" \\\\ b\""), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace zx::topology
