@@ -112,6 +112,15 @@ expect 0 out "^ *direct |     4    32    16384      1\.323 " -- whatif --model d
 expect 0 out "^ *nccl_p2p |     8    64    32768     66\.350 " -- whatif --model dlrm-a --nodes 8 --vary algo.all_to_all=direct,nccl_p2p
 expect 2 err "unknown key 'NCCL_PXN_DISABLED'" -- collective --nodes 2 --op all_to_all --algo nccl_p2p --options 'nccl_p2p={"NCCL_PXN_DISABLED": 1}'
 expect 2 err "NCCL 2.13 has no NCCL_P2P_NET_CHUNKSIZE" -- collective --nodes 2 --op all_to_all --algo nccl_p2p --options 'nccl_p2p={"version": "2.13", "NCCL_P2P_NET_CHUNKSIZE": 65536}'
+# --fidelity coalesced: docs/network_model.md's table ("Coalesced finishes"),
+# the rows a test can afford; an unknown fidelity lists the three.
+expect 0 out "^ *coalesced |     8    64    32768     66\.367 " -- whatif --model dlrm-a --nodes 8 --vary fidelity=flow,coalesced
+expect 0 out "^ *flow |     8    64    32768     66\.350 " -- whatif --model dlrm-a --nodes 8 --vary fidelity=flow,coalesced
+expect 0 out "^ *coalesced |    16   128    65536     68\.969 " -- whatif --model dlrm-a --nodes 16 --vary fidelity=coalesced
+expect 0 out "^ *coalesced |     8    64 .* 20\.623 " -- whatif --model dlrm-i --nodes 8 --vary fidelity=flow,coalesced
+expect 0 out "^ *coalesced |    16   128 .* 15\.454 " -- whatif --model dlrm-f --nodes 16 --vary fidelity=flow,coalesced
+expect 0 out '"fidelity": "coalesced"' -- whatif --model dlrm-a-small --nodes 1 --fidelity coalesced --format json
+expect 2 err "fidelity.*one of flow, coalesced, analytical" -- whatif --model dlrm-a-small --nodes 1 --vary fidelity=exact
 # --vary: a column per knob and "vs first" in the table; the variant of each
 # result and the varied values in JSON.
 expect 0 out "embeddings | nodes" -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused

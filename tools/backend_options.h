@@ -9,6 +9,7 @@
 #define ZIONSIM_TOOLS_BACKEND_OPTIONS_H_
 
 #include <map>
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -130,7 +131,23 @@ struct ClusterAndGpu {
 ClusterAndGpu load_cluster_and_gpu(topology::ClusterRequest request, const std::string& gpu,
                                    const std::string& profile);
 
-/// Adds the network model's knobs to `cmd`: --fidelity (flow or analytical)
+/// The network fidelities the commands take (--fidelity, and --vary's
+/// fidelity key): flow (max-min sharing, finish times to the completion
+/// quantum), coalesced (the same, finish times to within
+/// kCoalescedTolerance of each flow's transfer time) and analytical (no
+/// sharing).
+inline constexpr std::array<const char*, 3> kFidelities = {"flow", "coalesced", "analytical"};
+
+/// The relative completion tolerance of --fidelity coalesced
+/// (FlowNetwork::set_completion_tolerance). Chosen from measurements of
+/// model A on 32 nodes (--oversubscription 2 and 4, a spine at half speed,
+/// the nccl_p2p all-to-all), not fitted to a result: 1e-4 moved the
+/// iteration by at most 4e-5 of itself for runs 1.5x to 6x shorter than
+/// flow's, 1e-3 by at most 3.3e-4 for 4x to 23x, 3e-3 by up to 9e-4 for
+/// little more (docs/network_model.md, "Coalesced finishes").
+constexpr double kCoalescedTolerance = 1e-3;
+
+/// Adds the network model's knobs to `cmd`: --fidelity (one of kFidelities)
 /// and --completion-quantum-ns (0 to 1e6; 0 is exact to the picosecond),
 /// with the variables' values as the defaults shown.
 void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns);

@@ -92,7 +92,7 @@ void apply_knob(Variant& v, const std::string& key, const std::string& value) {
   } else if (key == "profile") {
     v.flags.profile = value;
   } else if (key == "fidelity") {
-    v.flags.fidelity = variation_one_of(key, value, {"flow", "analytical"});
+    v.flags.fidelity = variation_one_of(key, value, kFidelities);
   } else if (key == "completion-quantum-ns") {
     v.flags.completion_quantum_ns = variation_number(key, value, 0, kMaxCompletionQuantumNs);
   } else if (key.starts_with("algo.")) {

@@ -133,6 +133,11 @@ std::int64_t variation_integer(const std::string& key, const std::string& value,
 
 const std::string& variation_one_of(const std::string& key, const std::string& value,
                                     std::initializer_list<const char*> valid) {
+  return variation_one_of(key, value, std::span<const char* const>(valid.begin(), valid.size()));
+}
+
+const std::string& variation_one_of(const std::string& key, const std::string& value,
+                                    std::span<const char* const> valid) {
   for (const char* v : valid) {
     if (value == v) return value;
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,8 @@ void check_set_once(const std::string& vary_key, const std::string& override,
 /// of `valid`; zx::InputError naming --vary and the key otherwise.
 double variation_number(const std::string& key, const std::string& value, double lo, double hi);
 std::int64_t variation_integer(const std::string& key, const std::string& value, std::int64_t lo, std::int64_t hi);
+const std::string& variation_one_of(const std::string& key, const std::string& value,
+                                    std::span<const char* const> valid);
 const std::string& variation_one_of(const std::string& key, const std::string& value,
                                     std::initializer_list<const char*> valid);
 

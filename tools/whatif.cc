@@ -564,7 +564,7 @@ std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
           {"a2a-precision", "fp32, fp16, bf16, fp8 (as --a2a-precision)"},
           {"a2a-backward-precision", "fp32, fp16, bf16, fp8 (as --a2a-backward-precision)"},
           {"all-reduce-precision", "fp32, fp16, bf16 (as --all-reduce-precision)"},
-          {"fidelity", "flow, analytical (as --fidelity)"},
+          {"fidelity", "flow, coalesced, analytical (as --fidelity)"},
           {"completion-quantum-ns", "0 to 10000 (as --completion-quantum-ns)"},
           {"embeddings", "fused, unfused (--unfused)"},
           {"pipeline", "on, off (--no-pipeline)"},
@@ -607,7 +607,7 @@ void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std:
   } else if (key == "all-reduce-precision") {
     o.all_reduce_dtype = variation_one_of(key, value, {"fp32", "fp16", "bf16"});
   } else if (key == "fidelity") {
-    o.fidelity = variation_one_of(key, value, {"flow", "analytical"});
+    o.fidelity = variation_one_of(key, value, kFidelities);
   } else if (key == "completion-quantum-ns") {
     o.completion_quantum_ns = variation_number(key, value, 0, kMaxCompletionQuantumNs);
   } else if (key == "embeddings") {

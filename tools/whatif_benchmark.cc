@@ -119,5 +119,38 @@ BENCHMARK(BM_WhatIfModelAAllToAll)
     ->Args({16, 0})->Args({16, 1})->Args({24, 0})->Args({24, 1})->Args({32, 0})->Args({32, 1})
     ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// What a what-if knob costs, at each network fidelity: model A at
+// state.range(0) nodes with knob state.range(1) (0 none, 1
+// --oversubscription 2, 2 --oversubscription 4, 3 one NIC's uplink at half
+// speed, 4 a whole NIC at half speed, 5 a spine at half speed, 6 the
+// nccl_p2p all-to-all) at fidelity state.range(2) (0 flow, 1 coalesced).
+// Uneven bottlenecks spread the all-to-all's finishes over its whole
+// duration, each instant a re-solve; coalesced lets finishes within 1e-4 of
+// a flow's transfer time share one. The figures are in docs/network_model.md
+// ("Coalesced finishes"), from this binary:
+//   bazel-bin/tools/whatif_benchmark --benchmark_filter='ModelAKnob/32/'
+constexpr const char* kKnobFidelities[] = {"flow", "coalesced"};
+void BM_WhatIfModelAKnob(benchmark::State& state) {
+  WhatIfOptions options = model_a(state);
+  switch (state.range(1)) {
+    case 1: options.cluster.overrides.push_back("fabric.oversubscription=2"); break;
+    case 2: options.cluster.overrides.push_back("fabric.oversubscription=4"); break;
+    case 3: options.cluster.degradations.push_back("link:node0/nic0->rack0/rsw=0.5"); break;
+    case 4: options.cluster.degradations.push_back("device:node0/nic0=0.5"); break;
+    case 5: options.cluster.degradations.push_back("device:spine3=0.5"); break;
+    case 6: options.algorithms["all_to_all"] = "nccl_p2p"; break;
+    default: break;
+  }
+  options.fidelity = kKnobFidelities[state.range(2)];
+  run_point(state, options);
+}
+// At 128 nodes only the base run under flow: a knob's flow run there takes
+// many minutes.
+BENCHMARK(BM_WhatIfModelAKnob)
+    ->ArgsProduct({{32}, {0, 1, 2, 3, 4, 5, 6}, {0, 1}})
+    ->ArgsProduct({{128}, {0, 1, 2, 3, 4, 5, 6}, {1}})
+    ->Args({128, 0, 0})
+    ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 }  // namespace zx::tools

@@ -529,13 +529,16 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     fmt::print(std::cerr, "whatif: {} running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n",
                point_name(variant, nodes), p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
     const auto v = static_cast<std::size_t>(variant);
-    if (!hinted && seconds >= 30 && partial_links[v] && variants[v].options.completion_quantum_ns < 1000) {
+    if (!hinted && seconds >= 30 && variants[v].options.fidelity == "flow") {
       hinted = true;
       fmt::print(std::cerr,
-                 "whatif: a link or switch at partial speed makes each flow's finish re-solve most of the fabric; "
-                 "--completion-quantum-ns 1000 runs several times faster for a slightly longer iteration "
-                 "(model A, 32 nodes, a spine at half speed: 81 s -> 7.7 s, +0.05%; docs/cluster_files.md, "
-                 "\"Simulation time\")\n");
+                 "whatif: {}; --fidelity coalesced lets finishes within 1e-3 of a flow's transfer time share one "
+                 "re-solve, several times faster for an iteration under 6e-4 longer (model A, 32 nodes: a spine "
+                 "at half speed 50 s -> 4.1 s, --oversubscription 2 55 s -> 10 s; docs/network_model.md, "
+                 "\"Coalesced finishes\")\n",
+                 partial_links[v] ? "a link or switch at partial speed spreads the flows' finishes over many instants"
+                                  : "a long run: uneven bottlenecks (oversubscription, nccl_p2p) spread the flows' "
+                                    "finishes over many instants");
     }
     // The pipelined collectives (hierarchical's default slices) cost about 3x
     // the simulation time of one slice (README, "How long a what-if takes").

@@ -203,6 +203,32 @@ void FlowNetwork::set_completion_quantum(sim::Duration quantum) {
   quantum_ps_ = quantum.count_ps();
 }
 
+void FlowNetwork::set_completion_tolerance(double relative) {
+  if (!(relative >= 0.0 && relative <= kMaxCompletionTolerance)) {
+    throw std::invalid_argument(
+        fmt::format("completion tolerance: expected 0 to {}, found {}", kMaxCompletionTolerance, relative));
+  }
+  if (slots_.size() != 0) {
+    throw std::invalid_argument("completion tolerance: set it before the first flow starts");
+  }
+  tolerance_ = relative;
+}
+
+std::int64_t FlowNetwork::completion_step_ps(const FlowSlot& slot) const {
+  const std::int64_t base = std::max<std::int64_t>(quantum_ps_, 1);
+  if (tolerance_ <= 0.0) return base;
+  // The coarsest power-of-two multiple of the quantum within the tolerance
+  // of the flow's transfer time (first byte to the exact finish estimate):
+  // steps of 2^k quanta nest, so two flows on different steps still share
+  // the coarser one's instants.
+  const double transfer_ps = static_cast<double>((slot.finish_estimate - slot.record.first_byte).count_ps());
+  const double steps = std::floor(tolerance_ * transfer_ps / static_cast<double>(base));
+  if (!(steps >= 2.0)) return base;
+  // Below 2^62 ps (53 days) a step cannot overflow.
+  const auto ratio = static_cast<std::uint64_t>(std::min(steps, 0x1p40));
+  return base * static_cast<std::int64_t>(std::bit_floor(ratio));
+}
+
 void FlowNetwork::recycle_flow_ids(bool on, std::uint32_t block_ids) {
   if (flows_started_ != 0) {
     throw std::invalid_argument("recycle_flow_ids: set it before the first flow starts");
@@ -406,14 +432,15 @@ void FlowNetwork::set_rate(std::uint32_t f, double rate) {
   const sim::TimePoint previous = slot.finish_estimate;
   const sim::Duration left = transfer_time(p.remaining, rate);
   slot.finish_estimate = now + left;
-  if (quantum_ps_ > 1 && std::isfinite(rate)) {
-    // Up to the next multiple of the quantum (time is never negative here).
+  if ((quantum_ps_ > 1 || tolerance_ > 0.0) && std::isfinite(rate)) {
+    // Up to the next multiple of the quantum (or of the tolerance's step) (time is never negative here).
     // Only the flows that join with nothing to send (zero bytes, an empty
     // route: an infinite rate) finish at once.
     const std::int64_t t = slot.finish_estimate.count_ps();
-    const std::int64_t over = t % quantum_ps_;
-    if (over != 0 && t <= std::numeric_limits<std::int64_t>::max() - quantum_ps_) {
-      slot.finish_estimate = sim::TimePoint::from_ps(t - over + quantum_ps_);
+    const std::int64_t step = completion_step_ps(slot);
+    const std::int64_t over = t % step;
+    if (over != 0 && t <= std::numeric_limits<std::int64_t>::max() - step) {
+      slot.finish_estimate = sim::TimePoint::from_ps(t - over + step);
     }
   }
   // Its entry at the unchanged estimate is still queued and valid: pushing

@@ -172,6 +172,24 @@ class FlowNetwork {
   /// std::invalid_argument when negative or once a flow has started.
   void set_completion_quantum(sim::Duration quantum);
   sim::Duration completion_quantum() const { return sim::Duration::ps(quantum_ps_); }
+  /// Relative completion tolerance (the `coalesced` fidelity of the
+  /// commands): a flow's finish time is rounded up, instead of to the
+  /// quantum, to the coarsest step of 2^k quanta (k >= 0; 1 ps when the
+  /// quantum is 0) that is at most `relative` x its transfer time (first byte
+  /// to its exact finish, as estimated at the latest rate change). Steps of
+  /// 2^k quanta nest, so flows of different lengths due close together still
+  /// meet at the coarser step's instants: where finishes are spread over a
+  /// collective's whole duration (an all-to-all on an oversubscribed fabric,
+  /// whose ECMP-hashed uplinks carry uneven loads, or NCCL's point-to-point
+  /// schedule) that is several times fewer re-solves. A flow still never
+  /// finishes early, and finishes late by less than `relative` of its
+  /// transfer time at its last re-solve; what that does to iteration times
+  /// is measured in docs/network_model.md. 0 (the default) keeps the
+  /// quantum alone. Throws std::invalid_argument outside [0,
+  /// kMaxCompletionTolerance] or once a flow has started.
+  void set_completion_tolerance(double relative);
+  double completion_tolerance() const { return tolerance_; }
+  static constexpr double kMaxCompletionTolerance = 0.01;
   /// Recycling of flow ids, for callers that keep no FlowId past the flow's
   /// on_done: a finished flow's id, with its record and route, may then be
   /// handed to a later flow, so that memory follows the flows in flight
@@ -335,6 +353,9 @@ class FlowNetwork {
   sim::Simulator& sim_;
   NetworkFidelity fidelity_;
   std::int64_t quantum_ps_ = 0;  // set_completion_quantum; 0 or 1: exact
+  double tolerance_ = 0.0;       // set_completion_tolerance; 0: the quantum alone
+  // The step a flow's finish estimate is rounded up to (>= 1 ps).
+  std::int64_t completion_step_ps(const FlowSlot& slot) const;
   std::vector<Link> links_;
 
   // Per flow (see above).
