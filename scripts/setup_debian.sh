@@ -17,6 +17,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev                                         # gzip inputs (.et.gz, .json.gz)
   protobuf-compiler python3-protobuf                 # Chakra .et files for the interop test
+  pybind11-dev python3-dev                           # the Python package (python/)
+  python3-pandas python3-pytest python3-matplotlib   # ... its frames, tests and example
+  python3-pip                                        # scripts/install_python.sh
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)

@@ -33,6 +33,7 @@
 #include "models/execution/network_backend.h"
 #include "models/network/flow_network.h"
 #include "sim/simulator.h"
+#include "tools/interrupt.h"
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
@@ -505,8 +506,8 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
       values[i] = p.log_scale ? std::exp(best) : best;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (seconds > 2.0) {
-        fmt::print(std::cerr, "calibrate-network: round {} of 3: {} = {:.4g} ({} evaluations of the rows, {:.0f} s)\n",
-                   round + 1, p.key, values[i], evaluations, seconds);
+        write_progress(fmt::format("calibrate-network: round {} of 3: {} = {:.4g} ({} evaluations of the rows, {:.0f} s)",
+                                   round + 1, p.key, values[i], evaluations, seconds));
       }
     }
   }

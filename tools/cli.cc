@@ -1,3 +1,4 @@
+#include "tools/interrupt.h"
 #include "tools/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -123,7 +124,8 @@ std::optional<std::string> unknown_flag(const CLI::App& command, const std::vect
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            std::vector<Diagnostic>* diagnostics) {
   CLI::App app(kDescription, "zionsim");
   app.set_version_flag("--version", version_line(), "Print the version and exit");
   // At most one subcommand; "none" is reported below with the valid names,
@@ -189,8 +191,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   ZX_CHECK(action != nullptr, "every subcommand sets an action");
   try {
     return action(out);
+  } catch (const Interrupted&) {
+    fmt::print(err, "zionsim: interrupted\n");
+    return kExitInterrupted;
   } catch (const InputError& e) {
     for (const Diagnostic& d : e.diagnostics()) fmt::print(err, "zionsim: error: {}\n", d.to_string());
+    if (diagnostics != nullptr) *diagnostics = e.diagnostics();
     return kExitBadInput;
   } catch (const InvariantError& e) {
     fmt::print(err, "zionsim: internal error (please report it): {}\n", e.what());

@@ -14,16 +14,26 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace zx::tools {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternalError = 1;
 inline constexpr int kExitBadInput = 2;
+/// Stopped by tools::request_interrupt() (tools/interrupt.h): 128 + SIGINT,
+/// as a shell reports a command ended by Ctrl-C.
+inline constexpr int kExitInterrupted = 130;
 
 /// Runs `zionsim` with `args` (not including the program name), writing
-/// results to `out` and diagnostics to `err`; returns the exit status.
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// results to `out` and diagnostics to `err`; returns the exit status. When
+/// `diagnostics` is given, the problems of a bad input (status 2 from an
+/// InputError) are also stored there, as found (file, JSON pointer or line,
+/// message); a bad flag leaves it empty and says so on `err` only.
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            std::vector<Diagnostic>* diagnostics = nullptr);
 
 }  // namespace zx::tools
 
-#endif  // ZIONSIM_TOOLS_CLI_H_
+#endif  // ZIONSIM_TOOLS_CLI_H_#include "tools/interrupt.h"
+

@@ -13,6 +13,7 @@
 
 #include "tools/backend_options.h"
 #include "tools/cli.h"
+#include "tools/interrupt.h"
 #include "tools/variations.h"
 
 namespace zx::tools {
@@ -38,6 +39,40 @@ bool contains(const std::string& text, const std::string& part) {
 // The knob and ranks columns collective --vary puts before a row.
 std::string fmt_prefix(const std::string& nodes, const std::string& gbit, int ranks) {
   return "\"" + nodes + "\",\"" + gbit + "\"," + std::to_string(ranks) + ",";
+}
+
+// An interrupt requested from outside (the Python package's Ctrl-C) stops
+// whatif, collective and run with status 130 and "interrupted", prints no
+// result, and, once cleared, the same command runs. Progress lines go to the
+// sink, not stderr; bad input fills the caller's diagnostics.
+TEST(CliTest, InterruptProgressSinkAndDiagnostics) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"whatif", "--model", "dlrm-a-small", "--nodes", "1"},
+        std::vector<std::string>{"collective", "--nodes", "1", "-b", "8", "-e", "8"}}) {
+    request_interrupt();
+    const Result stopped = run(args);
+    EXPECT_EQ(stopped.status, kExitInterrupted) << args.front();
+    EXPECT_EQ(stopped.err, "zionsim: interrupted\n");
+    EXPECT_EQ(stopped.out, "");
+    clear_interrupt();
+    EXPECT_EQ(run(args).status, kExitOk) << args.front();
+  }
+  std::vector<std::string> lines;
+  set_progress_sink([&lines](std::string_view line) { lines.emplace_back(line); });
+  EXPECT_EQ(run({"whatif", "--model", "dlrm-a-small", "--nodes", "1,2", "--vary", "nic-gbit=100,200,400"}).status,
+            kExitOk);
+  set_progress_sink({});
+  ASSERT_FALSE(lines.empty());
+  EXPECT_TRUE(contains(lines.front(), "whatif: ")) << lines.front();
+  EXPECT_FALSE(contains(lines.front(), "\n"));
+
+  std::ostringstream out;
+  std::ostringstream err;
+  std::vector<Diagnostic> diagnostics;
+  EXPECT_EQ(run_cli({"whatif", "--model", "dlrm-z"}, out, err, &diagnostics), kExitBadInput);
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(diagnostics[0].source, "--model");
+  EXPECT_TRUE(contains(diagnostics[0].message, "unknown model 'dlrm-z'"));
 }
 
 TEST(CliTest, HelpListsEverySubcommand) {

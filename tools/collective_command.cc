@@ -29,6 +29,7 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
+#include "tools/interrupt.h"
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
@@ -326,6 +327,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   const std::size_t per_size = setups.size() * algorithms.size();
   std::vector<Row> rows(sizes.size() * per_size);
   parallel_for(rows.size(), f.threads, [&](std::size_t i) {
+    check_interrupt();
     const std::int64_t bytes = sizes[i / per_size];
     const std::size_t v = i % per_size / algorithms.size();
     const std::string& a = algorithms[i % algorithms.size()];

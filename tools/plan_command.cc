@@ -24,6 +24,7 @@
 #include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/network_backend.h"
+#include "tools/interrupt.h"
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
@@ -438,8 +439,9 @@ int run(const WhatIfOptions& given, const Flags& f, std::ostream& out) {
                                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                                  if (seconds < reported + 10.0) return;
                                  reported = seconds;
-                                 fmt::print(std::cerr, "plan: search pass {}, {} tried ({} simulations, best {:.3f} ms, {:.0f} s)\n",
-                                            x.passes, group, x.simulations, x.best_iteration_time_ms, seconds);
+                                 write_progress(fmt::format(
+                                     "plan: search pass {}, {} tried ({} simulations, best {:.3f} ms, {:.0f} s)",
+                                     x.passes, group, x.simulations, x.best_iteration_time_ms, seconds));
                                });
     o.sharding_overrides.insert(o.sharding_overrides.end(), searched->overrides.begin(), searched->overrides.end());
   }

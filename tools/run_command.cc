@@ -35,6 +35,7 @@
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
+#include "tools/interrupt.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
@@ -492,12 +493,13 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   const auto wall_start = std::chrono::steady_clock::now();
   auto last_report = wall_start;
   const auto report = [&](const models::ExecutionProgress& p) {
+    check_interrupt();
     const auto now = std::chrono::steady_clock::now();
     if (std::chrono::duration<double>(now - last_report).count() < 10.0) return;
     last_report = now;
-    fmt::print(std::cerr, "run: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n",
-               p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total,
-               std::chrono::duration<double>(now - wall_start).count());
+    write_progress(fmt::format("run: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)",
+                               p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total,
+                               std::chrono::duration<double>(now - wall_start).count()));
   };
   const models::ExecutionResult r = models::execute(sim, graph, backend, report, sim::Duration::us(100), sm_contention(device));
   const double iteration = ms(r.makespan.since_start());

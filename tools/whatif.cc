@@ -1,3 +1,4 @@
+#include "tools/interrupt.h"
 #include "tools/whatif.h"
 
 #include <algorithm>
@@ -230,6 +231,7 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
   if (keep) backend.record_flows(true);
   auto last_report = std::chrono::steady_clock::now();
   const auto report = [&](const models::ExecutionProgress& progress) {
+    check_interrupt();
     const auto now = std::chrono::steady_clock::now();
     if (!running || std::chrono::duration<double>(now - last_report).count() < kRunningReportSeconds) return;
     last_report = now;
@@ -433,7 +435,7 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
     };
   }
   const auto worker = [&] {
-    for (int t = next++; t < total; t = next++) {
+    for (int t = next++; t < total && !interrupt_requested(); t = next++) {
       const auto [v, i] = tasks[static_cast<std::size_t>(t)];
       WhatIfPoint& point = points[v][i];
       try {
@@ -459,6 +461,7 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  check_interrupt();  // before the points' errors: an interrupted point's is Interrupted
   for (std::size_t t = 0; t < errors.size(); ++t) {
     if (!errors[t]) continue;
     if (!context) std::rethrow_exception(errors[t]);

@@ -24,6 +24,7 @@
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
+#include "tools/interrupt.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
@@ -500,8 +501,8 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   const auto finished = [&](const WhatIfPoint& p, int done, int total) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed > 2.0 || total > 4) {
-      fmt::print(std::cerr, "whatif: {} done ({} of {}, {:.1f} s)\n", point_name(p.variant, p.nodes), done, total,
-                 elapsed);
+      write_progress(
+          fmt::format("whatif: {} done ({} of {}, {:.1f} s)", point_name(p.variant, p.nodes), done, total, elapsed));
     }
   };
   // Variants with a link or switch at partial speed: flows then finish at
@@ -526,19 +527,20 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
   bool hinted_slices = false;
   const auto running = [&point_name, &partial_links, &hinted, &hinted_slices, &variants](
                            int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
-    fmt::print(std::cerr, "whatif: {} running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)\n",
-               point_name(variant, nodes), p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total, seconds);
+    write_progress(fmt::format("whatif: {} running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)",
+                               point_name(variant, nodes), p.now.since_start().to_seconds() * 1e3, p.ops_ended,
+                               p.ops_total, seconds));
     const auto v = static_cast<std::size_t>(variant);
     if (!hinted && seconds >= 30 && variants[v].options.fidelity == "flow") {
       hinted = true;
-      fmt::print(std::cerr,
+      write_progress(fmt::format(
                  "whatif: {}; --fidelity coalesced lets finishes within 1e-3 of a flow's transfer time share one "
                  "re-solve, several times faster for an iteration under 6e-4 longer (model A, 32 nodes: a spine "
                  "at half speed 50 s -> 4.1 s, --oversubscription 2 55 s -> 10 s; docs/network_model.md, "
                  "\"Coalesced finishes\")\n",
                  partial_links[v] ? "a link or switch at partial speed spreads the flows' finishes over many instants"
                                   : "a long run: uneven bottlenecks (oversubscription, nccl_p2p) spread the flows' "
-                                    "finishes over many instants");
+                                    "finishes over many instants"));
     }
     // The pipelined collectives (hierarchical's default slices) cost about 3x
     // the simulation time of one slice (README, "How long a what-if takes").
@@ -548,10 +550,10 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
                                        [](const auto& a) { return a.second == "hierarchical"; });
     if (!hinted_slices && seconds >= 60 && pipelined) {
       hinted_slices = true;
-      fmt::print(std::cerr,
+      write_progress(fmt::format(
                  "whatif: the collectives across servers run pipelined (hierarchical, several slices), about 3x "
                  "the simulation time of one slice; --options 'hierarchical={{\"chunks\": 1}}' is the fast path "
-                 "for large sweeps (iterations 1-5% longer; README, \"How long a what-if takes\")\n");
+                 "for large sweeps (iterations 1-5% longer; README, \"How long a what-if takes\")"));
     }
   };
   std::vector<std::vector<WhatIfPoint>> all;
