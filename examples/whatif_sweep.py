@@ -54,7 +54,7 @@ def main():
     right.set_xlabel("GPUs")
     right.set_ylabel("ms per iteration")
     right.set_title(f"where the time goes ({speeds[0]} Gb/s NIC)")
-    right.legend(fontsize="small")
+    right.legend(fontsize="small", loc="lower right")
 
     figure.tight_layout()
     figure.savefig(options.out, dpi=110)

@@ -12,12 +12,15 @@ export MPLBACKEND=Agg
 export MPLCONFIGDIR="${TEST_TMPDIR}/matplotlib"
 
 # Under --config=asan the extension carries the sanitizers' runtime, which
-# must be loaded before anything else in an uninstrumented interpreter; the
-# interpreter's own allocations are not ours to leak-check.
-asan=$(ldd "${root}/python/package/zionsim/_zionsim.so" | awk '/libasan/ {print $3}')
+# must be loaded before anything else in an uninstrumented interpreter, and
+# libstdc++ with it (else ASan's __cxa_throw interceptor finds no real one
+# and aborts at the first C++ exception); the interpreter's own allocations
+# are not ours to leak-check.
+extension="${root}/python/package/zionsim/_zionsim.so"
+asan=$(ldd "$extension" | awk '/libasan/ {print $3}')
 if [[ -n $asan ]]; then
-  export LD_PRELOAD="$asan"
-  export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}"
+  export LD_PRELOAD="$asan $(ldd "$extension" | awk '/libstdc\+\+/ {print $3}')"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 fi
 
 xml=()
