@@ -135,6 +135,40 @@ def test_progress_goes_to_the_callback_and_its_exception_stops_the_run():
     assert len(zionsim.whatif(model="dlrm-a-small", nodes=1)) == 1
 
 
+def test_progress_true_drives_a_tqdm_bar_when_tqdm_is_installed(monkeypatch, capsys):
+    # A stand-in for tqdm (Debian's python3-tqdm is optional): the bar must
+    # reach N of N points, and the other lines go above it.
+    import sys
+    import types
+
+    bars = []
+
+    class FakeTqdm:
+        writes = []
+
+        def __init__(self, total, unit, file):
+            self.total, self.n, self.closed = total, 0, False
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+
+        @classmethod
+        def write(cls, line, file=None):
+            cls.writes.append(line)
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    zionsim.whatif(model="dlrm-a-small", nodes=[1, 2], nic_gbit=[100, 200, 400], progress=True)
+    assert len(bars) == 1 and bars[0].total == 6 and bars[0].n == 6 and bars[0].closed
+    # Without tqdm, progress=True prints the lines to stderr.
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    zionsim.whatif(model="dlrm-a-small", nodes=[1, 2], nic_gbit=[100, 200, 400], progress=True)
+    assert "whatif: " in capsys.readouterr().err
+
+
 def test_ctrl_c_stops_a_run_and_the_next_one_runs():
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     started = time.monotonic()

@@ -28,8 +28,9 @@ Errors are exceptions: ``InputError`` (bad input; ``.file``, ``.pointer``,
 ``.message`` of the first problem, ``.problems`` for all), ``SimulationError``
 (an internal error), ``KeyboardInterrupt`` (Ctrl-C stops a run at its next
 slice of simulated time and returns here). While a simulation runs the GIL is
-released. ``progress=True`` prints the commands' progress lines to stderr; a
-callable receives them.
+released. ``progress=True`` shows a tqdm bar over the points when tqdm is
+installed (Debian's python3-tqdm) and else prints the commands' progress
+lines to stderr; a callable receives the lines.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import sys
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -88,11 +90,45 @@ class SimulationError(RuntimeError):
     """An internal error of the simulator (the CLI's exit status 1): a bug."""
 
 
+_DONE = re.compile(r" done \((\d+) of (\d+)[,)]")
+
+
+class _TqdmProgress:
+    """progress=True with tqdm installed: a bar over the sweep's points.
+
+    The commands say "... done (K of N, ...)" as each point ends; the bar
+    follows K of N, and every other line (a hint, a long point's "running")
+    is written above it. Closed when the call returns.
+    """
+
+    def __init__(self, tqdm_class):
+        self._tqdm_class = tqdm_class
+        self._bar = None
+
+    def __call__(self, line: str) -> None:
+        found = _DONE.search(line)
+        if not found:
+            (self._bar.write if self._bar is not None else self._tqdm_class.write)(line, file=sys.stderr)
+            return
+        done, total = int(found.group(1)), int(found.group(2))
+        if self._bar is None:
+            self._bar = self._tqdm_class(total=total, unit="point", file=sys.stderr)
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
 def _progress_callback(progress: bool | Callable[[str], None] | None):
     if progress is None or progress is False:
         return None
     if progress is True:
-        return lambda line: print(line, file=sys.stderr, flush=True)
+        try:
+            from tqdm import tqdm  # optional: Debian's python3-tqdm
+        except ImportError:
+            return lambda line: print(line, file=sys.stderr, flush=True)
+        return _TqdmProgress(tqdm)
     if callable(progress):
         return progress
     raise TypeError(f"progress: expected None, a bool or a callable, got {type(progress).__name__}")
@@ -104,7 +140,12 @@ def command(args: Sequence[Any], progress: bool | Callable[[str], None] | None =
     Raises InputError, SimulationError or KeyboardInterrupt as the module
     docstring says.
     """
-    status, out, err, diagnostics = _zionsim.run([str(a) for a in args], _progress_callback(progress))
+    callback = _progress_callback(progress)
+    try:
+        status, out, err, diagnostics = _zionsim.run([str(a) for a in args], callback)
+    finally:
+        if isinstance(callback, _TqdmProgress):
+            callback.close()
     if status == _zionsim.EXIT_OK:
         return out
     text = err.strip()
