@@ -16,6 +16,7 @@
 
 #include "base/check.h"
 #include "base/error.h"
+#include "base/text_out.h"
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
@@ -99,7 +100,8 @@ int run_flows(const topology::ClusterRequest& request, const FlowsOptions& o, st
     // The flows stream out one row at a time (a million flows built as one
     // document took 223 s and 1.8 GiB to write): the rest of the document is
     // dumped with an empty "flows" array, and the rows go in its place, each
-    // as nlohmann would indent it there, so the bytes are the same.
+    // formatted as nlohmann's dump(1) indents it there (integers only), so
+    // the bytes are the same.
     j["flows"] = nlohmann::ordered_json::array();
     nlohmann::ordered_json links = nlohmann::ordered_json::array();
     for (std::uint32_t l : hottest) {
@@ -115,39 +117,35 @@ int run_flows(const topology::ClusterRequest& request, const FlowsOptions& o, st
     const std::string empty_flows = "\n \"flows\": []";
     const std::size_t at = document.find(empty_flows);
     ZX_CHECK(at != std::string::npos, "the flows document has its flows array");
-    out << std::string_view(document).substr(0, at) << "\n \"flows\": [";
-    std::string text;
+    TextOut text(out);
+    text.put(std::string_view(document).substr(0, at));
+    text.put("\n \"flows\": [");
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
       const FlowOutcome& f = outcomes[i];
       const models::FlowRecord& r = network.flow(f.id);
-      nlohmann::ordered_json row;
-      row["id"] = f.spec.id;
-      row["src_rank"] = f.spec.src_rank;
-      row["dst_rank"] = f.spec.dst_rank;
-      row["size_bytes"] = f.spec.size.count();
-      row["start_ps"] = r.start.count_ps();
-      row["first_byte_ps"] = r.first_byte.count_ps();
-      row["finish_ps"] = r.finish.count_ps();
+      text.print("{}  {{\n   \"id\": {},\n   \"src_rank\": {},\n   \"dst_rank\": {},\n   \"size_bytes\": {},\n"
+                 "   \"start_ps\": {},\n   \"first_byte_ps\": {},\n   \"finish_ps\": {},\n   \"route\": ",
+                 i == 0 ? "\n" : ",\n", f.spec.id, f.spec.src_rank, f.spec.dst_rank, f.spec.size.count(),
+                 r.start.count_ps(), r.first_byte.count_ps(), r.finish.count_ps());
       const auto route = network.route(f.id);
-      row["route"] = std::vector<std::uint32_t>(route.begin(), route.end());
-      text = row.dump(1);
-      out << (i == 0 ? "\n  " : ",\n  ");
-      std::size_t from = 0;
-      for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
-        out << std::string_view(text).substr(from, nl + 1 - from) << "  ";
-        from = nl + 1;
+      if (route.empty()) {
+        text.put("[]\n  }");
+      } else {
+        text.print("[\n    {}\n   ]\n  }}", fmt::join(route, ",\n    "));
       }
-      out << std::string_view(text).substr(from);
     }
-    out << (outcomes.empty() ? "]" : "\n ]") << std::string_view(document).substr(at + empty_flows.size()) << '\n';
+    text.put(outcomes.empty() ? "]" : "\n ]");
+    text.put(std::string_view(document).substr(at + empty_flows.size()));
+    text.put('\n');
     return kExitOk;
   }
   if (o.format == "csv") {
-    fmt::print(out, "id,src_rank,dst_rank,size_bytes,start_ps,first_byte_ps,finish_ps,route\n");
+    TextOut text(out);
+    text.put("id,src_rank,dst_rank,size_bytes,start_ps,first_byte_ps,finish_ps,route\n");
     for (const FlowOutcome& f : outcomes) {
       const models::FlowRecord& r = network.flow(f.id);
       const auto route = network.route(f.id);
-      fmt::print(out, "{},{},{},{},{},{},{},{}\n", f.spec.id, f.spec.src_rank, f.spec.dst_rank,
+      text.print("{},{},{},{},{},{},{},{}\n", f.spec.id, f.spec.src_rank, f.spec.dst_rank,
                  f.spec.size.count(), r.start.count_ps(), r.first_byte.count_ps(), r.finish.count_ps(),
                  fmt::join(route, " "));
     }
