@@ -67,13 +67,17 @@ OutputFile open_output_file(const std::string& option, const std::string& path) 
   return file;
 }
 
-void close_output_file(const std::string& option, const std::string& path, OutputFile& file) {
+void finish_output_file(const std::string& option, const std::string& path, OutputFile& file) {
   file.flush();
   file.close();
   if (!file) {
     file.discard();
     throw InputError(Diagnostic{path, "", fmt::format("{}: writing the file failed", option)});
   }
+}
+
+void close_output_file(const std::string& option, const std::string& path, OutputFile& file) {
+  if (file.is_open()) finish_output_file(option, path, file);
   if (file.temp_path_.empty()) return;
   std::error_code ec;
   std::filesystem::rename(file.temp_path_, path, ec);

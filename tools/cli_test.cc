@@ -1,9 +1,13 @@
 // Tests of the command line, in process: help and version exit 0 on stdout;
 // bad usage exits 2 with a message on stderr that names the problem.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -167,6 +171,31 @@ TEST(CliTest, FlowsPatternAndJson) {
       EXPECT_EQ(parsed["flows"].size(), std::string(nodes) == "2" ? 16u * 15u : 8u * 7u);
     }
   }
+}
+
+// A Chakra trace of more ranks than the process may hold descriptors: each
+// rank's file is closed once written and renamed with the others at the end
+// (it used to keep every file open until then and failed past the limit).
+TEST(CliTest, ChakraTraceOfManyRanksUnderALowDescriptorLimit) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "chakra_fd";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::size_t open_now = 0;
+  for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) ++open_now;
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  rlimit low = before;
+  low.rlim_cur = static_cast<rlim_t>(open_now + 24);  // far fewer than the 64 ranks
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  const Result r = run({"whatif", "--model", "dlrm-a-small", "--nodes", "8", "--emit-trace", (dir / "t.et").string()});
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  std::size_t files = 0;
+  for (int rank = 0; rank < 64; ++rank) files += std::filesystem::is_regular_file(dir / fmt::format("t.{}.et", rank));
+  EXPECT_EQ(files, 64u);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 64u);  // no temporary file left behind
 }
 
 // `whatif` prints one row per size; JSON has the documented fields.

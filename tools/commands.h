@@ -39,6 +39,7 @@ class OutputFile : public std::ofstream {
  private:
   friend OutputFile open_output_file(const std::string& option, const std::string& path);
   friend void close_output_file(const std::string& option, const std::string& path, OutputFile& file);
+  friend void finish_output_file(const std::string& option, const std::string& path, OutputFile& file);
   void discard();
   std::string temp_path_;  // empty: written in place, or nothing to rename
 };
@@ -53,6 +54,13 @@ OutputFile open_output_file(const std::string& option, const std::string& path);
 /// throws zx::InputError when anything written to it failed (a full disk)
 /// or it cannot be renamed into place.
 void close_output_file(const std::string& option, const std::string& path, OutputFile& file);
+
+/// The first half of close_output_file: flushes and closes the file (its
+/// descriptor is freed) and throws as it does when writing failed, but
+/// leaves it at its temporary path until close_output_file puts it in place.
+/// For outputs of many files (a Chakra trace per rank) that appear together
+/// and would otherwise hold a descriptor each.
+void finish_output_file(const std::string& option, const std::string& path, OutputFile& file);
 
 struct CommandContext {
   /// Set by the chosen subcommand's parse callback; returns the exit status.

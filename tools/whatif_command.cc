@@ -594,18 +594,21 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
       throw InputError(Diagnostic{"--emit-trace", "", "the largest cluster size does not fit; no trace to write"});
     }
     if (chakra_trace) {
-      const std::vector<workloads::chakra_et::File> files = workloads::export_chakra(*largest->graph);
+      // One rank at a time: its nodes, its encoding and its descriptor are
+      // let go before the next rank's are made. Every file is written (to
+      // its temporary path) before any is renamed into place, so a failure
+      // at any rank leaves no partial trace.
       std::vector<OutputFile> outputs;
       std::vector<std::string> paths;
-      for (std::size_t r = 0; r < files.size(); ++r) {
-        paths.push_back(workloads::chakra_rank_path(f.emit_trace, static_cast<int>(r)));
+      const bool gz = f.emit_trace.size() > 3 && f.emit_trace.compare(f.emit_trace.size() - 3, 3, ".gz") == 0;
+      workloads::export_chakra(*largest->graph, [&](int r, const workloads::chakra_et::File& file) {
+        paths.push_back(workloads::chakra_rank_path(f.emit_trace, r));
         outputs.push_back(r == 0 ? std::move(trace_file) : open_output_file("--emit-trace", paths.back()));
-        const std::string bytes = workloads::chakra_et::encode(files[r]);
-        const bool gz = f.emit_trace.size() > 3 && f.emit_trace.compare(f.emit_trace.size() - 3, 3, ".gz") == 0;
+        const std::string bytes = workloads::chakra_et::encode(file);
         const std::string out = gz ? gzip(bytes) : bytes;
         outputs.back().write(out.data(), static_cast<std::streamsize>(out.size()));
-      }
-      // Every file is written before any is renamed into place.
+        finish_output_file("--emit-trace", paths.back(), outputs.back());
+      });
       for (std::size_t r = 0; r < outputs.size(); ++r) close_output_file("--emit-trace", paths[r], outputs[r]);
     } else {
       workloads::write_trace(trace_file, *largest->graph);

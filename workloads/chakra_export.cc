@@ -61,7 +61,7 @@ std::string chakra_rank_path(const std::string& path, int rank) {
   throw InputError(Diagnostic{"--emit-trace", "", fmt::format("a Chakra trace prefix ends in .et or .et.gz, got '{}'", path)});
 }
 
-std::vector<chakra_et::File> export_chakra(const models::OpGraph& g) {
+void export_chakra(const models::OpGraph& g, const ChakraRankSink& each_rank) {
   const auto fail = [](std::string what) { throw InputError(Diagnostic{"--emit-trace", "", std::move(what)}); };
   const std::size_t n = g.ops.size();
   // Each rank's ops in a topological order of deps and stream order, the
@@ -111,23 +111,22 @@ std::vector<chakra_et::File> export_chakra(const models::OpGraph& g) {
   // Chakra matches the k-th collective of a group on every member: each
   // member must issue its group's collectives in one order.
   std::map<int, std::vector<std::int64_t>> sequence_of_group;
-  std::vector<chakra_et::File> files(static_cast<std::size_t>(g.num_ranks));
+  std::vector<std::uint64_t> id_of(n);  // an op's node id in its rank's file
   for (int r = 0; r < g.num_ranks; ++r) {
-    chakra_et::File& file = files[static_cast<std::size_t>(r)];
+    chakra_et::File file;
     file.metadata = chakra_et::GlobalMetadata{"0.0.4", {}};
     file.metadata->attr.push_back(bool_attr("zionsim_compute_durations_measured", g.compute_durations_measured));
-    std::map<std::uint32_t, std::uint64_t> id_of;
     std::map<int, std::vector<std::int64_t>> sequence;
     for (std::uint32_t i : order[static_cast<std::size_t>(r)]) {
       const models::Op& op = g.ops[i];
       chakra_et::Node node;
-      node.id = id_of.size();
+      node.id = file.nodes.size();
       id_of[i] = node.id;
       node.name = op.name;
-      for (std::uint32_t d : op.deps) node.data_deps.push_back(id_of.at(d));
+      for (std::uint32_t d : op.deps) node.data_deps.push_back(id_of[d]);
       if (stream_previous[i] >= 0 &&
           std::find(op.deps.begin(), op.deps.end(), static_cast<std::uint32_t>(stream_previous[i])) == op.deps.end()) {
-        node.ctrl_deps.push_back(id_of.at(static_cast<std::uint32_t>(stream_previous[i])));
+        node.ctrl_deps.push_back(id_of[static_cast<std::size_t>(stream_previous[i])]);
       }
       node.attr.push_back(int_attr("zionsim_op", i));
       node.attr.push_back(text_attr("zionsim_stream", g.stream_names.at(static_cast<std::size_t>(op.stream))));
@@ -192,7 +191,15 @@ std::vector<chakra_et::File> export_chakra(const models::OpGraph& g) {
                          r, group));
       }
     }
+    std::vector<std::uint32_t>().swap(order[static_cast<std::size_t>(r)]);
+    each_rank(r, file);
   }
+}
+
+std::vector<chakra_et::File> export_chakra(const models::OpGraph& g) {
+  std::vector<chakra_et::File> files;
+  files.reserve(static_cast<std::size_t>(std::max(0, g.num_ranks)));
+  export_chakra(g, [&](int, const chakra_et::File& file) { files.push_back(file); });
   return files;
 }
 

@@ -33,6 +33,7 @@
 #ifndef ZIONSIM_WORKLOADS_CHAKRA_EXPORT_H_
 #define ZIONSIM_WORKLOADS_CHAKRA_EXPORT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,19 @@
 
 namespace zx::workloads {
 
-/// One file per rank (index = rank). Throws zx::InputError (source
+/// Called once per rank, in rank order, with that rank's file; the file is
+/// gone when the call returns, so an export holds one rank's nodes at a time.
+using ChakraRankSink = std::function<void(int rank, const chakra_et::File& file)>;
+
+/// Gives each rank's file to `each_rank`. Throws zx::InputError (source
 /// "--emit-trace") for what Chakra cannot express: a dependency between
-/// ranks, a collective kind without a CollectiveCommType, collectives of one
-/// group issued in different orders on different members.
+/// ranks or a cycle (before any rank is given), a collective kind without a
+/// CollectiveCommType, collectives of one group issued in different orders
+/// on different members (found at the first rank that differs: the ranks
+/// given before it are to be discarded, as the CLI's temporary files are).
+void export_chakra(const models::OpGraph& graph, const ChakraRankSink& each_rank);
+
+/// One file per rank (index = rank), in memory: for tests and small graphs.
 std::vector<chakra_et::File> export_chakra(const models::OpGraph& graph);
 
 /// The file of rank r for a prefix path "X.et" (or "X.et.gz"): "X.r.et"

@@ -4,16 +4,16 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/text_out.h"
 #include "base/json_reader.h"
 #include "models/compute/cost_models.h"
 
 namespace zx::workloads {
 namespace {
-
-using nlohmann::ordered_json;
 
 constexpr int kSchemaVersion = 1;
 const std::vector<std::string> kOpKinds = {"collective", "compute", "delay", "host_copy", "recv", "send"};
@@ -292,53 +292,78 @@ models::OpGraph load_trace(const std::string& path, const models::DeviceProfile*
   return read_trace(doc, device, algorithms);
 }
 
+namespace {
+
+// A list of integers as nlohmann's compact dump() writes it: [1,2,3].
+template <typename Range>
+void put_int_array(TextOut& out, const Range& values) {
+  out.print("[{}]", fmt::join(values, ","));
+}
+
+}  // namespace
+
+// Each record is written as the compact dump() of an ordered_json object
+// would write it, formatted straight into one bounded buffer
+// (base/text_out.h): the output is what it was when records were nlohmann
+// objects, in memory that does not grow with the trace.
 void write_trace(std::ostream& out, const models::OpGraph& g) {
-  out << "{\n  \"schema_version\": " << kSchemaVersion << ",\n  \"ranks\": " << g.num_ranks << ",\n";
-  if (g.compute_durations_measured) out << "  \"compute_durations\": \"measured\",\n";
-  out << "  \"streams\": " << ordered_json(g.stream_names).dump() << ",\n";
-  out << "  \"collectives\": [";
+  TextOut text(out);
+  text.print("{{\n  \"schema_version\": {},\n  \"ranks\": {},\n", kSchemaVersion, g.num_ranks);
+  if (g.compute_durations_measured) text.put("  \"compute_durations\": \"measured\",\n");
+  text.put("  \"streams\": [");
+  for (std::size_t s = 0; s < g.stream_names.size(); ++s) {
+    if (s > 0) text.put(',');
+    text.json_string(g.stream_names[s]);
+  }
+  text.put("],\n  \"collectives\": [");
   for (std::size_t i = 0; i < g.collectives.size(); ++i) {
     const models::CollectiveCall& c = g.collectives[i];
-    ordered_json j;
-    j["id"] = i;
-    j["kind"] = c.kind;
-    j["ranks"] = c.ranks;
-    j["size_bytes"] = c.bytes_per_rank.count();
-    if (!c.all_to_all_v_bytes.empty()) j["all_to_all_v_bytes"] = c.all_to_all_v_bytes;
-    j["dtype"] = c.dtype;
-    if (!c.algorithm.empty()) j["algorithm"] = c.algorithm;
-    if (c.root != 0) j["root"] = c.root;
-    out << (i == 0 ? "\n    " : ",\n    ") << j.dump();
+    text.print(R"({}{{"id":{},"kind":{},"ranks":)", i == 0 ? "\n    " : ",\n    ", i, JsonString{c.kind});
+    put_int_array(text, c.ranks);
+    text.print(R"(,"size_bytes":{})", c.bytes_per_rank.count());
+    if (!c.all_to_all_v_bytes.empty()) {
+      text.put(R"(,"all_to_all_v_bytes":[)");
+      for (std::size_t r = 0; r < c.all_to_all_v_bytes.size(); ++r) {
+        if (r > 0) text.put(',');
+        put_int_array(text, c.all_to_all_v_bytes[r]);
+      }
+      text.put(']');
+    }
+    text.print(R"(,"dtype":{})", JsonString{c.dtype});
+    if (!c.algorithm.empty()) text.print(R"(,"algorithm":{})", JsonString{c.algorithm});
+    if (c.root != 0) text.print(R"(,"root":{})", c.root);
+    text.put('}');
   }
-  out << "\n  ],\n  \"transfers\": [";
+  text.put("\n  ],\n  \"transfers\": [");
   for (std::size_t i = 0; i < g.transfers.size(); ++i) {
     const models::TransferCall& t = g.transfers[i];
-    ordered_json j = {{"id", i}, {"src", t.src}, {"dst", t.dst}, {"size_bytes", t.size.count()}};
-    out << (i == 0 ? "\n    " : ",\n    ") << j.dump();
+    text.print(R"({}{{"id":{},"src":{},"dst":{},"size_bytes":{}}})", i == 0 ? "\n    " : ",\n    ", i, t.src, t.dst,
+               t.size.count());
   }
-  out << "\n  ],\n  \"ops\": [";
+  text.put("\n  ],\n  \"ops\": [");
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const models::Op& op = g.ops[i];
-    ordered_json j;
-    j["id"] = i;
-    j["rank"] = op.rank;
-    j["stream"] = g.stream_names[static_cast<std::size_t>(op.stream)];
-    j["kind"] = models::to_string(op.kind);
-    if (!op.name.empty()) j["name"] = op.name;
-    if (!op.category.empty()) j["category"] = op.category;
+    text.print(R"({}{{"id":{},"rank":{},"stream":{},"kind":{})", i == 0 ? "\n    " : ",\n    ", i, op.rank,
+               JsonString{g.stream_names[static_cast<std::size_t>(op.stream)]}, JsonString{models::to_string(op.kind)});
+    if (!op.name.empty()) text.print(R"(,"name":{})", JsonString{op.name});
+    if (!op.category.empty()) text.print(R"(,"category":{})", JsonString{op.category});
     if (op.kind == models::OpKind::kCompute || op.kind == models::OpKind::kDelay) {
-      j["duration_ps"] = op.duration.count_ps();
+      text.print(R"(,"duration_ps":{})", op.duration.count_ps());
     }
-    if (op.kind == models::OpKind::kCollective) j["collective"] = op.collective;
-    if (op.kind == models::OpKind::kSend || op.kind == models::OpKind::kRecv) j["transfer"] = op.transfer;
+    if (op.kind == models::OpKind::kCollective) text.print(R"(,"collective":{})", op.collective);
+    if (op.kind == models::OpKind::kSend || op.kind == models::OpKind::kRecv) {
+      text.print(R"(,"transfer":{})", op.transfer);
+    }
     if (op.kind == models::OpKind::kHostCopy) {
-      j["size_bytes"] = op.bytes.count();
-      j["direction"] = op.to_device ? "h2d" : "d2h";
+      text.print(R"(,"size_bytes":{},"direction":"{}")", op.bytes.count(), op.to_device ? "h2d" : "d2h");
     }
-    if (!op.deps.empty()) j["deps"] = op.deps;
-    out << (i == 0 ? "\n    " : ",\n    ") << j.dump();
+    if (!op.deps.empty()) {
+      text.put(R"(,"deps":)");
+      put_int_array(text, op.deps);
+    }
+    text.put('}');
   }
-  out << "\n  ]\n}\n";
+  text.put("\n  ]\n}\n");
 }
 
 }  // namespace zx::workloads

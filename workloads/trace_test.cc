@@ -93,6 +93,66 @@ TEST(TraceTest, GeneratedIterationRoundTrips) {
   EXPECT_TRUE(parse_trace(third.str(), "measured.json").compute_durations_measured);
 }
 
+// Every optional field, written as nlohmann's compact dump() of each record
+// would write it (the writer streams; the bytes are the format's).
+TEST(TraceTest, WriterWritesEveryFieldExactly) {
+  models::OpGraph g;
+  g.num_ranks = 2;
+  g.stream_names = {"comp\"ute", "comm"};
+  models::CollectiveCall c;
+  c.kind = "all_to_all";
+  c.ranks = {0, 1};
+  c.bytes_per_rank = sim::Bytes(64);
+  c.all_to_all_v_bytes = {{0, 32}, {16, 0}};
+  c.dtype = "fp16";
+  c.algorithm = "direct";
+  c.root = 1;
+  g.collectives.push_back(c);
+  g.transfers.push_back({0, 1, sim::Bytes(8)});
+  models::Op compute;
+  compute.name = "emb\u00e9\n";
+  compute.category = "compute";
+  compute.duration = sim::Duration::ps(1500);
+  g.ops.push_back(compute);
+  models::Op coll;
+  coll.kind = models::OpKind::kCollective;
+  coll.rank = 1;
+  coll.stream = 1;
+  coll.collective = 0;
+  coll.deps = {0};
+  g.ops.push_back(coll);
+  models::Op copy;
+  copy.kind = models::OpKind::kHostCopy;
+  copy.bytes = sim::Bytes(4096);
+  copy.to_device = false;
+  copy.deps = {0, 1};
+  g.ops.push_back(copy);
+  models::Op send;
+  send.kind = models::OpKind::kSend;
+  send.transfer = 0;
+  g.ops.push_back(send);
+  std::ostringstream out;
+  write_trace(out, g);
+  EXPECT_EQ(out.str(), R"({
+  "schema_version": 1,
+  "ranks": 2,
+  "streams": ["comp\"ute","comm"],
+  "collectives": [
+    {"id":0,"kind":"all_to_all","ranks":[0,1],"size_bytes":64,"all_to_all_v_bytes":[[0,32],[16,0]],"dtype":"fp16","algorithm":"direct","root":1}
+  ],
+  "transfers": [
+    {"id":0,"src":0,"dst":1,"size_bytes":8}
+  ],
+  "ops": [
+    {"id":0,"rank":0,"stream":"comp\"ute","kind":"compute","name":"embé\n","category":"compute","duration_ps":1500},
+    {"id":1,"rank":1,"stream":"comm","kind":"collective","collective":0,"deps":[0]},
+    {"id":2,"rank":0,"stream":"comp\"ute","kind":"host_copy","size_bytes":4096,"direction":"d2h","deps":[0,1]},
+    {"id":3,"rank":0,"stream":"comp\"ute","kind":"send","transfer":0}
+  ]
+}
+)");
+}
+
 // Kernels are priced by the cost models of the given GPU.
 TEST(TraceTest, KernelsArePriced) {
   const models::DeviceProfile device = models::builtin_device_profile("a100-40gb");

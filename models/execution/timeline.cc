@@ -4,26 +4,21 @@
 #include <ostream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+
+#include "base/text_out.h"
 
 namespace zx::models {
 namespace {
 
-// Microseconds as a decimal with picosecond precision, exactly.
-std::string micros(std::int64_t ps) {
-  const char* sign = ps < 0 ? "-" : "";
-  const std::int64_t a = ps < 0 ? -ps : ps;
-  return fmt::format("{}{}.{:06}", sign, a / 1'000'000, a % 1'000'000);
-}
-
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
-
-// Writes events as the elements of the "traceEvents" array.
+// Writes events as the elements of the "traceEvents" array, formatted
+// straight into one bounded buffer (base/text_out.h).
 class EventWriter {
  public:
-  explicit EventWriter(std::ostream& out) : out_(out) {}
-  void emit(const std::string& event) {
-    out_ << (first_ ? "  " : ",\n  ") << event;
+  explicit EventWriter(TextOut& out) : out_(out) {}
+  template <typename... Args>
+  void emit(fmt::format_string<Args...> format, Args&&... args) {
+    out_.put(first_ ? "  " : ",\n  ");
+    out_.print(format, std::forward<Args>(args)...);
     first_ = false;
   }
   // A flow arrow from the slice enclosing (pid, tid, from_ps) to the one
@@ -31,15 +26,15 @@ class EventWriter {
   void arrow(std::string_view name, std::string_view cat, int from_pid, int from_tid, std::int64_t from_ps,
              int to_pid, int to_tid, std::int64_t to_ps) {
     const std::uint64_t id = next_arrow_++;
-    emit(fmt::format(R"({{"ph": "s", "id": {}, "name": "{}", "cat": "{}", "pid": {}, "tid": {}, "ts": {}}})", id,
-                     name, cat, from_pid, from_tid, micros(from_ps)));
-    emit(fmt::format(R"({{"ph": "f", "bp": "e", "id": {}, "name": "{}", "cat": "{}", "pid": {}, "tid": {}, "ts": {}}})",
-                     id, name, cat, to_pid, to_tid, micros(to_ps)));
+    emit(R"({{"ph": "s", "id": {}, "name": "{}", "cat": "{}", "pid": {}, "tid": {}, "ts": {}}})", id, name, cat,
+         from_pid, from_tid, Micros{from_ps});
+    emit(R"({{"ph": "f", "bp": "e", "id": {}, "name": "{}", "cat": "{}", "pid": {}, "tid": {}, "ts": {}}})", id, name,
+         cat, to_pid, to_tid, Micros{to_ps});
   }
   std::uint64_t next_async_id() { return next_async_++; }
 
  private:
-  std::ostream& out_;
+  TextOut& out_;
   bool first_ = true;
   std::uint64_t next_arrow_ = 0;
   std::uint64_t next_async_ = 0;
@@ -54,34 +49,35 @@ TimelineStats write_chrome_trace(std::ostream& out, const OpGraph& graph, const 
     return op >= 0 && static_cast<std::size_t>(op) < graph.ops.size() && graph.ops[op].rank < ranks;
   };
   TimelineStats stats;
-  out << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-  EventWriter w(out);
+  TextOut text(out);
+  text.put("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+  EventWriter w(text);
 
   // GPU processes, one thread per stream, one slice per op.
   for (int r = 0; r < ranks; ++r) {
-    w.emit(fmt::format(R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "GPU {}"}}}})", r, r));
-    w.emit(fmt::format(R"({{"ph": "M", "name": "process_sort_index", "pid": {}, "args": {{"sort_index": {}}}}})", r,
-                       r));
+    w.emit(R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "GPU {}"}}}})", r, r);
+    w.emit(R"({{"ph": "M", "name": "process_sort_index", "pid": {}, "args": {{"sort_index": {}}}}})", r,
+                       r);
     for (std::size_t s = 0; s < graph.stream_names.size(); ++s) {
-      w.emit(fmt::format(R"({{"ph": "M", "name": "thread_name", "pid": {}, "tid": {}, "args": {{"name": {}}}}})", r,
-                         s, quoted(graph.stream_names[s])));
+      w.emit(R"({{"ph": "M", "name": "thread_name", "pid": {}, "tid": {}, "args": {{"name": {}}}}})", r,
+                         s, JsonString{graph.stream_names[s]});
     }
   }
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& op = graph.ops[i];
     if (op.rank >= ranks) continue;
     const OpTiming& t = result.ops[i];
-    const std::string name = op.name.empty() ? std::string(to_string(op.kind)) : op.name;
+    const std::string_view name = op.name.empty() ? std::string_view(to_string(op.kind)) : std::string_view(op.name);
     // A compute op that took longer than its duration ran beside
     // communication kernels holding SMs (SmContention).
     const std::int64_t slowed_ps =
         op.kind == OpKind::kCompute ? ((t.end - t.start) - op.duration).count_ps() : 0;
     const std::string slowed =
         slowed_ps > 0 ? fmt::format(R"(, "slowed_by_communication_ps": {})", slowed_ps) : std::string();
-    w.emit(fmt::format(
+    w.emit(
         R"({{"ph": "X", "name": {}, "cat": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{"op": {}, "start_ps": {}{}}}}})",
-        quoted(name), quoted(op.category.empty() ? "op" : op.category), op.rank, op.stream,
-        micros(t.ready.count_ps()), micros((t.end - t.ready).count_ps()), i, t.start.count_ps(), slowed));
+        JsonString{name}, JsonString{op.category.empty() ? std::string_view("op") : std::string_view(op.category)}, op.rank, op.stream,
+        Micros{t.ready.count_ps()}, Micros{(t.end - t.ready).count_ps()}, i, t.start.count_ps(), slowed);
     ++stats.op_slices;
   }
 
@@ -115,12 +111,12 @@ TimelineStats write_chrome_trace(std::ostream& out, const OpGraph& graph, const 
   // Counter tracks (link utilisation) in their own process after the GPUs.
   const int counter_pid = graph.num_ranks;
   if (!network.counters.empty()) {
-    w.emit(fmt::format(R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "network links"}}}})",
-                       counter_pid));
+    w.emit(R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": "network links"}}}})",
+                       counter_pid);
     for (const CounterSeries& c : network.counters) {
       for (const auto& [ps, value] : c.samples) {
-        w.emit(fmt::format(R"({{"ph": "C", "name": {}, "pid": {}, "ts": {}, "args": {{"utilisation": {}}}}})",
-                           quoted(c.name), counter_pid, micros(ps), value));
+        w.emit(R"({{"ph": "C", "name": {}, "pid": {}, "ts": {}, "args": {{"utilisation": {}}}}})",
+                           JsonString{c.name}, counter_pid, Micros{ps}, value);
       }
     }
   }
@@ -130,10 +126,10 @@ TimelineStats write_chrome_trace(std::ostream& out, const OpGraph& graph, const 
   const int nic_pid0 = graph.num_ranks + 1;
   for (std::size_t k = 0; k < network.nic_names.size(); ++k) {
     const int pid = nic_pid0 + static_cast<int>(k);
-    w.emit(fmt::format(R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": {}}}}})", pid,
-                       quoted("NIC " + network.nic_names[k])));
-    w.emit(fmt::format(R"({{"ph": "M", "name": "process_sort_index", "pid": {}, "args": {{"sort_index": {}}}}})",
-                       pid, pid));
+    w.emit(R"({{"ph": "M", "name": "process_name", "pid": {}, "args": {{"name": {}}}}})", pid,
+                       JsonString{"NIC " + network.nic_names[k]});
+    w.emit(R"({{"ph": "M", "name": "process_sort_index", "pid": {}, "args": {{"sort_index": {}}}}})",
+                       pid, pid);
   }
   std::size_t transfers_shown = 0;
   for (const TransferSlice& t : network.transfers) {
@@ -146,12 +142,12 @@ TimelineStats write_chrome_trace(std::ostream& out, const OpGraph& graph, const 
     const auto nic_slice = [&](int nic, std::string_view cat) {
       const int pid = nic_pid0 + nic;
       const std::uint64_t id = w.next_async_id();
-      const std::string name = quoted(t.name);
-      w.emit(fmt::format(
+      const JsonString name{t.name};
+      w.emit(
           R"({{"ph": "b", "cat": "{}", "id": {}, "name": {}, "pid": {}, "tid": 0, "ts": {}, "args": {{"bytes": {}, "src_rank": {}, "dst_rank": {}, "start_ps": {}, "finish_ps": {}}}}})",
-          cat, id, name, pid, micros(t.start_ps), t.bytes, t.src_rank, t.dst_rank, t.start_ps, t.finish_ps));
-      w.emit(fmt::format(R"({{"ph": "e", "cat": "{}", "id": {}, "name": {}, "pid": {}, "tid": 0, "ts": {}}})", cat,
-                         id, name, pid, micros(t.finish_ps)));
+          cat, id, name, pid, Micros{t.start_ps}, t.bytes, t.src_rank, t.dst_rank, t.start_ps, t.finish_ps);
+      w.emit(R"({{"ph": "e", "cat": "{}", "id": {}, "name": {}, "pid": {}, "tid": 0, "ts": {}}})", cat,
+                         id, name, pid, Micros{t.finish_ps});
       ++stats.transfer_slices;
     };
     for (int nic : t.tx_nics) nic_slice(nic, "tx");
@@ -163,12 +159,12 @@ TimelineStats write_chrome_trace(std::ostream& out, const OpGraph& graph, const 
       ++stats.transfer_arrows;
     }
   }
-  out << "\n],\n";
-  out << fmt::format(
+  text.put("\n],\n");
+  text.print(
       R"("otherData": {{"zionsim": {{"transfers_left_out": {}, "dependency_arrows_left_out": {}, "max_transfers": {}, "max_dependency_arrows": {}}}}})",
       stats.transfers_left_out, stats.dependency_arrows_left_out, limits.max_transfers,
       limits.max_dependency_arrows);
-  out << "}\n";
+  text.put("}\n");
   return stats;
 }
 
