@@ -351,36 +351,45 @@ void put_uint(std::string& out, std::uint32_t field, std::uint64_t v) {
   put_key(out, field, kVarint);
   put_varint(out, v);
 }
-std::string encode_attribute(const Attribute& a) {
-  std::string out;
-  if (!a.name.empty()) put_bytes(out, 1, a.name);
+// Scratch strings reused from record to record: a file of a million nodes
+// makes no allocation per node once they have grown.
+struct Scratch {
+  std::string attribute;
+  std::string values;
+  std::string list;
+  std::string packed;
+};
+void put_attribute(std::string& out, std::uint32_t field, const Attribute& a, Scratch& scratch) {
+  std::string& body = scratch.attribute;
+  body.clear();
+  if (!a.name.empty()) put_bytes(body, 1, a.name);
   if (a.integer) {
-    put_key(out, 9, kVarint);
-    put_varint(out, static_cast<std::uint64_t>(*a.integer));
+    put_key(body, 9, kVarint);
+    put_varint(body, static_cast<std::uint64_t>(*a.integer));
   } else if (a.boolean) {
-    put_key(out, 27, kVarint);
-    put_varint(out, *a.boolean ? 1 : 0);
+    put_key(body, 27, kVarint);
+    put_varint(body, *a.boolean ? 1 : 0);
   } else if (a.text) {
-    put_bytes(out, 29, *a.text);
+    put_bytes(body, 29, *a.text);
   } else if (!a.integers.empty()) {
-    std::string values;
-    for (std::int64_t v : a.integers) put_varint(values, static_cast<std::uint64_t>(v));
-    std::string list;
-    put_bytes(list, 1, values);
-    put_bytes(out, 10, list);
+    scratch.values.clear();
+    for (std::int64_t v : a.integers) put_varint(scratch.values, static_cast<std::uint64_t>(v));
+    scratch.list.clear();
+    put_bytes(scratch.list, 1, scratch.values);
+    put_bytes(body, 10, scratch.list);
   } else if (a.real) {
-    put_key(out, 3, kFixed64);
+    put_key(body, 3, kFixed64);
     std::uint64_t bits = 0;
     std::memcpy(&bits, &*a.real, sizeof bits);
-    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+    for (int i = 0; i < 8; ++i) body.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
   }
-  return out;
+  put_bytes(out, field, body);
 }
-void put_ids(std::string& out, std::uint32_t field, const std::vector<std::uint64_t>& ids) {
+void put_ids(std::string& out, std::uint32_t field, const std::vector<std::uint64_t>& ids, Scratch& scratch) {
   if (ids.empty()) return;
-  std::string packed;
-  for (std::uint64_t id : ids) put_varint(packed, id);
-  put_bytes(out, field, packed);
+  scratch.packed.clear();
+  for (std::uint64_t id : ids) put_varint(scratch.packed, id);
+  put_bytes(out, field, scratch.packed);
 }
 void put_message(std::string& out, const std::string& message) {
   put_varint(out, message.size());
@@ -425,24 +434,25 @@ DecodeResult decode(std::string_view stream) {
 
 std::string encode(const File& file) {
   std::string out;
+  Scratch scratch;
   // Chakra's readers take the first message for the GlobalMetadata: without
   // one, an empty one goes first (a node there could read as metadata).
   std::string m;
   if (file.metadata) {
     if (!file.metadata->version.empty()) put_bytes(m, 1, file.metadata->version);
-    for (const Attribute& a : file.metadata->attr) put_bytes(m, 2, encode_attribute(a));
+    for (const Attribute& a : file.metadata->attr) put_attribute(m, 2, a, scratch);
   }
   put_message(out, m);
   for (const Node& n : file.nodes) {
-    std::string m;
+    m.clear();
     put_uint(m, 1, n.id);
     if (!n.name.empty()) put_bytes(m, 2, n.name);
     put_uint(m, 3, static_cast<std::uint64_t>(n.type));
-    put_ids(m, 4, n.ctrl_deps);
-    put_ids(m, 5, n.data_deps);
+    put_ids(m, 4, n.ctrl_deps, scratch);
+    put_ids(m, 5, n.data_deps, scratch);
     put_uint(m, 6, n.start_time_micros);
     put_uint(m, 7, n.duration_micros);
-    for (const Attribute& a : n.attr) put_bytes(m, 10, encode_attribute(a));
+    for (const Attribute& a : n.attr) put_attribute(m, 10, a, scratch);
     put_message(out, m);
   }
   return out;

@@ -25,26 +25,57 @@ const std::map<std::string, std::int64_t>& comm_types() {
   return kTypes;
 }
 
-Attribute int_attr(const std::string& name, std::int64_t v) {
-  Attribute a{.name = name};
-  a.integer = v;
-  return a;
-}
-Attribute text_attr(const std::string& name, const std::string& v) {
-  Attribute a{.name = name};
-  a.text = v;
-  return a;
-}
 Attribute bool_attr(const std::string& name, bool v) {
   Attribute a{.name = name};
   a.boolean = v;
   return a;
 }
-Attribute list_attr(const std::string& name, std::vector<std::int64_t> v) {
-  Attribute a{.name = name, .value_field = 10};
-  a.integers = std::move(v);
-  return a;
-}
+
+// Sets a node's attributes in place, reusing the strings and lists of the
+// node that held the slot before (the File is reused from rank to rank), so
+// that an export makes no allocation per node once its buffers have grown.
+// What it sets is what a fresh Attribute{.name = name} with the one value
+// would be; the slots left over are dropped at the end.
+class Attributes {
+ public:
+  explicit Attributes(std::vector<Attribute>& attr) : attr_(attr) {}
+  Attributes(const Attributes&) = delete;
+  Attributes& operator=(const Attributes&) = delete;
+  ~Attributes() { attr_.resize(used_); }
+
+  void integer(std::string_view name, std::int64_t v) { next(name, 0, false).integer = v; }
+  void boolean(std::string_view name, bool v) { next(name, 0, false).boolean = v; }
+  void text(std::string_view name, std::string_view v) {
+    Attribute& a = next(name, 0, true);
+    if (a.text) {
+      a.text->assign(v);
+    } else {
+      a.text.emplace(v);
+    }
+  }
+  template <typename Range>
+  void list(std::string_view name, const Range& values) {
+    next(name, 10, false).integers.assign(values.begin(), values.end());
+  }
+
+ private:
+  Attribute& next(std::string_view name, int value_field, bool keep_text) {
+    if (used_ == attr_.size()) attr_.emplace_back();
+    Attribute& a = attr_[used_++];
+    a.name.assign(name);
+    a.value_field = value_field;
+    a.integer.reset();
+    a.integer_too_large = false;
+    a.boolean.reset();
+    if (!keep_text) a.text.reset();
+    a.real.reset();
+    a.integers.clear();
+    return a;
+  }
+
+  std::vector<Attribute>& attr_;
+  std::size_t used_ = 0;
+};
 
 std::uint64_t micros(sim::Duration d) {
   return static_cast<std::uint64_t>(std::max<std::int64_t>(0, (d.count_ps() + 500'000) / 1'000'000));
@@ -107,66 +138,77 @@ void export_chakra(const models::OpGraph& g, const ChakraRankSink& each_rank) {
 
   // Process groups: one name per member set, in order of first use.
   std::map<std::vector<int>, int> numbered;  // first-use order
-  for (const models::CollectiveCall& c : g.collectives) numbered.emplace(c.ranks, static_cast<int>(numbered.size()));
+  std::vector<int> group_of(g.collectives.size());
+  for (std::size_t c = 0; c < g.collectives.size(); ++c) {
+    group_of[c] = numbered.emplace(g.collectives[c].ranks, static_cast<int>(numbered.size())).first->second;
+  }
   // Chakra matches the k-th collective of a group on every member: each
   // member must issue its group's collectives in one order.
   std::map<int, std::vector<std::int64_t>> sequence_of_group;
   std::vector<std::uint64_t> id_of(n);  // an op's node id in its rank's file
+  chakra_et::File file;  // reused from rank to rank (see Attributes)
   for (int r = 0; r < g.num_ranks; ++r) {
-    chakra_et::File file;
     file.metadata = chakra_et::GlobalMetadata{"0.0.4", {}};
     file.metadata->attr.push_back(bool_attr("zionsim_compute_durations_measured", g.compute_durations_measured));
     std::map<int, std::vector<std::int64_t>> sequence;
+    std::size_t count = 0;
     for (std::uint32_t i : order[static_cast<std::size_t>(r)]) {
       const models::Op& op = g.ops[i];
-      chakra_et::Node node;
-      node.id = file.nodes.size();
+      if (count == file.nodes.size()) file.nodes.emplace_back();
+      chakra_et::Node& node = file.nodes[count];
+      node.id = count++;
       id_of[i] = node.id;
-      node.name = op.name;
+      node.name.assign(op.name);
+      node.type = 0;
+      node.ctrl_deps.clear();
+      node.data_deps.clear();
+      node.start_time_micros = 0;
+      node.duration_micros = 0;
+      Attributes attr(node.attr);
       for (std::uint32_t d : op.deps) node.data_deps.push_back(id_of[d]);
       if (stream_previous[i] >= 0 &&
           std::find(op.deps.begin(), op.deps.end(), static_cast<std::uint32_t>(stream_previous[i])) == op.deps.end()) {
         node.ctrl_deps.push_back(id_of[static_cast<std::size_t>(stream_previous[i])]);
       }
-      node.attr.push_back(int_attr("zionsim_op", i));
-      node.attr.push_back(text_attr("zionsim_stream", g.stream_names.at(static_cast<std::size_t>(op.stream))));
-      node.attr.push_back(text_attr("zionsim_category", op.category));
+      attr.integer("zionsim_op", i);
+      attr.text("zionsim_stream", g.stream_names.at(static_cast<std::size_t>(op.stream)));
+      attr.text("zionsim_category", op.category);
       switch (op.kind) {
         case models::OpKind::kCompute:
         case models::OpKind::kDelay:
           node.type = op.kind == models::OpKind::kCompute ? kCompNode : kMetadataNode;
           node.duration_micros = micros(op.duration);
-          node.attr.push_back(int_attr("zionsim_duration_ps", op.duration.count_ps()));
+          attr.integer("zionsim_duration_ps", op.duration.count_ps());
           if (op.kind == models::OpKind::kCompute) {
-            node.attr.push_back(bool_attr("is_cpu_op", false));
+            attr.boolean("is_cpu_op", false);
           } else {
-            node.attr.push_back(text_attr("zionsim_kind", "delay"));
+            attr.text("zionsim_kind", "delay");
           }
           break;
         case models::OpKind::kHostCopy:
           node.type = op.to_device ? kMemLoadNode : kMemStoreNode;
-          node.attr.push_back(int_attr("tensor_size", op.bytes.count()));
-          node.attr.push_back(text_attr("zionsim_kind", "host_copy"));
-          node.attr.push_back(bool_attr("zionsim_to_device", op.to_device));
+          attr.integer("tensor_size", op.bytes.count());
+          attr.text("zionsim_kind", "host_copy");
+          attr.boolean("zionsim_to_device", op.to_device);
           break;
         case models::OpKind::kCollective: {
           const models::CollectiveCall& c = g.collectives.at(static_cast<std::size_t>(op.collective));
           const auto type = comm_types().find(c.kind);
           if (type == comm_types().end()) fail(fmt::format("collective kind '{}' has no Chakra CollectiveCommType", c.kind));
           node.type = kCollNode;
-          const int group = numbered.at(c.ranks);
+          const int group = group_of[static_cast<std::size_t>(op.collective)];
           sequence[group].push_back(op.collective);
-          node.attr.push_back(int_attr("comm_type", type->second));
-          node.attr.push_back(int_attr("comm_size", c.bytes_per_rank.count()));
-          node.attr.push_back(text_attr("pg_name", fmt::format("zionsim_group_{}", group)));
-          node.attr.push_back(int_attr("zionsim_collective", op.collective));
-          node.attr.push_back(list_attr("zionsim_group_ranks", std::vector<std::int64_t>(c.ranks.begin(), c.ranks.end())));
-          node.attr.push_back(text_attr("zionsim_dtype", c.dtype));
-          if (!c.algorithm.empty()) node.attr.push_back(text_attr("zionsim_algorithm", c.algorithm));
-          if (c.root != 0) node.attr.push_back(int_attr("zionsim_root", c.root));
+          attr.integer("comm_type", type->second);
+          attr.integer("comm_size", c.bytes_per_rank.count());
+          attr.text("pg_name", fmt::format("zionsim_group_{}", group));
+          attr.integer("zionsim_collective", op.collective);
+          attr.list("zionsim_group_ranks", c.ranks);
+          attr.text("zionsim_dtype", c.dtype);
+          if (!c.algorithm.empty()) attr.text("zionsim_algorithm", c.algorithm);
+          if (c.root != 0) attr.integer("zionsim_root", c.root);
           if (!c.all_to_all_v_bytes.empty()) {
             const auto member = std::find(c.ranks.begin(), c.ranks.end(), r) - c.ranks.begin();
-            node.attr.push_back(list_attr("zionsim_all_to_all_v_row", c.all_to_all_v_bytes.at(static_cast<std::size_t>(member))));
+            attr.list("zionsim_all_to_all_v_row", c.all_to_all_v_bytes.at(static_cast<std::size_t>(member)));
           }
           break;
         }
@@ -174,15 +216,15 @@ void export_chakra(const models::OpGraph& g, const ChakraRankSink& each_rank) {
         case models::OpKind::kRecv: {
           const models::TransferCall& t = g.transfers.at(static_cast<std::size_t>(op.transfer));
           node.type = op.kind == models::OpKind::kSend ? kSendNode : kRecvNode;
-          node.attr.push_back(int_attr("comm_src", t.src));
-          node.attr.push_back(int_attr("comm_dst", t.dst));
-          node.attr.push_back(int_attr("comm_tag", op.transfer));
-          node.attr.push_back(int_attr("comm_size", t.size.count()));
+          attr.integer("comm_src", t.src);
+          attr.integer("comm_dst", t.dst);
+          attr.integer("comm_tag", op.transfer);
+          attr.integer("comm_size", t.size.count());
           break;
         }
       }
-      file.nodes.push_back(std::move(node));
     }
+    file.nodes.resize(count);
     for (auto& [group, list] : sequence) {
       auto [it, added] = sequence_of_group.try_emplace(group, list);
       if (!added && it->second != list) {
