@@ -966,6 +966,10 @@ void write_calibration(const CalibrationResult& result, const std::string& profi
                        const std::string& report_path, PlotMode plots) {
   write_file(profile_path, result.profile_json);
   if (report_path.empty()) return;
+  write_file(report_path, report_with_plots(result, report_path, plots));
+}
+
+std::string report_with_plots(const CalibrationResult& result, const std::string& report_path, PlotMode plots) {
   std::string report = result.report_markdown;
   if (plots != PlotMode::kNone) {
     const std::filesystem::path path(report_path);
@@ -974,7 +978,7 @@ void write_calibration(const CalibrationResult& result, const std::string& profi
     const std::string dir_name = stem.filename().string() + "_plots";
     report += write_plots(result, path.parent_path() / dir_name, dir_name, plots == PlotMode::kDraw);
   }
-  write_file(report_path, report);
+  return report;
 }
 
 }  // namespace zx::calibration

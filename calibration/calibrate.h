@@ -174,6 +174,13 @@ enum class PlotMode {
 void write_calibration(const CalibrationResult& result, const std::string& profile_path,
                        const std::string& report_path, PlotMode plots = PlotMode::kDraw);
 
+/// The report's text for a report at `report_path`, with its "Plots"
+/// section; writes the plot directory beside it as write_calibration does.
+/// For a caller that writes the report itself (the CLI: to a temporary file
+/// put in place once complete).
+std::string report_with_plots(const CalibrationResult& result, const std::string& report_path,
+                              PlotMode plots = PlotMode::kDraw);
+
 }  // namespace zx::calibration
 
 #endif  // ZIONSIM_CALIBRATION_CALIBRATE_H_

@@ -415,6 +415,14 @@ expect 2 err "plug-in nope.so: no such file" -- list --plugin nope.so
 measurements=$(mktemp --suffix=.jsonl); profile=$(mktemp --suffix=.json)
 "${TEST_SRCDIR}/${TEST_WORKSPACE}/calibration/write_synthetic" >"$measurements"
 expect 0 out "hold-out MAPE" -- calibrate --measurements "$measurements" --out "$profile"
+# --out and --report naming one file: refused before the fit, the profile
+# as it was, no temporary file left.
+before=$(md5sum <"$profile")
+expect 2 err "--report: the same file as --out" -- \
+  calibrate --measurements "$measurements" --out "$profile" --report "$(dirname "$profile")/./$(basename "$profile")"
+if [[ $(md5sum <"$profile") != "$before" ]] || compgen -G "$profile.zionsim-*.tmp" >/dev/null; then
+  echo "FAIL: a refused calibrate changed the profile or left a temporary file"; failures=$((failures + 1))
+fi
 if ! grep -q '"compute": 0.7' "$profile"; then
   echo "FAIL: the calibrated profile lacks the fitted compute efficiency (~0.78)"; failures=$((failures + 1))
 fi

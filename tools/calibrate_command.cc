@@ -28,11 +28,24 @@ struct Flags {
 };
 
 int run(const Flags& f, std::ostream& out) {
+  // Opened before the fit (a path that cannot be written, or --out and
+  // --report naming one file, costs nothing), put in place together once
+  // both are complete: a failure leaves neither file changed.
+  OutputFile profile_file = open_output_file("--out", f.out);
+  OutputFile report_file;
+  if (!f.report.empty()) report_file = open_output_file("--report", f.report);
   const calibration::CalibrationResult result = calibration::calibrate(f.measurements, f.options);
   const calibration::PlotMode plots = f.plots == "none"      ? calibration::PlotMode::kNone
                                      : f.plots == "scripts" ? calibration::PlotMode::kScripts
                                                             : calibration::PlotMode::kDraw;
-  calibration::write_calibration(result, f.out, f.report, plots);
+  profile_file << result.profile_json;
+  finish_output_file("--out", f.out, profile_file);
+  if (!f.report.empty()) {
+    report_file << calibration::report_with_plots(result, f.report, plots);
+    finish_output_file("--report", f.report, report_file);
+  }
+  close_output_file("--out", f.out, profile_file);
+  if (!f.report.empty()) close_output_file("--report", f.report, report_file);
   fmt::print(out, "calibrated {} from {} measurements -> {}\n", result.profile.name, result.measurements, f.out);
   std::size_t width = 6;  // the longest family name ("dot_interaction fp16 (validation)")
   for (const calibration::FamilyReport& r : result.families) width = std::max(width, r.family.size());

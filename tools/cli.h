@@ -33,6 +33,13 @@ inline constexpr int kExitInterrupted = 130;
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
             std::vector<Diagnostic>* diagnostics = nullptr);
 
+/// Removes the temporary files of the outputs now being written (each
+/// output goes to a temporary file until it is complete; see
+/// open_output_file in tools/commands.h). For a program about to end
+/// without unwinding (a second Ctrl-C, SIGTERM past its grace time); safe
+/// to call from any thread, not from a signal handler.
+void remove_pending_output_files();
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_CLI_H_#include "tools/interrupt.h"

@@ -198,6 +198,27 @@ TEST(CliTest, ChakraTraceOfManyRanksUnderALowDescriptorLimit) {
   EXPECT_EQ(entries, 64u);  // no temporary file left behind
 }
 
+// Two outputs naming one file (under any spelling) are refused before the
+// run, and nothing is written: one would have replaced the other.
+TEST(CliTest, TwoOutputsToOneFileAreRefused) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "same_output";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "out.json").string();
+  const std::string other_spelling = (dir / "." / "out.json").string();
+  const Result r = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1", "--timeline", file, "--emit-trace",
+                        other_spelling});
+  EXPECT_EQ(r.status, kExitBadInput);
+  EXPECT_TRUE(contains(r.err, "--emit-trace: the same file as --timeline")) << r.err;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  // Each output once: both written.
+  const Result ok = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1", "--timeline", file, "--emit-trace",
+                         (dir / "trace.json").string()});
+  EXPECT_EQ(ok.status, kExitOk) << ok.err;
+  EXPECT_TRUE(std::filesystem::is_regular_file(file));
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir / "trace.json"));
+}
+
 // `whatif` prints one row per size; JSON has the documented fields.
 TEST(CliTest, WhatIfTableAndJson) {
   const Result table = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1,2"});

@@ -42,10 +42,12 @@ class OutputFile : public std::ofstream {
   friend void finish_output_file(const std::string& option, const std::string& path, OutputFile& file);
   void discard();
   std::string temp_path_;  // empty: written in place, or nothing to rename
+  std::string target_;     // the absolute path claimed until renamed or discarded
 };
 
 /// Opens `path` (the value of `option`) for writing, or throws
-/// zx::InputError naming the option, the file and why. Commands open their
+/// zx::InputError naming the option, the file and why, also when another
+/// output of the run (not yet closed) goes to the same file. Commands open their
 /// output files before they simulate, so that a path that cannot be written
 /// costs no simulation and loses no result.
 OutputFile open_output_file(const std::string& option, const std::string& path);

@@ -25,6 +25,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
+#include "tools/interrupt.h"
 #include "topology/cluster_file.h"
 #include "topology/router.h"
 #include "workloads/flow_set.h"
@@ -80,6 +81,7 @@ int run_flows(const topology::ClusterRequest& request, const FlowsOptions& o, st
     });
   }
   sim.run();
+  check_interrupt();  // asked to stop while it ran: no output, exit 128 + the signal
   sim::TimePoint makespan = sim::TimePoint::zero();
   for (const FlowOutcome& f : outcomes) makespan = std::max(makespan, network.flow(f.id).finish);
   const std::vector<std::uint32_t> hottest = network.hottest_links(static_cast<std::size_t>(o.top));
