@@ -35,7 +35,8 @@ def check(name, p, output, want_status, want_err, want_output):
     err = p.communicate(timeout=300)[1].decode()
     left = glob.glob(output + "*")
     ok = p.returncode == want_status and want_err in err and (left == [output] if want_output else left == [])
-    print(f"{'ok' if ok else 'FAIL'}: {name}: status {p.returncode} (want {want_status}), files {left}")
+    how = "ended" if "zionsim: stopped" in err else "stopped" if "zionsim: interrupted" in err else "ran"
+    print(f"{'ok' if ok else 'FAIL'}: {name}: status {p.returncode} (want {want_status}), {how}, files {left}")
     if not ok:
         print(err[-2000:])
         failures += 1
@@ -47,17 +48,39 @@ for sig, status in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
     check(f"one {sig.name}", p, out, status, "zionsim: interrupted", False)
 
 # One row of a collective sweep does not look for a stop request (seconds at
-# 128 nodes): the second signal ends it at once.
+# 128 nodes): the second signal ends it at once. (Sent 2 s after the output
+# opens, when the row runs; a signal during the set-up before it stops the
+# run at the row's first look instead, also correct.)
 out = os.path.join(workdir, "twice.svg")
-p = start(out, args=[zionsim, "collective", "--nodes", "128", "--op", "all_reduce", "--algo", "ring",
-                     "-b", "1M", "-e", "1M", "--plot", out])
+collective = [zionsim, "collective", "--nodes", "128", "--op", "all_reduce", "--algo", "ring", "-b", "1M", "-e", "1M",
+              "--plot", out]
+p = start(out, args=collective)
+time.sleep(2)
 p.send_signal(signal.SIGINT)
 time.sleep(0.3)
 p.send_signal(signal.SIGINT)
-check("two SIGINTs", p, out, 130, "zionsim: stopped", False)
+check("two SIGINTs", p, out, 130, "zionsim: ", False)
+
+# One signal, and the row does not look: ended at the grace time (5 s), or,
+# where the row finished first, stopped before its output was put in place.
+out = os.path.join(workdir, "grace.svg")
+collective[-1] = out
+p = start(out, args=collective)
+time.sleep(2)
+sent = time.monotonic()
+p.send_signal(signal.SIGTERM)
+err = p.communicate(timeout=300)[1].decode()
+waited = time.monotonic() - sent
+forced = "zionsim: stopped" in err
+ok = p.returncode == 143 and not glob.glob(out + "*") and (waited >= 4.9 if forced else "zionsim: interrupted" in err)
+print(f"{'ok' if ok else 'FAIL'}: one SIGTERM, no look: status {p.returncode}, {'ended' if forced else 'stopped'} after {waited:.1f} s")
+if not ok:
+    print(err[-2000:])
+    failures += 1
 
 out = os.path.join(workdir, "nohup.json")
-p = start(out, ignore=(signal.SIGHUP,))
+p = start(out, ignore=(signal.SIGHUP,),
+          args=[zionsim, "whatif", "--model", "dlrm-a", "--nodes", "16", "--timeline", out])
 p.send_signal(signal.SIGHUP)
 check("SIGHUP under nohup", p, out, 0, "", True)
 
