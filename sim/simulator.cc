@@ -142,6 +142,10 @@ void Simulator::sweep_tombstones() {
   tombstones_ = 0;
 }
 
+TimePoint Simulator::next_event_bound() {
+  return queue_.empty() ? TimePoint::max() : TimePoint::from_ps(static_cast<std::int64_t>(queue_.min_key()));
+}
+
 RunStats Simulator::run(TimePoint until) {
   if (running_) throw SchedulingError("Simulator::run called from inside an event");
   running_ = true;

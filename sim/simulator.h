@@ -114,6 +114,11 @@ class Simulator {
 
   /// Events scheduled and neither run nor cancelled.
   std::uint64_t pending() const { return live_pending_; }
+  /// No pending event is earlier than this (the earliest scheduled one,
+  /// which may have been cancelled); TimePoint::max() when none is. For a
+  /// caller that runs in slices of simulated time, to start the next slice
+  /// where something happens rather than step through idle time.
+  TimePoint next_event_bound();
   /// Events run since construction.
   std::uint64_t executed() const { return executed_; }
   /// The fold of (time, label) over every event run so far.

@@ -325,10 +325,12 @@ ExecutionResult execute(sim::Simulator& simulator, const OpGraph& graph, Communi
   executor.start();
   // run(until) stops before the first event past `until` and leaves now() at
   // `until`; the next slice resumes with that event, so slicing changes
-  // nothing but now() between slices (nothing is scheduled there).
+  // nothing but now() between slices (nothing is scheduled there). A slice
+  // starts at the next event, not where the last ended: idle simulated time
+  // (an op of 1e15 ns) costs no slices.
   while (simulator.pending() > 0) {
-    const sim::TimePoint until =
-        simulator.now() <= sim::TimePoint::max() - slice ? simulator.now() + slice : sim::TimePoint::max();
+    const sim::TimePoint from = std::max(simulator.now(), simulator.next_event_bound());
+    const sim::TimePoint until = from <= sim::TimePoint::max() - slice ? from + slice : sim::TimePoint::max();
     const sim::RunStats stats = simulator.run(until);
     if (progress) progress(ExecutionProgress{simulator.now(), executor.ops_ended(), graph.ops.size()});
     if (stats.stop_reason == sim::RunStats::StopReason::kStopRequested) break;
