@@ -212,6 +212,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_collective_command(app, context);
   add_calibrate_command(app, context);
   add_calibrate_network_command(app, context);
+  add_validate_command(app, context);
   add_list_command(app, context);
   add_version_command(app, context, version_line());
 

@@ -72,6 +72,10 @@ struct CommandContext {
 /// `zionsim version`: the version and build.
 void add_version_command(CLI::App& app, CommandContext& context, std::string version_line);
 
+/// `zionsim validate`: the validation suite against published measurements
+/// (validation/case.h, docs/validation.md).
+void add_validate_command(CLI::App& app, CommandContext& context);
+
 /// `zionsim list [what]`: the registries (clusters, collective algorithms,
 /// models), sorted, with one-line descriptions.
 void add_list_command(CLI::App& app, CommandContext& context);

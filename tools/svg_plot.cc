@@ -330,4 +330,84 @@ void write_collective_svg(std::ostream& out, const std::vector<CollectiveSeries>
   out << "</svg>\n";
 }
 
+void write_validation_svg(std::ostream& out, const std::vector<ValidationPoint>& points, const std::string& title) {
+  constexpr double kSide = 460;
+  constexpr double kLeft = 80;
+  constexpr double kTop = 50;
+  constexpr double kLegendRow = 16;
+  std::vector<std::string> families;
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const ValidationPoint& p : points) {
+    if (!(p.measured > 0) || !(p.simulated > 0)) continue;
+    if (std::find(families.begin(), families.end(), p.family) == families.end()) families.push_back(p.family);
+    for (const double v : {p.measured, p.simulated}) {
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+    }
+  }
+  const double width = kLeft + kSide + 260;
+  const double height = kTop + kSide + 60;
+  open_svg(out, width, height, title);
+  if (!any) {
+    close_empty_svg(out, width, height, "no case with figures above zero");
+    return;
+  }
+  // Whole decades around every figure, so that y = x is the diagonal.
+  const int d0 = static_cast<int>(std::floor(std::log10(lo)));
+  const int d1 = std::max(d0 + 1, static_cast<int>(std::ceil(std::log10(hi))));
+  const auto pos = [&](double v) { return (std::log10(v) - d0) / (d1 - d0) * kSide; };
+  const auto px = [&](double v) { return kLeft + pos(v); };
+  const auto py = [&](double v) { return kTop + kSide - pos(v); };
+  fmt::print(out, R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="black"/>)" "\n", kLeft, kTop,
+             kSide, kSide);
+  for (int d = d0; d <= d1; ++d) {
+    const double v = std::pow(10.0, d);
+    fmt::print(out,
+               R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#eee"/><line x1="{3}" y1="{4:.1f}" x2="{5}" y2="{4:.1f}" stroke="#eee"/>)"
+               "\n",
+               px(v), kTop, kTop + kSide, kLeft, py(v), kLeft + kSide);
+    fmt::print(out, R"(<text x="{:.1f}" y="{}" text-anchor="middle" font-size="10">{}</text>)" "\n", px(v),
+               kTop + kSide + 14, short_number(v));
+    fmt::print(out, R"(<text x="{}" y="{:.1f}" text-anchor="end" font-size="10">{}</text>)" "\n", kLeft - 6,
+               py(v) + 4, short_number(v));
+  }
+  // y = x, and the +/-10% and +/-50% bands.
+  const double vlo = std::pow(10.0, d0);
+  const double vhi = std::pow(10.0, d1);
+  for (const auto& [factor, dash] : {std::pair{1.0, ""}, std::pair{1.1, "4,3"}, std::pair{1 / 1.1, "4,3"},
+                                     std::pair{1.5, "1,3"}, std::pair{0.5, "1,3"}}) {
+    const double a = std::max(vlo, vlo * factor);
+    const double b = std::min(vhi, vhi * factor);
+    fmt::print(out, R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#888" stroke-dasharray="{}"/>)"
+                    "\n",
+               px(a / factor), py(a), px(b / factor), py(b), dash);
+  }
+  fmt::print(out, R"(<text x="{}" y="{}" text-anchor="middle">measured (log scale; each case in its own unit)</text>)"
+                  "\n",
+             kLeft + kSide / 2, kTop + kSide + 34);
+  fmt::print(out, R"svg(<text x="20" y="{0}" text-anchor="middle" transform="rotate(-90 20 {0})">simulated (log scale)</text>)svg"
+                  "\n",
+             kTop + kSide / 2);
+  for (const ValidationPoint& p : points) {
+    if (!(p.measured > 0) || !(p.simulated > 0)) continue;
+    const auto f = static_cast<std::size_t>(std::find(families.begin(), families.end(), p.family) - families.begin());
+    fmt::print(out, R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"><title>{}: measured {} {}, simulated {} {}</title></circle>)"
+                    "\n",
+               px(p.measured), py(p.simulated), series_colour(f), escape(p.id), short_number(p.measured),
+               escape(p.unit), short_number(p.simulated), escape(p.unit));
+  }
+  const double lx = kLeft + kSide + 24;
+  for (std::size_t f = 0; f < families.size(); ++f) {
+    const double y = kTop + 12 + kLegendRow * static_cast<double>(f);
+    fmt::print(out, R"(<circle cx="{}" cy="{}" r="4" fill="{}"/><text x="{}" y="{}">{}</text>)" "\n", lx, y - 4,
+               series_colour(f), lx + 10, y, escape(families[f]));
+  }
+  const double ly = kTop + 12 + kLegendRow * static_cast<double>(families.size()) + 8;
+  fmt::print(out, R"(<text x="{}" y="{}" font-size="10">solid: y = x; dashed: +/-10%; dotted: x0.5, x1.5</text>)" "\n",
+             lx, ly);
+  out << "</svg>\n";
+}
+
 }  // namespace zx::tools

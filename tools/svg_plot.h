@@ -41,6 +41,20 @@ struct CollectiveSeries {
 /// zero bytes are left out (no place on a log axis).
 void write_collective_svg(std::ostream& out, const std::vector<CollectiveSeries>& series, const std::string& title);
 
+/// One validation case: its figure as measured and as simulated.
+struct ValidationPoint {
+  std::string id;
+  std::string family;
+  std::string unit;
+  double measured = 0;
+  double simulated = 0;
+};
+
+/// Simulated against measured on log-log axes with the y = x line (and
+/// +/-10% and +/-50% lines), a colour per family and a legend; each point
+/// carries its case id as a tooltip. Points at or below 0 are left out.
+void write_validation_svg(std::ostream& out, const std::vector<ValidationPoint>& points, const std::string& title);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_SVG_PLOT_H_

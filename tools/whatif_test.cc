@@ -71,7 +71,7 @@ TEST(WhatIfTest, VaryCluster) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--vary: cluster: unknown cluster 'hgx-h200'; valid: gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex, or the path of a "
+              "--vary: cluster: unknown cluster 'hgx-h200'; valid: dgx-a100, gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex, or the path of a "
               ".json cluster file");
   }
 }

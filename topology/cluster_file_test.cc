@@ -114,7 +114,7 @@ TEST(ClusterFileTest, BadRequestsNameTheFlag) {
     return std::string("(no error)");
   };
   EXPECT_EQ(message({.cluster = "zionx"}),
-            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex, "
+            "--cluster: unknown cluster 'zionx' (did you mean 'zion'?); valid: dgx-a100, gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex, "
             "or the path of a .json cluster file");
   EXPECT_EQ(message({.cluster = "zionex", .nodes = 0}), "--nodes: expected an integer in [1, 8192], got 0");
   EXPECT_EQ(message({.cluster = "zionex", .overrides = {"fabric"}}), "--set: expected KEY=VALUE, got 'fabric'");

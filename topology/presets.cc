@@ -148,6 +148,40 @@ ClusterSpec zion() {
   return s;
 }
 
+ClusterSpec dgx_a100() {
+  // DGX A100 80 GB as MLPerf Training v2.0 ran it (mlcommons/
+  // training_results_v2.0 8437fbb, NVIDIA/systems/dgxa100_*_merlin_hugectr.json:
+  // 8 x A100-SXM4-80GB on NVLink 3.0 / NVSwitch, 8 x 200 Gb/s InfiniBand
+  // for the compute fabric, 2 x AMD EPYC 7742). NVIDIA DGX A100 user
+  // guide: four PCIe Gen4 switches, each with two GPUs and the two
+  // ConnectX-6 NICs beside them (NicAttach::kGpuSwitch), up to the CPUs
+  // over Gen4 x16; 2 TB of system memory. NVLink as ZionEX's (A100).
+  ClusterSpec s;
+  s.preset = "dgx-a100";
+  s.gpu = "a100-80gb";
+  s.nic_attach = NicAttach::kGpuSwitch;
+  s.gpus_per_pcie_switch = 2;
+  s.host_pcie = LinkKind::kPcieGen4;
+  s.cpus_per_node = 2;
+  // Assumption: the two EPYC sockets' Infinity Fabric (xGMI) link, ~4 x16
+  // lanes at 16 GT/s, taken as 64 GB/s per direction.
+  s.upi_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(64);
+  s.host_memory = sim::Bytes(2'000'000'000'000);
+  // Two ConnectX-6 ports for storage and in-band management, one per socket
+  // (DGX A100 user guide); taken as the front end at 200 Gb/s each.
+  s.front_end_nic_bandwidth = sim::BytesPerSecond::from_gbit_per_s(200);
+  // InfiniBand HDR, 200 Gb/s of data per port after encoding; an RDMA write
+  // packet of the 4096 B MTU carries 26 B of headers and CRCs besides its
+  // payload (LRH 8, BTH 12, ICRC 4, VCRC 2; InfiniBand Architecture
+  // Specification vol. 1, ch. 5 and 7): 4096 / 4122 = 0.994.
+  s.roce_efficiency = 4096.0 / 4122.0;
+  // DGX SuperPOD (A100) reference architecture: scalable units of 20
+  // servers, rail-optimized (NIC i of every server of a unit on leaf i).
+  s.nodes_per_rack = 20;
+  s.rail_aligned = true;
+  return s;
+}
+
 ClusterSpec hgx() {
   ClusterSpec s;
   s.preset = "hgx";
@@ -284,6 +318,10 @@ ClusterSpec gb300_nvl72() {
 }
 
 constexpr PresetEntry kPresets[] = {
+    {"dgx-a100",
+     "DGX A100 (MLPerf v2.0): 8 x A100 80GB on 300 GB/s NVSwitch, 200 Gb/s HDR InfiniBand NIC per GPU "
+     "on its PCIe switch, rail-optimized",
+     &dgx_a100},
     {"gb200-nvl72",
      "GB200 NVL72 rack as one node: 72 Blackwell GPUs on 900 GB/s NVLink, 36 Grace CPUs on NVLink-C2C, "
      "400 Gb/s NIC per GPU",

@@ -406,7 +406,7 @@ TEST(PresetsTest, RejectsBadInput) {
     preset_spec("zionx", 2);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("valid: gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("valid: dgx-a100, gb200-nvl72, gb300-nvl72, hgx, hgx-b200, hgx-b300, zion, zionex"), std::string::npos)
         << e.what();
   }
   ClusterSpec s;
@@ -420,13 +420,14 @@ TEST(PresetsTest, RejectsBadInput) {
     EXPECT_EQ(e.diagnostics().size(), 3u) << e.what();
   }
   const auto d = preset_descriptions();
-  ASSERT_EQ(d.size(), 7u);
-  EXPECT_EQ(d[0].first, "gb200-nvl72");
-  EXPECT_EQ(d[1].first, "gb300-nvl72");
-  EXPECT_EQ(d[2].first, "hgx");
-  EXPECT_EQ(d[3].first, "hgx-b200");
-  EXPECT_EQ(d[4].first, "hgx-b300");
-  EXPECT_EQ(d[6].first, "zionex");
+  ASSERT_EQ(d.size(), 8u);
+  EXPECT_EQ(d[0].first, "dgx-a100");
+  EXPECT_EQ(d[1].first, "gb200-nvl72");
+  EXPECT_EQ(d[2].first, "gb300-nvl72");
+  EXPECT_EQ(d[3].first, "hgx");
+  EXPECT_EQ(d[4].first, "hgx-b200");
+  EXPECT_EQ(d[5].first, "hgx-b300");
+  EXPECT_EQ(d[7].first, "zionex");
 }
 
 // Bisection of the backend = N * 8 * 25 GB/s / (2 * oversubscription) once

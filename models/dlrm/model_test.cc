@@ -79,14 +79,14 @@ TEST(ModelZooTest, DcnV2MatchesMlcommonsShape) {
 }
 
 TEST(ModelZooTest, UnknownNamesAndListing) {
-  EXPECT_EQ(model_zoo_descriptions().size(), 5u);
+  EXPECT_EQ(model_zoo_descriptions().size(), 6u);
   try {
     load_model("dlrm-b");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "--model: unknown model 'dlrm-b' (did you mean 'dlrm-a'?); valid: dlrm-a, dlrm-a-small, "
-              "dlrm-dcnv2, dlrm-f, dlrm-i, or the path of a .json model file");
+              "dlrm-dcnv2, dlrm-f, dlrm-i, dlrm-mlperf, or the path of a .json model file");
   }
 }
 
