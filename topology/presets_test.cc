@@ -269,6 +269,30 @@ TEST(PresetsTest, Gb300Nvl72Routes) {
   EXPECT_EQ(uplinks, 1);
 }
 
+// DGX A100: every NIC on its GPU's PCIe switch (two GPUs and two NICs per
+// switch, no NIC trays), A100 80GB, HDR InfiniBand's payload efficiency, a
+// rail-optimized fabric: GPU i of one server reaches GPU i of another
+// through rail i's switch alone, never a spine.
+TEST(PresetsTest, DgxA100IsRailOptimizedWithNicsOnTheGpuSwitches) {
+  const ClusterSpec s = preset_spec("dgx-a100", 4);
+  EXPECT_EQ(s.gpu, "a100-80gb");
+  EXPECT_TRUE(s.rail_aligned);
+  EXPECT_EQ(s.nic_attach, NicAttach::kGpuSwitch);
+  EXPECT_DOUBLE_EQ(s.roce_efficiency, 4096.0 / 4122.0);
+  const Topology t = build_cluster(s);
+  EXPECT_FALSE(t.find("node0/pcie_nic0").has_value());
+  const Router router(t);
+  std::vector<std::string> hops;
+  for (LinkId l : router.route(*t.find("node0/gpu3"), *t.find("node2/gpu3"), 7)) {
+    hops.push_back(t.node(t.link(l).dst).name);
+  }
+  ASSERT_EQ(hops.size(), 6u);
+  EXPECT_EQ(hops[1], "node0/nic3");
+  EXPECT_EQ(hops[2], "rack0/rail3");
+  EXPECT_EQ(hops[3], "node2/nic3");
+  EXPECT_EQ(hops.back(), "node2/gpu3");
+}
+
 // HGX B300: hgx's device and link counts (29 nodes, 90 links a server), the
 // eight GPU-tray switches now one ConnectX-8 each, every NIC on its GPU's
 // switch (no NIC trays): Gen6 32N (GPU and NIC to the switch), Gen5 20N
