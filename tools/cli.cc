@@ -216,6 +216,23 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_list_command(app, context);
   add_version_command(app, context, version_line());
 
+  // An empty value after an option that takes one (--nodes "") is reported
+  // as such before CLI11's own validators see it (they would say "'' not
+  // in {...}" or take it as the option left out).
+  if (!args.empty()) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() != args.front()) continue;
+      for (std::size_t i = 1; i + 1 < args.size(); ++i) {
+        if (!args[i + 1].empty() || !args[i].starts_with("--") || args[i].find('=') != std::string::npos) continue;
+        const CLI::Option* option = sub->get_option_no_throw(args[i]);
+        if (option == nullptr || option->get_type_size() == 0) continue;
+        fmt::print(err, "zionsim: error: {}: expected a value, got an empty string\n", args[i]);
+        fmt::print(err, "Run 'zionsim {} --help' for usage.\n", sub->get_name());
+        return kExitBadInput;
+      }
+    }
+  }
+
   // CLI11 wants argv order reversed when given a vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -248,6 +265,23 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     fmt::print(err, "Run 'zionsim{} --help' for usage.\n", chosen.empty() ? "" : " " + chosen.front()->get_name());
     return kExitBadInput;
+  }
+
+  // A value given empty (--nodes "", --timeline "", a positional "") is a
+  // mistake, not the option left out: refused for every option that takes
+  // a value, before anything runs (options are caught above already; this
+  // catches positionals and any option whose validator let "" through).
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* option : sub->get_options()) {
+      if (option->count() == 0 || option->get_type_size() == 0) continue;
+      const std::vector<std::string>& values = option->results();
+      if (std::any_of(values.begin(), values.end(), [](const std::string& v) { return v.empty(); })) {
+        const std::string name = option->get_lnames().empty() ? option->get_name() : "--" + option->get_lnames().front();
+        fmt::print(err, "zionsim: error: {}: expected a value, got an empty string\n", name);
+        fmt::print(err, "Run 'zionsim {} --help' for usage.\n", sub->get_name());
+        return kExitBadInput;
+      }
+    }
   }
 
   if (app.get_subcommands().empty()) {

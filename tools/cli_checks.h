@@ -10,7 +10,9 @@
 #ifndef ZIONSIM_TOOLS_CLI_CHECKS_H_
 #define ZIONSIM_TOOLS_CLI_CHECKS_H_
 
+#include <charconv>
 #include <cmath>
+#include <system_error>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -22,7 +24,8 @@ namespace zx::tools {
 
 /// A validator accepting a number of type T within [lo, hi]: an integer
 /// for integral T (no fraction, no trailing text), a finite number for
-/// floating-point T.
+/// floating-point T; a negative or too large integer is refused, never
+/// wrapped or clamped.
 template <typename T>
 CLI::Validator in_range(T lo, T hi) {
   static_assert(std::is_arithmetic_v<T>);
@@ -33,6 +36,13 @@ CLI::Validator in_range(T lo, T hi) {
         T value{};
         bool ok = CLI::detail::lexical_cast(text, value) && lo <= value && value <= hi;
         if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
+        if constexpr (std::is_integral_v<T>) {
+          // CLI11's conversion wraps "-1" into an unsigned type and clamps
+          // what overflows; from_chars refuses both.
+          T exact{};
+          const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), exact);
+          ok = ok && error == std::errc() && end == text.data() + text.size() && exact == value;
+        }
         return ok ? std::string()
                   : fmt::format("expected {} in [{}, {}], got '{}'",
                                 std::is_integral_v<T> ? "an integer" : "a number", lo, hi, text);

@@ -906,6 +906,16 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"list", "models", "clusters"}, "clusters"},
       {{"topology", "--cluster", "zionx"}, "unknown cluster 'zionx'"},
       {{"topology", "--nodes", "0"}, "--nodes: expected an integer in [1, 8192], got 0"},
+      // An empty value is a mistake, never the option left out; every
+      // option that takes a value, of every command.
+      {{"whatif", "--nodes", ""}, "--nodes: expected a value, got an empty string"},
+      {{"whatif", "--model", "dlrm-a-small", "--nodes", "1", "--profile", ""}, "--profile: expected a value, got an empty string"},
+      {{"whatif", "--model", "dlrm-a-small", "--nodes", "1", "--timeline", ""}, "--timeline: expected a value, got an empty string"},
+      {{"collective", "--op", ""}, "--op: expected a value, got an empty string"},
+      {{"validate", ""}, "files: expected a value, got an empty string"},
+      // An unsigned option never wraps a negative value or clamps a huge one.
+      {{"flows", "--pattern", "permutation", "--seed", "-1"}, "--seed: expected an integer in [0, 18446744073709551615], got '-1'"},
+      {{"flows", "--pattern", "permutation", "--seed", "18446744073709551616"}, "got '18446744073709551616'"},
       {{"topology", "--nodes", "two"}, "--nodes"},
       {{"topology", "--format", "xml"}, "xml"},
       {{"topology", "--set", "fabric.spine=4"}, "unknown key 'spine' (did you mean 'spines'?)"},

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -206,7 +207,9 @@ void add_flows_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--size-bytes", o->size_bytes, "Bytes per flow of a pattern")
       ->check(in_range(std::int64_t{0}, std::int64_t{1} << 50))
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the permutation pattern")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the permutation pattern")
+      ->check(in_range<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
+      ->capture_default_str();
   add_network_flags(*cmd, o->fidelity, o->completion_quantum_ns);
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
