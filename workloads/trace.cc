@@ -186,7 +186,7 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
       if (o.read_enum("stream", stream, g.stream_names)) op.stream = g.stream(stream);
       std::string kind = "compute";
       o.require("kind");
-      o.read_enum("kind", kind, kOpKinds);
+      const bool kind_known = o.read_enum("kind", kind, kOpKinds);
       op.kind = op_kind(kind);
       o.read_string("name", op.name);
       o.read_string("category", op.category);
@@ -204,6 +204,17 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
         }
       }
       if (has_ps && has_ns) o.error("", "give the duration once: duration_ps or duration_ns");
+      // A compute op or a delay says how long it takes, once: a missing
+      // duration is not 0 ns, and a kernel beside a duration is not the
+      // kernel's price silently winning.
+      if (kind_known && (op.kind == models::OpKind::kCompute || op.kind == models::OpKind::kDelay)) {
+        const bool has_kernel = o.has("kernel");
+        if (!has_ps && !has_ns && !has_kernel && !o.has("duration_ps") && !o.has("duration_ns")) {
+          o.error("", fmt::format("a {} op needs its duration: duration_ns, duration_ps or kernel", kind));
+        } else if (has_kernel && (o.has("duration_ps") || o.has("duration_ns"))) {
+          o.error("", "give the duration once: a kernel (priced by the GPU profile) or duration_ns / duration_ps");
+        }
+      }
       std::int64_t ref = -1;
       if (op.kind == models::OpKind::kCollective && o.require("collective") && o.read_int("collective", ref)) {
         auto it = collective_index.find(ref);

@@ -210,6 +210,16 @@ TEST(TraceTest, BadTracesGiveExactErrors) {
               "hierarchical, ring\n"
               "t.json: /ops/0: unknown key 'duraton_ns' (did you mean 'duration_ns'?)");
   }
+  // A compute op or delay without a duration is not 0 ns; a kernel beside
+  // a duration is not the kernel silently winning.
+  EXPECT_EQ(errors_of(head + R"("ops": [{"id": 1, "rank": 0, "stream": "c", "kind": "compute"}]})"),
+            "t.json: /ops/0: a compute op needs its duration: duration_ns, duration_ps or kernel");
+  EXPECT_EQ(errors_of(head + R"("ops": [{"id": 1, "rank": 0, "stream": "c", "kind": "delay"}]})"),
+            "t.json: /ops/0: a delay op needs its duration: duration_ns, duration_ps or kernel");
+  EXPECT_NE(errors_of(head + R"("ops": [{"id": 1, "rank": 0, "stream": "c", "kind": "compute", "duration_ns": 5,
+      "kernel": {"kind": "gemm", "m": 8, "n": 8, "k": 8}}]})")
+                .find("/ops/0: give the duration once: a kernel (priced by the GPU profile) or duration_ns / duration_ps"),
+            std::string::npos);
   // Unknown keys, streams and kinds.
   EXPECT_EQ(errors_of(head + R"("ops": [
       {"id": 1, "rank": 2, "stream": "x", "kind": "kernel", "duraton_ns": 1}]})"),
