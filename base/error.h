@@ -25,7 +25,11 @@ struct Diagnostic {
   std::string to_string() const;
 };
 
-/// Bad user input, with every problem found.
+/// Bad user input, with every problem found. What it says is bounded
+/// whatever the input: at most 100 diagnostics (then one saying how many
+/// more there were), and each part of one (source, location, message) at
+/// most 1,000 characters (a longer one keeps its head and tail and says
+/// how much was left out).
 class InputError : public std::runtime_error {
  public:
   explicit InputError(std::vector<Diagnostic> diagnostics);
@@ -34,6 +38,7 @@ class InputError : public std::runtime_error {
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
 
  private:
+  InputError(std::vector<Diagnostic> bounded_diagnostics, int);
   std::vector<Diagnostic> diagnostics_;
 };
 

@@ -69,21 +69,25 @@ namespace {
 // Optimal string alignment distance: insertions, deletions, substitutions
 // and transpositions of neighbours ("rign" -> "ring") each cost 1.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
+  // Three rows of the table (the transposition looks two back): memory in
+  // the shorter word's length, whatever the longer one's.
   const std::size_t n = a.size();
   const std::size_t m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  std::vector<std::size_t> two_back(m + 1), previous(m + 1), current(m + 1);
+  for (std::size_t j = 0; j <= m; ++j) previous[j] = j;
   for (std::size_t i = 1; i <= n; ++i) {
+    current[0] = i;
     for (std::size_t j = 1; j <= m; ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        current[j] = std::min(current[j], two_back[j - 2] + 1);
       }
     }
+    std::swap(two_back, previous);
+    std::swap(previous, current);
   }
-  return d[n][m];
+  return previous[m];
 }
 
 std::string format_range(const IntRange& r) {
@@ -171,6 +175,11 @@ std::optional<std::string> closest_match(std::string_view word,
   std::optional<std::string> best;
   std::size_t best_distance = 0;
   for (const std::string& c : candidates) {
+    // The distance is at least the difference in length, and a suggestion
+    // needs it under half the longer word: a candidate that cannot pass
+    // costs no table (a 10 MB word against short names costs nothing).
+    const std::size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (gap * 2 >= std::max(word.size(), c.size())) continue;
     const std::size_t d = edit_distance(word, c);
     if (!best || d < best_distance) {
       best = c;

@@ -284,5 +284,31 @@ TEST(JsonDuplicateKeysTest, AKeyGivenTwiceIsAnErrorAtItsPointer) {
   EXPECT_THROW((void)Document::parse(many + ", \"k57\": 2}", "many.json"), InputError);
 }
 
+// Class 4 of hostile inputs: what an error costs and says is bounded by
+// the program, not by the input.
+TEST(JsonReaderTest, SuggestionsForHugeWordsCostNothing) {
+  const std::string huge(10'000'000, 'z');
+  EXPECT_EQ(closest_match(huge, {"zionex", "zion", "hgx"}), std::nullopt);
+  EXPECT_EQ(closest_match("rign", {"ring", "tree"}), "ring");  // transpositions still count 1
+  EXPECT_EQ(closest_match("zionx", {"hgx", "zion", "zionex"}), "zion");
+}
+
+TEST(JsonReaderTest, InputErrorsAreBounded) {
+  std::vector<Diagnostic> many;
+  for (int i = 0; i < 150; ++i) many.push_back(Diagnostic{"f.json", "/ops/" + std::to_string(i), "bad"});
+  const InputError e(many);
+  ASSERT_EQ(e.diagnostics().size(), 101u);
+  EXPECT_EQ(e.diagnostics()[99].location, "/ops/99");
+  EXPECT_EQ(e.diagnostics()[100].to_string(), "f.json: and 50 more problems (the first 100 are shown)");
+  const InputError one(Diagnostic{"f.json", "/preset", "unknown value '" + std::string(5000, 'z') + "'"});
+  const std::string& m = one.diagnostics()[0].message;
+  EXPECT_LE(m.size(), 1000u);
+  EXPECT_NE(m.find("[... 4216 characters left out ...]"), std::string::npos) << m;
+  EXPECT_EQ(m.substr(0, 15), "unknown value '");
+  EXPECT_EQ(m.back(), '\'');
+  // A short one is untouched.
+  EXPECT_EQ(InputError(Diagnostic{"f", "/a", "expected 1, got 2"}).diagnostics()[0].message, "expected 1, got 2");
+}
+
 }  // namespace
 }  // namespace zx::json
