@@ -73,6 +73,40 @@ void validate(const ClusterSpec& s) {
   need(s.nodes_per_rack >= 1, "nodes_per_rack",
        fmt::format("expected >= 1, got {}", s.nodes_per_rack));
   need(s.spines >= 0, "spines", fmt::format("expected >= 0 (0 derives), got {}", s.spines));
+  // Bounds on the graph's size, checked before anything is built: a
+  // cluster beyond them took minutes and tens of GB to build (8,192 GB200
+  // NVL72 racks; 4,096 rail switches times 4,096 spines) where an error
+  // costs nothing. Within them the largest graphs build in seconds and
+  // about a GB (4,096 racks' switches times 4,096 spines, 1 M cables: 24 s,
+  // 4.2 GB; 65,536 ZionEX GPUs: 7 s, 0.9 GB).
+  if (s.nodes >= 1 && s.gpus_per_node >= 1) {
+    const std::int64_t gpus = std::int64_t{s.nodes} * s.gpus_per_node;
+    need(gpus <= kMaxClusterGpus, "nodes",
+         fmt::format("expected at most {} GPUs in a cluster (nodes x gpus_per_node), got {} x {} = {}",
+                     kMaxClusterGpus, s.nodes, s.gpus_per_node, gpus));
+    if (s.nodes_per_rack >= 1 && s.spines >= 0 && s.cpus_per_node >= 1) {
+      // Each fabric's leaves (a rack switch, or a rail switch per NIC of a
+      // server, per rack) each take a cable to every spine.
+      const std::int64_t racks = (s.nodes + s.nodes_per_rack - 1) / s.nodes_per_rack;
+      struct Fabric {
+        const char* leaf;
+        std::int64_t leaves;
+        std::int64_t spines;
+      };
+      const std::int64_t backend_leaves = racks * (s.rail_aligned ? s.gpus_per_node : 1);
+      const Fabric fabrics[] = {
+          {s.rail_aligned ? "rail" : "rack", s.backend_network ? backend_leaves : 0,
+           s.spines > 0 ? s.spines : s.gpus_per_node},
+          {"front-end rack", racks, s.spines > 0 ? s.spines : s.cpus_per_node}};
+      for (const Fabric& f : fabrics) {
+        const std::int64_t cables = f.leaves > 1 ? f.leaves * f.spines : 0;
+        need(cables <= kMaxSpineCables, "spines",
+             fmt::format("expected at most {} cables between leaf and spine switches in a fabric, got {} ({} {} "
+                         "switches x {} spines); use fewer spines or larger racks",
+                         kMaxSpineCables, cables, f.leaves, f.leaf, f.spines));
+      }
+    }
+  }
   need(s.oversubscription >= 1.0 && std::isfinite(s.oversubscription), "oversubscription",
        fmt::format("expected a finite ratio >= 1, got {}", s.oversubscription));
   for (auto [lanes, field] : {std::pair{s.device_pcie_lanes, "device_pcie_lanes"},

@@ -256,6 +256,13 @@ struct ClusterSpec {
   CommunicationLatencies communication;
 };
 
+/// The most GPUs a cluster may have (nodes x gpus_per_node), and the most
+/// cables between the leaf (rack or rail) switches and the spines of one
+/// fabric: bounds on the graph's size, so that a cluster too large to build
+/// is an error up front rather than minutes and tens of GB (presets.cc).
+inline constexpr std::int64_t kMaxClusterGpus = 131'072;
+inline constexpr std::int64_t kMaxSpineCables = 262'144;
+
 /// Throws zx::InputError listing every out-of-range field.
 void validate(const ClusterSpec& spec);
 

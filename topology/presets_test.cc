@@ -269,6 +269,32 @@ TEST(PresetsTest, Gb300Nvl72Routes) {
   EXPECT_EQ(uplinks, 1);
 }
 
+// Bounds on the graph's size: a cluster too large to build is refused up
+// front (it took minutes and tens of GB), at the limits' edges exactly.
+TEST(PresetsTest, GraphsTooLargeToBuildAreRefusedUpFront) {
+  const auto problems = [](ClusterSpec s) {
+    try {
+      validate(s);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  ClusterSpec nvl72 = preset_spec("gb200-nvl72", 1820);  // 131,040 GPUs
+  EXPECT_EQ(problems(nvl72), "");
+  nvl72.nodes = 1821;
+  EXPECT_EQ(problems(nvl72), "<cluster spec>: nodes: expected at most 131072 GPUs in a cluster (nodes x "
+                             "gpus_per_node), got 1821 x 72 = 131112");
+  ClusterSpec spines = preset_spec("zionex", 1024);  // 64 racks
+  spines.spines = 4096;                               // 64 x 4096 = 262,144 cables: the limit
+  EXPECT_EQ(problems(spines), "");
+  spines.nodes = 1040;  // 65 racks
+  EXPECT_NE(problems(spines).find("spines: expected at most 262144 cables between leaf and spine switches in a "
+                                  "fabric, got 266240 (65 rack switches x 4096 spines)"),
+            std::string::npos)
+      << problems(spines);
+}
+
 // DGX A100: every NIC on its GPU's PCIe switch (two GPUs and two NICs per
 // switch, no NIC trays), A100 80GB, HDR InfiniBand's payload efficiency, a
 // rail-optimized fabric: GPU i of one server reaches GPU i of another
