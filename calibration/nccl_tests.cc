@@ -135,7 +135,12 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& source,
       }
       continue;
     }
-    if (!all_digits(t[0])) continue;  // logging from MPI or NCCL
+    // A row starts with its size; other lines are logging from MPI or NCCL.
+    // A signed number is a row too (a negative size is an error there, not
+    // a line skipped).
+    const bool signed_number =
+        t[0].size() > 1 && (t[0][0] == '-' || t[0][0] == '+') && all_digits(t[0].substr(1));
+    if (!all_digits(t[0]) && !signed_number) continue;
     if (t.size() != 13) {
       error(line_number, fmt::format("expected a result row of 13 fields ({}), found {} fields", kRowShape,
                                      t.size()));
