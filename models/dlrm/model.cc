@@ -1,6 +1,7 @@
 #include "models/dlrm/model.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -165,11 +166,18 @@ DlrmModel parse_model(std::string_view text, const std::string& source) {
   root.require("tables");
   if (auto tables = root.array("tables")) {
     if (tables->size() == 0) root.error("tables", "expected at least one table");
+    std::map<std::string, std::size_t> group_index;  // a group's name -> its index
     for (std::size_t i = 0; i < tables->size(); ++i) {
       json::ObjectReader t = tables->object(i);
       TableGroup g;
       g.name = fmt::format("table{}", i);
-      t.read_string("name", g.name);
+      if (t.read_string("name", g.name)) {
+        // A sharding file names groups: two of one name would make its entry
+        // apply to whichever came last.
+        if (const auto [it, added] = group_index.emplace(g.name, i); !added) {
+          t.error("name", fmt::format("'{}' is also the name of {}", g.name, tables->element_pointer(it->second)));
+        }
+      }
       t.read_int("count", g.count, json::IntRange{1, 1 << 24});
       t.require("rows");
       t.read_int("rows", g.rows, json::IntRange{1, std::int64_t{1} << 40});

@@ -970,6 +970,12 @@ ShardingOptions parse_sharding_file(std::string_view text, const std::string& so
         for (const MemoryName& m : kMemories) {
           if (memory == m.name) o.memory = m.memory;
         }
+        // A data-parallel table is a copy in every GPU's HBM; in host memory
+        // it would silently become another kind.
+        if (kind_ok && o.kind == ShardingKind::kDataParallel && o.memory == TableMemory::kHost) {
+          t.error("memory", "a data_parallel table is a copy in every GPU's HBM and cannot live in host memory; "
+                            "place it table_wise, row_wise or table_row_wise there");
+        }
       }
       t.finish();
       if (!kind_ok) continue;
