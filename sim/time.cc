@@ -14,7 +14,7 @@ namespace zx::sim {
 namespace internal {
 
 void throw_time_overflow(const char* operation) {
-  throw std::overflow_error(fmt::format("simulated time overflow in {} (the range is +-2^63 ps, "
+  throw TimeOverflowError(fmt::format("simulated time overflow in {} (the range is +-2^63 ps, "
                                         "about 106 days)",
                                         operation));
 }
@@ -33,7 +33,7 @@ constexpr double kTwoTo63 = 9223372036854775808.0;
 
 Duration picoseconds_ceil(double ps, const char* what) {
   if (std::isnan(ps)) {
-    throw std::invalid_argument(fmt::format("{}: not a number", what));
+    throw UnitRangeError(fmt::format("{}: not a number", what));
   }
   const double nearest = std::nearbyint(ps);
   const double tolerance = kWholePicosecondTolerance * std::max(1.0, std::fabs(ps));

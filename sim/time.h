@@ -12,7 +12,7 @@
 // effects being modelled. Range: 2^63 ps is about 106 days of simulated time.
 //
 // Overflow is never silent: every arithmetic operation is checked and throws
-// std::overflow_error. Conversions from floating-point seconds round *up* to
+// std::overflow_error (TimeOverflowError, a sim::RangeError). Conversions from floating-point seconds round *up* to
 // the next picosecond, so a modelled delay never shrinks. Duration::infinite()
 // is a value (the largest representable span), not a sentinel; it compares
 // greater than every finite duration and arithmetic on it is checked like any
@@ -29,6 +29,37 @@
 #include <string>
 
 namespace zx::sim {
+
+/// What every out-of-range quantity throws besides its standard type: time
+/// past +-2^63 ps (TimeOverflowError, a std::overflow_error), a byte count
+/// out of range or a rate below 1 B/s or not finite (UnitRangeError, a
+/// std::invalid_argument or std::overflow_error as before). Such a value
+/// comes from an input that asks for more than the simulator represents (a
+/// speed or efficiency near 0, a size far beyond the cluster's), so the
+/// command line reports it as bad input (tools/cli.cc), not as a bug.
+class RangeError {
+ public:
+  virtual ~RangeError() = default;
+  virtual const char* describe() const noexcept = 0;
+};
+
+class TimeOverflowError final : public std::overflow_error, public RangeError {
+ public:
+  using std::overflow_error::overflow_error;
+  const char* describe() const noexcept override { return what(); }
+};
+
+class UnitRangeError final : public std::invalid_argument, public RangeError {
+ public:
+  using std::invalid_argument::invalid_argument;
+  const char* describe() const noexcept override { return what(); }
+};
+
+class UnitOverflowError final : public std::overflow_error, public RangeError {
+ public:
+  using std::overflow_error::overflow_error;
+  const char* describe() const noexcept override { return what(); }
+};
 
 namespace internal {
 [[noreturn]] void throw_time_overflow(const char* operation);

@@ -13,7 +13,7 @@ namespace zx::sim {
 namespace internal {
 
 void throw_unit_error(const char* operation) {
-  throw std::overflow_error(fmt::format("byte count out of range in {}", operation));
+  throw UnitOverflowError(fmt::format("byte count out of range in {}", operation));
 }
 
 }  // namespace internal
@@ -41,7 +41,7 @@ constexpr internal::DecimalUnit kRateUnits[] = {{1'000'000'000'000'000, "PB/s"},
 std::int64_t round_rate(double bytes_per_second, const char* what) {
   if (!std::isfinite(bytes_per_second) || bytes_per_second < 0.5 ||
       bytes_per_second >= 9.2e18) {
-    throw std::invalid_argument(
+    throw UnitRangeError(
         fmt::format("{}: expected a positive finite rate of at least 1 B/s, got {} B/s", what,
                     bytes_per_second));
   }
@@ -53,7 +53,7 @@ std::int64_t round_rate(double bytes_per_second, const char* what) {
 BytesPerSecond::BytesPerSecond(std::int64_t bytes_per_second)
     : bytes_per_second_(bytes_per_second) {
   if (bytes_per_second <= 0) {
-    throw std::invalid_argument(
+    throw UnitRangeError(
         fmt::format("BytesPerSecond: expected a positive rate, got {} B/s", bytes_per_second));
   }
 }
@@ -68,7 +68,7 @@ BytesPerSecond BytesPerSecond::from_gbit_per_s(double gbit_per_s) {
 
 BytesPerSecond BytesPerSecond::scaled(double factor) const {
   if (!(factor > 0.0) || !std::isfinite(factor)) {
-    throw std::invalid_argument(
+    throw UnitRangeError(
         fmt::format("BytesPerSecond::scaled: expected a positive finite factor, got {}", factor));
   }
   const double scaled = static_cast<double>(bytes_per_second_) * factor;
@@ -83,7 +83,7 @@ std::string BytesPerSecond::to_string() const {
 
 Duration serialization_delay(Bytes size, BytesPerSecond rate) {
   if (size.count() < 0) {
-    throw std::invalid_argument(
+    throw UnitRangeError(
         fmt::format("serialization_delay: expected a non-negative size, got {} B", size.count()));
   }
   const u128 numerator = static_cast<u128>(size.count()) * kPsPerSecond;
@@ -97,7 +97,7 @@ Duration serialization_delay(Bytes size, BytesPerSecond rate) {
 
 Bytes operator*(BytesPerSecond rate, Duration d) {
   if (d.count_ps() < 0) {
-    throw std::invalid_argument(
+    throw UnitRangeError(
         fmt::format("BytesPerSecond * Duration: expected a non-negative duration, got {}",
                     d.to_string()));
   }
@@ -111,7 +111,7 @@ Bytes operator*(BytesPerSecond rate, Duration d) {
 
 BytesPerSecond operator/(Bytes size, Duration d) {
   if (size.count() <= 0 || d.count_ps() <= 0) {
-    throw std::invalid_argument(fmt::format(
+    throw UnitRangeError(fmt::format(
         "Bytes / Duration: expected a positive size and duration, got {} B in {}", size.count(),
         d.to_string()));
   }

@@ -1,5 +1,6 @@
 #include "tools/interrupt.h"
 #include "tools/cli.h"
+#include "sim/time.h"
 
 #include <CLI/CLI.hpp>
 
@@ -300,6 +301,15 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   } catch (const InputError& e) {
     for (const Diagnostic& d : e.diagnostics()) fmt::print(err, "zionsim: error: {}\n", d.to_string());
     if (diagnostics != nullptr) *diagnostics = e.diagnostics();
+    return kExitBadInput;
+  } catch (const sim::RangeError& e) {
+    // A quantity past what the simulator represents: the inputs' doing (a
+    // speed or efficiency near 0, a size far beyond the cluster's), not a bug.
+    fmt::print(err,
+               "zionsim: error: {}: the inputs ask for more than the simulator represents (simulated time up to "
+               "about 106 days, rates of at least 1 B/s); look for a bandwidth, efficiency or speed near 0 or a "
+               "size far beyond the cluster's\n",
+               e.describe());
     return kExitBadInput;
   } catch (const InvariantError& e) {
     fmt::print(err, "zionsim: internal error (please report it): {}\n", e.what());
