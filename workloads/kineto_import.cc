@@ -251,7 +251,10 @@ RankTrace read_rank(const std::string& path) {
     ev.read_number("ts", ts);
     if (gpu || comms) {
       ev.require("dur");
-      ev.read_number("dur", dur, {.min = 0});
+      // At most 1e12 us: the 1e15 ns every trace's op durations are held to
+      // (README, "Limits on inputs"); beyond it a duration would not fit the
+      // simulated clock.
+      ev.read_number("dur", dur, {.min = 0, .max = 1e12});
     }
     if (gpu || sync) ev.require("args");
     std::optional<json::ObjectReader> args = ev.object("args");
@@ -408,7 +411,11 @@ std::string ranks_text(const std::vector<int>& ranks) {
   return ranks.empty() ? "(all ranks)" : fmt::format("[{}]", fmt::join(ranks, ", "));
 }
 
-sim::Duration from_us(double us) { return sim::Duration::ps(std::llround(us * 1e6)); }
+sim::Duration from_us(double us) {
+  // llround of a value past int64 is undefined; the clock's range is checked.
+  if (!(std::abs(us) < 9.2e12)) sim::internal::throw_time_overflow("a Kineto duration");
+  return sim::Duration::ps(std::llround(us * 1e6));
+}
 
 }  // namespace
 
