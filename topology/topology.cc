@@ -286,6 +286,11 @@ Topology TopologyBuilder::build() {
             NodeId{static_cast<std::uint32_t>(i)};
       }
     }
+    if (impl->gpu_by_rank.empty()) {
+      // Every command simulates GPUs: a graph without one is refused here,
+      // not found later as an empty rank range.
+      error("/nodes", "the cluster has no GPU: expected at least one node of kind \"gpu\"");
+    }
     if (impl->gpu_by_rank.size() > 1) {
       const std::size_t g0 = index(impl->gpu_by_rank[0]);
       const std::vector<bool> fwd = reachable_from(impl->graph, g0);
