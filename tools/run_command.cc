@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <string_view>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -173,6 +174,36 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
   return files;
 }
 
+// The keys of the root object that `head` (the start of a JSON document)
+// shows, in order: strings followed by ':' at nesting depth 1. A scan, not
+// a parse: the head may end anywhere.
+std::vector<std::string> root_keys(std::string_view head) {
+  std::vector<std::string> keys;
+  int depth = 0;
+  std::size_t i = 0;
+  while (i < head.size()) {
+    const char c = head[i];
+    if (c == '"') {
+      std::string text;
+      ++i;
+      while (i < head.size() && head[i] != '"') {
+        if (head[i] == '\\') ++i;
+        if (i < head.size()) text += head[i];
+        ++i;
+      }
+      ++i;
+      std::size_t j = i;
+      while (j < head.size() && (head[j] == ' ' || head[j] == '\t' || head[j] == '\r' || head[j] == '\n')) ++j;
+      if (depth == 1 && j < head.size() && head[j] == ':') keys.push_back(std::move(text));
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    ++i;
+  }
+  return keys;
+}
+
 models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std::string& format,
                                const models::DeviceProfile& device, const std::vector<std::string>& algorithms) {
   const std::vector<std::string> files = expand(paths);
@@ -183,11 +214,15 @@ models::OpGraph load_any_trace(const std::vector<std::string>& paths, const std:
     // guess its format would triple the load time.
     // Read as every reader reads (bounded, regular files only, gzip
     // inflated: base/input_file.h), sniffed by its head.
+    // Only the root object's own keys count: a kernel or argument named
+    // "schema_version" deep in a Kineto trace does not make it zionsim's.
     const std::string head = read_input_file(files.front()).substr(0, 64 * 1024);
-    if (head.find("\"schema_version\"") != std::string::npos) {
-      kind = "zionsim";
-    } else if (head.find("\"traceEvents\"") != std::string::npos) {
+    const std::vector<std::string> keys = root_keys(head);
+    const auto has = [&](const char* key) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
+    if (has("traceEvents")) {
       kind = "kineto";
+    } else if (has("schema_version")) {
+      kind = "zionsim";
     } else {
       kind = workloads::looks_like_chakra(files.front()) ? "chakra" : "zionsim";
     }
