@@ -1,7 +1,7 @@
 // File: validation/cases_data.h
 //
 // The validation case files, compiled into the binary by
-// validation/embed.sh (a genrule), so that `zionsim validate` runs its
+// base/embed_files.sh (a genrule), so that `zionsim validate` runs its
 // suite wherever zionsim is installed.
 
 #ifndef ZIONSIM_VALIDATION_CASES_DATA_H_

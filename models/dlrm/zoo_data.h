@@ -1,6 +1,6 @@
 // File: models/dlrm/zoo_data.h
 //
-// The model zoo's JSON files, compiled into the binary by models/zoo/embed.sh
+// The model zoo's JSON files, compiled into the binary by base/embed_files.sh
 // (a genrule), so `--model dlrm-a` works wherever zionsim is installed.
 
 #ifndef ZIONSIM_MODELS_DLRM_ZOO_DATA_H_
