@@ -35,6 +35,13 @@ constexpr std::int64_t checked_bytes_add(std::int64_t a, std::int64_t b, const c
 }
 }  // namespace internal
 
+/// The least efficiency (a fraction of a peak rate: a link's protocol
+/// efficiency, a GPU's compute or HBM efficiency) an input may give. Below a
+/// thousandth a value no longer describes hardware that runs, and a value
+/// near zero (1e-300) turns bytes and FLOPs into times beyond the clock's
+/// range: every reader refuses it at its field instead (issue 41, class 5).
+inline constexpr double kMinEfficiency = 1e-3;
+
 /// An amount of data, in bytes. Overflow is a checked error.
 class Bytes {
  public:

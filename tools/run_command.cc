@@ -51,6 +51,23 @@
 namespace zx::tools {
 namespace {
 
+// Runs a trace's simulation. What it refuses on the way (an algorithm that
+// cannot lower a collective's request) comes from the trace: the error
+// names it, and the variant when several run (issue 41, class 9).
+template <typename Run>
+models::ExecutionResult in_trace(const std::string& trace_name, const std::string& variant, Run&& run) {
+  try {
+    return run();
+  } catch (const InputError& e) {
+    std::vector<Diagnostic> diagnostics = e.diagnostics();
+    for (Diagnostic& d : diagnostics) {
+      d.message += fmt::format(" in {}", trace_name);
+      if (!variant.empty()) d.message += fmt::format(" (in the variant {})", variant);
+    }
+    throw InputError(std::move(diagnostics));
+  }
+}
+
 struct Flags {
   std::vector<std::string> trace;
   std::string trace_format = "detect";
@@ -397,7 +414,9 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     models::NetworkBackend backend(sim, *network, router, registry,
                                    backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms),
                                                    parse_algorithm_options(sources.options)));
-    const models::ExecutionResult r = models::execute(sim, setup.graph, backend, sm_contention(setup.device));
+    const models::ExecutionResult r = in_trace(trace_name, variants.size() > 1 ? settings_label(variants[i].settings) : "", [&] {
+      return models::execute(sim, setup.graph, backend, sm_contention(setup.device));
+    });
     Summary& s = summaries[i];
     s.ranks = setup.graph.num_ranks;
     s.ops = setup.graph.ops.size();
@@ -536,7 +555,9 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
                                p.now.since_start().to_seconds() * 1e3, p.ops_ended, p.ops_total,
                                std::chrono::duration<double>(now - wall_start).count()));
   };
-  const models::ExecutionResult r = models::execute(sim, graph, backend, report, sim::Duration::us(100), sm_contention(device));
+  const models::ExecutionResult r = in_trace(trace_name, "", [&] {
+    return models::execute(sim, graph, backend, report, sim::Duration::us(100), sm_contention(device));
+  });
   const double iteration = ms(r.makespan.since_start());
 
   if (!f.timeline.empty()) {

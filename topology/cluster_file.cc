@@ -59,12 +59,24 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
-// Reads an efficiency in (0, 1].
+// Reads an efficiency in [sim::kMinEfficiency, 1].
 void read_efficiency(ObjectReader& o, std::string_view key, double& out) {
   double value = out;
   if (!o.read_number(key, value)) return;
-  if (!(value > 0.0 && value <= 1.0)) {
-    o.error(key, fmt::format("expected a number in (0, 1], got {}", value));
+  if (!(value >= sim::kMinEfficiency && value <= 1.0)) {
+    o.error(key, fmt::format("expected a number in [{}, 1], got {}", sim::kMinEfficiency, value));
+    return;
+  }
+  out = value;
+}
+
+// Reads NVLink SHARP's efficiency: 0 (none) or an efficiency.
+void read_sharp_efficiency(ObjectReader& o, double& out) {
+  double value = out;
+  if (!o.read_number("sharp_efficiency", value)) return;
+  if (!(value == 0.0 || (value >= sim::kMinEfficiency && value <= 1.0))) {
+    o.error("sharp_efficiency",
+            fmt::format("expected 0 (no NVLink SHARP) or a number in [{}, 1], got {}", sim::kMinEfficiency, value));
     return;
   }
   out = value;
@@ -123,7 +135,7 @@ ClusterSpec read_spec(ObjectReader& root) {
     read_gbyte(*o, "bandwidth_gbyte_per_s", s.nvlink_bandwidth);
     read_latency(*o, "latency_ns", s.nvlink_latency);
     read_efficiency(*o, "efficiency", s.nvlink_efficiency);
-    o->read_number("sharp_efficiency", s.nvlink_sharp_efficiency, NumberRange{0.0, 1.0});
+    read_sharp_efficiency(*o, s.nvlink_sharp_efficiency);
     o->finish();
   }
   if (auto o = root.object("pcie")) {
@@ -377,7 +389,7 @@ LoadedCluster parse_document(Document& doc, std::optional<int> nodes_override,
     }
     double sharp = 0.0;
     if (auto o = root.object("nvlink")) {
-      o->read_number("sharp_efficiency", sharp, NumberRange{0.0, 1.0});
+      read_sharp_efficiency(*o, sharp);
       o->finish();
     }
     Topology topology = read_graph(root, *array, diagnostics);

@@ -93,7 +93,14 @@ TEST(ClusterFileTest, PresetClusterTextRoundTrips) {
   EXPECT_EQ(back.spec->switch_latency, sim::Duration::ns(700));
   EXPECT_EQ(back.spec->all_to_all_efficiency, 0.3);
   EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "zionex", "nic": {"all_to_all_efficiency": 0}})", "a.json"),
-            "a.json: /nic/all_to_all_efficiency: expected a number in (0, 1], got 0\n");
+            "a.json: /nic/all_to_all_efficiency: expected a number in [0.001, 1], got 0\n");
+  // An efficiency near zero is refused at its field, not floored to 1 B/s or
+  // left to overflow the clock later; so is SHARP's (0 there means none).
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "zionex", "nic": {"efficiency": 1e-300}})", "a.json"),
+            "a.json: /nic/efficiency: expected a number in [0.001, 1], got 1e-300\n");
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "hgx", "nvlink": {"sharp_efficiency": 1e-9}})", "a.json"),
+            "a.json: /nvlink/sharp_efficiency: expected 0 (no NVLink SHARP) or a number in [0.001, 1], got 1e-09\n");
+  EXPECT_EQ(errors_of(R"({"schema_version": 1, "preset": "hgx", "nvlink": {"sharp_efficiency": 0}})", "a.json"), "(no error)\n");
   EXPECT_EQ(dump(back.topology, "x"), dump(load_cluster(request).topology, "x"));
   const std::filesystem::path explicit_file =
       std::filesystem::path(std::getenv("TEST_TMPDIR")) / "explicit.json";
@@ -315,7 +322,7 @@ TEST(ClusterFileTest, NvlinkSharpEfficiencyRoundTrips) {
   EXPECT_EQ(load_cluster({.cluster = "zionex"}).nvlink_sharp_efficiency, 0.0);
   nlohmann::json bad = nlohmann::json::parse(out.str());
   bad["nvlink"] = {{"sharp_efficiency", 2}};
-  EXPECT_EQ(errors_of(bad.dump(), "g.json"), "g.json: /nvlink/sharp_efficiency: expected a number in [0, 1], got 2\n");
+  EXPECT_EQ(errors_of(bad.dump(), "g.json"), "g.json: /nvlink/sharp_efficiency: expected 0 (no NVLink SHARP) or a number in [0.001, 1], got 2\n");
 }
 
 TEST(ClusterFileTest, GoldenZionex2Nodes) {

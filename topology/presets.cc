@@ -120,14 +120,18 @@ void validate(const ClusterSpec& s) {
              gen == LinkKind::kPcieGen6,
          field, fmt::format("expected a PCIe generation, got '{}'", to_string(gen)));
   }
-  need(s.nvlink_sharp_efficiency >= 0.0 && s.nvlink_sharp_efficiency <= 1.0, "nvlink_sharp_efficiency",
-       fmt::format("expected a value in [0, 1] (0: no NVLink SHARP), got {}", s.nvlink_sharp_efficiency));
+  need(s.nvlink_sharp_efficiency == 0.0 ||
+           (s.nvlink_sharp_efficiency >= sim::kMinEfficiency && s.nvlink_sharp_efficiency <= 1.0),
+       "nvlink_sharp_efficiency",
+       fmt::format("expected 0 (no NVLink SHARP) or a value in [{}, 1], got {}", sim::kMinEfficiency,
+                   s.nvlink_sharp_efficiency));
   for (auto [eff, field] : {std::pair{s.nvlink_efficiency, "nvlink_efficiency"},
                             std::pair{s.pcie_efficiency, "pcie_efficiency"},
                             std::pair{s.upi_efficiency, "upi_efficiency"},
                             std::pair{s.roce_efficiency, "roce_efficiency"},
                             std::pair{s.tcp_efficiency, "tcp_efficiency"}}) {
-    need(eff > 0.0 && eff <= 1.0, field, fmt::format("expected a value in (0, 1], got {}", eff));
+    need(eff >= sim::kMinEfficiency && eff <= 1.0, field,
+         fmt::format("expected a value in [{}, 1], got {}", sim::kMinEfficiency, eff));
   }
   for (auto [lat, field] :
        {std::pair{s.nvlink_latency, "nvlink_latency"}, std::pair{s.pcie_latency, "pcie_latency"},

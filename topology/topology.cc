@@ -255,8 +255,8 @@ Topology TopologyBuilder::build() {
     if (endpoints_ok && l.src == l.dst) {
       error(where, fmt::format("self loop on node '{}'", p->nodes[index(l.src)].name));
     }
-    if (!(l.efficiency > 0.0 && l.efficiency <= 1.0)) {
-      error(where, fmt::format("expected efficiency in (0, 1], got {}", l.efficiency));
+    if (!(l.efficiency >= sim::kMinEfficiency && l.efficiency <= 1.0)) {
+      error(where, fmt::format("expected efficiency in [{}, 1], got {}", sim::kMinEfficiency, l.efficiency));
     }
     if (l.latency < sim::Duration::zero()) {
       error(where, fmt::format("expected latency >= 0, got {}", l.latency.to_string()));

@@ -83,7 +83,7 @@ TEST(TopologyTest, BuilderReportsEveryProblem) {
     EXPECT_NE(text.find("duplicate name"), std::string::npos) << text;
     EXPECT_NE(text.find("endpoint node 42 does not exist"), std::string::npos) << text;
     EXPECT_NE(text.find("self loop"), std::string::npos) << text;
-    EXPECT_NE(text.find("efficiency in (0, 1], got 0"), std::string::npos) << text;
+    EXPECT_NE(text.find("efficiency in [0.001, 1], got 0"), std::string::npos) << text;
     EXPECT_NE(text.find("latency >= 0"), std::string::npos) << text;
     EXPECT_NE(text.find("rank 1 is used by 0 GPUs"), std::string::npos) << text;
     EXPECT_EQ(e.diagnostics().size(), 6u) << text;

@@ -106,6 +106,17 @@ TEST(DeviceProfileTest, FilesOverrideABaseAndReportEveryProblem) {
   EXPECT_EQ(parse_device_profile(R"({"schema_version": 1, "gemm": {"unaligned_efficiency": 0.55}})", "u.json")
                 .gemm_unaligned_efficiency,
             0.55);
+  // Near zero, an efficiency is refused at its field (it would make a kernel
+  // last beyond the clock's range).
+  for (const char* field : {"compute", "hbm", "embedding_hbm"}) {
+    try {
+      parse_device_profile(fmt::format(R"({{"schema_version": 1, "efficiency": {{"{}": 1e-300}}}})", field), "e.json");
+      FAIL() << field;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                fmt::format("e.json: /efficiency/{}: expected a number in [0.001, 1], got 1e-300", field));
+    }
+  }
   for (const char* bad : {"0", "1.5"}) {
     try {
       parse_device_profile(fmt::format(R"({{"schema_version": 1, "gemm": {{"unaligned_efficiency": {}}}}})", bad),
@@ -114,7 +125,7 @@ TEST(DeviceProfileTest, FilesOverrideABaseAndReportEveryProblem) {
     } catch (const InputError& e) {
       EXPECT_EQ(std::string(e.what()),
                 fmt::format("u.json: /gemm/unaligned_efficiency: expected a number in {}, got {}",
-                            std::string(bad) == "0" ? "(0, 1]" : "[0, 1]", bad));
+                            std::string(bad) == "0" ? "[0.001, 1]" : "[0, 1]", bad));
     }
   }
   try {

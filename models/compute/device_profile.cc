@@ -271,7 +271,8 @@ void validate(const DeviceProfile& p, const std::string& source) {
   for (auto [value, field] : {std::pair{p.compute_efficiency, "/efficiency/compute"},
                               std::pair{p.hbm_efficiency, "/efficiency/hbm"},
                               std::pair{p.embedding_hbm_efficiency, "/efficiency/embedding_hbm"}}) {
-    need(value > 0 && value <= 1, field, fmt::format("expected a number in (0, 1], got {}", value));
+    need(value >= sim::kMinEfficiency && value <= 1, field,
+         fmt::format("expected a number in [{}, 1], got {}", sim::kMinEfficiency, value));
   }
   need(p.peak_fp32_flops > 0, "/peak_tflops/fp32", "expected a positive FP32 peak");
   need(p.sm_count > 0, "/sm_count", fmt::format("expected a positive SM count, got {}", p.sm_count));
@@ -279,8 +280,9 @@ void validate(const DeviceProfile& p, const std::string& source) {
        fmt::format("expected an SM count in [0, sm_count = {}), got {}", p.sm_count, p.communication_sms));
   need(p.hbm_capacity.count() > 0, "/hbm/capacity_gib", "expected a positive HBM capacity");
   need(p.gemm_k_half >= 0, "/gemm/k_half", fmt::format("expected >= 0, got {}", p.gemm_k_half));
-  need(p.gemm_unaligned_efficiency > 0 && p.gemm_unaligned_efficiency <= 1, "/gemm/unaligned_efficiency",
-       fmt::format("expected a number in (0, 1], got {}", p.gemm_unaligned_efficiency));
+  need(p.gemm_unaligned_efficiency >= sim::kMinEfficiency && p.gemm_unaligned_efficiency <= 1,
+       "/gemm/unaligned_efficiency",
+       fmt::format("expected a number in [{}, 1], got {}", sim::kMinEfficiency, p.gemm_unaligned_efficiency));
   need(p.gemm_tile_m > 0 && p.gemm_tile_n > 0, "/gemm", "expected positive tile sizes");
   need(p.kernel_launch >= sim::Duration::zero(), "/kernel_launch_ns", "expected >= 0");
   need(p.embedding_row_access_ns >= 0, "/embedding_row_access_ns",

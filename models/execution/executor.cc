@@ -156,9 +156,31 @@ void Executor::maybe_ready(std::uint32_t i) {
         begin(m);
         if (m != i) enabled_by_[m] = i;
       }
-      backend_.start_collective(graph_, op.collective, [this, c] {
-        for (std::uint32_t m : collective_members_[c]) end(m);
-      });
+      try {
+        backend_.start_collective(graph_, op.collective, [this, c] {
+          for (std::uint32_t m : collective_members_[c]) end(m);
+        });
+      } catch (const InputError& e) {
+        // An algorithm that refuses the request names itself, not the call:
+        // say which collective of the graph it was (issue 41, class 9).
+        const CollectiveCall& call = graph_.collectives[c];
+        std::vector<Diagnostic> diagnostics = e.diagnostics();
+        for (Diagnostic& d : diagnostics) {
+          // A group of thousands is named by its ends and size.
+          const std::string ranks =
+              call.ranks.size() <= 16
+                  ? fmt::format("[{}]", fmt::join(call.ranks, ", "))
+                  : fmt::format("[{}, ..., {}] ({} ranks)",
+                                fmt::join(call.ranks.begin(), call.ranks.begin() + 4, ", "),
+                                fmt::join(call.ranks.end() - 2, call.ranks.end(), ", "), call.ranks.size());
+          d.message += fmt::format(" (the {} over ranks {}, {} bytes per rank, whose last member to arrive was "
+                                   "{} on rank {})",
+                                   call.kind, ranks, call.bytes_per_rank.count(),
+                                   op.name.empty() ? std::string("an op") : fmt::format("op '{}'", op.name),
+                                   op.rank);
+        }
+        throw InputError(std::move(diagnostics));
+      }
       break;
     }
     case OpKind::kSend:

@@ -139,6 +139,40 @@ TEST(ExecutorTest, CollectiveWaitsForTheLastMember) {
   EXPECT_EQ(r.ranks[1].exposed_communication, Duration::ns(20));
 }
 
+// An algorithm that refuses a collective's request names itself; the
+// executor adds which collective of the graph it was, so the error leads back
+// to the trace.
+class RefusingBackend : public FixedBackend {
+ public:
+  using FixedBackend::FixedBackend;
+  void start_collective(const OpGraph&, std::int64_t, sim::EventCallback) override {
+    throw InputError(Diagnostic{.source = "collective algorithm 'x'", .message = "the schedule is for 4 ranks; the group has 2"});
+  }
+};
+
+TEST(ExecutorTest, RefusedCollectiveNamesTheCall) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int s = g.stream("comm");
+  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(4096)});
+  g.add(collective(0, s, 0));
+  Op last = collective(1, s, 0);
+  last.name = "dense_allreduce";
+  g.add(last);
+  sim::Simulator sim;
+  RefusingBackend backend(sim);
+  try {
+    execute(sim, g, backend);
+    FAIL() << "expected the refusal";
+  } catch (const InputError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_EQ(e.diagnostics()[0].source, "collective algorithm 'x'");
+    EXPECT_EQ(e.diagnostics()[0].message,
+              "the schedule is for 4 ranks; the group has 2 (the all_reduce over ranks [0, 1], 4096 bytes per rank, "
+              "whose last member to arrive was op 'dense_allreduce' on rank 1)");
+  }
+}
+
 // A straggler (slow_compute): rank 0 at speed 0.25 takes 4 x 10 ns for its
 // compute; the collective waits for it (ends at 40 + 20 ns), rank 1's
 // compute and every delay op keep their time, and ranks past the speed
@@ -437,6 +471,13 @@ TEST(OpGraphTest, ValidationFindsEveryProblem) {
   deadlock.add(collective(1, d, 0));
   const std::string text = problems_of(deadlock);
   EXPECT_NE(text.find("dependency cycle through ops"), std::string::npos) << text;
+  // It names the shared calls and the ranks that meet them in different orders.
+  EXPECT_NE(text.find("ranks 0, 1 meet at collective "), std::string::npos) << text;
+  EXPECT_NE(text.find("(all_reduce)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(all_to_all)"), std::string::npos) << text;
+  EXPECT_NE(text.find("in different orders"), std::string::npos) << text;
+  // A cycle within one rank's own dependencies gets no such explanation.
+  EXPECT_EQ(problems_of(cycle).find("different orders"), std::string::npos);
 
   sim::Simulator sim;
   FixedBackend backend(sim);

@@ -203,7 +203,38 @@ std::vector<OpGraphProblem> validate(const OpGraph& g, const OpGraphNames* names
         std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
         std::vector<std::int64_t> named;
         for (std::uint32_t i : cycle) named.push_back(op_name(i));
-        problem(cycle.front(), fmt::format("dependency cycle through ops {}", fmt::join(named, " -> ")));
+        // A cycle that passes through a collective or a transfer goes from
+        // one rank to another there: the ranks meet at the shared calls in
+        // different orders. Say so, naming them; that, not a dependency a
+        // user wrote, is what makes such a cycle (a record missing from, or
+        // misplaced in, one rank's profile shifts its calls).
+        std::vector<std::string> shared;
+        std::vector<int> ranks;
+        for (std::uint32_t i : cycle) {
+          const Op& op = g.ops[i];
+          if (std::find(ranks.begin(), ranks.end(), op.rank) == ranks.end()) ranks.push_back(op.rank);
+          std::string call;
+          if (op.kind == OpKind::kCollective) {
+            const auto c = static_cast<std::size_t>(op.collective);
+            call = fmt::format("collective {} ({})", collective_name(c), g.collectives[c].kind);
+          } else if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+            const auto t = static_cast<std::size_t>(op.transfer);
+            call = fmt::format("transfer {} ({} -> {})", transfer_name(t), g.transfers[t].src, g.transfers[t].dst);
+          }
+          if (!call.empty() && std::find(shared.begin(), shared.end(), call) == shared.end()) {
+            shared.push_back(std::move(call));
+          }
+        }
+        std::string why;
+        if (!shared.empty() && ranks.size() > 1) {
+          std::sort(ranks.begin(), ranks.end());
+          why = fmt::format(
+              "; ranks {} meet at {} in different orders: every member of a call must issue it in the same "
+              "order relative to its other calls, or the calls wait for each other forever (NCCL would hang; "
+              "in a profiled trace, a record missing from one rank or placed out of order does this)",
+              fmt::join(ranks, ", "), fmt::join(shared, " and "));
+        }
+        problem(cycle.front(), fmt::format("dependency cycle through ops {}{}", fmt::join(named, " -> "), why));
         return problems;
       }
       if (colour[v] == 0) {
