@@ -3,7 +3,12 @@
 #
 # Builds the libFuzzer targets of //fuzz with --config=fuzz (clang 14,
 # ASan+UBSan) and runs each for SECONDS (default 600) on a scratch copy of
-# its seed corpus fuzz/corpus/<name>/ (plus fuzz/regression/<name>/).
+# its seed corpus fuzz/corpus/<name>/ (plus fuzz/regression/<name>/), with
+# its dictionary fuzz/dicts/<name>.dict (the JSON targets' also with
+# fuzz/dicts/json.dict: deep nesting, numbers past every range, long
+# strings). An input that runs longer than ZIONSIM_FUZZ_TIMEOUT seconds
+# (default 10; wall clock, so raise it when the fuzzers share the machine
+# with other work) is a finding.
 # Per target it prints the executions and whether a crash was found; crashing
 # inputs are copied into fuzz/regression/<name>/, which the normal-build test
 # //fuzz:<name>_fuzzer_regression replays.
@@ -44,6 +49,13 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "$dir/corpus" "$dir/artifacts" "$dir/cwd"
   cp -r "fuzz/corpus/$t/." "$dir/corpus/" 2>/dev/null || true
   [[ -d "fuzz/regression/$t" ]] && cp -r "fuzz/regression/$t/." "$dir/corpus/" 2>/dev/null
+  dict="$dir/dict.txt"
+  : >"$dict"
+  case "$t" in
+    cli | chakra_et | nccl_tests) ;;
+    *) cat fuzz/dicts/json.dict >>"$dict" ;;
+  esac
+  [[ -f "fuzz/dicts/$t.dict" ]] && { echo; cat "fuzz/dicts/$t.dict"; } >>"$dict"
   echo "=== $t: ${SECONDS_PER_TARGET}s"
   # The CLI target may write files its options name: run from a scratch cwd.
   (
@@ -51,7 +63,8 @@ for t in "${TARGETS[@]}"; do
       ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}" \
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}" \
         "$BIN/${t}_fuzzer" "$dir/corpus" \
-        -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
+        -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout="${ZIONSIM_FUZZ_TIMEOUT:-10}" -rss_limit_mb=4096 \
+        -dict="$dict" \
         -print_final_stats=1 -artifact_prefix="$dir/artifacts/" >"$dir/log.txt" 2>&1
   )
   rc=$?

@@ -13,8 +13,8 @@ before it: put the comment right after the paragraph, table or code block
 (no blank line between) that quotes the figure.
 ARGS are zionsim's arguments (split like a shell's words; they must ask for
 `--format json`). Each POINTER is a JSON pointer into the output and FORMAT
-how the document rounds it: a printf conversion (`%.1f`, `%+.3f`, `%d`,
-`%,d` for thousands separators) applied to the value; `pct:` before one
+how the document rounds it: a printf conversion (`%.1f`, `%+.3f`, `%d`;
+`%,d` or `%,.2f` with thousands separators) applied to the value; `pct:` before one
 (`pct:%+.0f`) shows (value - 1) x 100, a ratio as a percentage, and `M:` or
 `G:` the value in millions or billions. POINTER may be two pointers,
 `A / B`, for their ratio. The formatted
@@ -74,8 +74,8 @@ def render(value, spec):
     elif spec.startswith("M:") or spec.startswith("G:"):
         value = float(value) / (1e6 if spec[0] == "M" else 1e9)
         spec = spec[2:]
-    if spec == "%,d":
-        return f"{int(round(value)):,}"
+    if "," in spec:  # thousands separators: %,d or %,.2f
+        return format(int(round(value)) if spec.endswith("d") else float(value), spec[1:])
     if spec.endswith("d"):
         return spec % int(round(value))
     if spec == "%s":
