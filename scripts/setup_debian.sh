@@ -20,6 +20,7 @@ packages=(
   pybind11-dev python3-dev                           # the Python package (python/)
   python3-pandas python3-pytest python3-matplotlib   # ... its frames, tests and example
   python3-pip                                        # scripts/install_python.sh
+  libsimgrid-dev                                     # SimGrid 3.32: the flow model's differential test
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)
