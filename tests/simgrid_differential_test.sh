@@ -16,25 +16,9 @@ dir="${TEST_TMPDIR}/simgrid"
 mkdir -p "$dir"
 failures=0
 
-# COUNT flows between distinct GPUs of NODES servers (Python's random with
-# SEED): sizes log-uniform from 64 KiB to 64 MiB, starts uniform over
-# WINDOW_NS.
+# NODES COUNT SEED WINDOW_NS: staggered random flows (tests/staggered_flows.py).
 make_flows() {
-  /usr/bin/python3 - "$@" <<'PY'
-import json, math, random, sys
-nodes, count, seed, window = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-gpus = nodes * 8
-rng = random.Random(seed)
-flows = []
-for i in range(count):
-    src = rng.randrange(gpus)
-    dst = rng.randrange(gpus - 1)
-    dst += dst >= src
-    size = int(round(math.exp(rng.uniform(math.log(64 << 10), math.log(64 << 20)))))
-    flows.append({"id": i, "src_rank": src, "dst_rank": dst, "size_bytes": size,
-                  "start_ns": round(rng.uniform(0, window), 3)})
-json.dump({"schema_version": 1, "flows": flows}, sys.stdout)
-PY
+  /usr/bin/python3 "${root}/tests/staggered_flows.py" "$@"
 }
 
 check() {  # check NAME NODES WINDOW_NS CLUSTER-FLAGS...
