@@ -69,7 +69,13 @@ for t in "${TARGETS[@]}"; do
   )
   rc=$?
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log.txt" | tail -1 | grep -o '[0-9]*$')"
+  # libFuzzer also writes inputs slower than -report_slow_units (10 s) as
+  # slow-unit-* artifacts; under the timeout they are not findings: report
+  # how many, keep them out of the regression corpus.
+  slow=("$dir"/artifacts/slow-unit-*)
+  [[ -e "${slow[0]}" ]] && rm -f "${slow[@]}" || slow=()
   artifacts=("$dir"/artifacts/*)
+  [[ ${#slow[@]} -gt 0 ]] && echo "$t: ${#slow[@]} input(s) slower than 10 s but under the timeout (not findings)"
   if [[ $rc -ne 0 || -e "${artifacts[0]}" ]]; then
     found=1
     mkdir -p "fuzz/regression/$t"
