@@ -21,6 +21,7 @@ packages=(
   python3-pandas python3-pytest python3-matplotlib   # ... its frames, tests and example
   python3-pip                                        # scripts/install_python.sh
   libsimgrid-dev                                     # SimGrid 3.32: the flow model's differential test
+  openmpi-bin libopenmpi-dev                         # Open MPI 4.1: sweeps over MPI ranks (docs/sweeps.md)
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)

@@ -194,7 +194,7 @@ std::optional<std::string> unknown_flag(const CLI::App& command, const std::vect
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-            std::vector<Diagnostic>* diagnostics) {
+            std::vector<Diagnostic>* diagnostics, const SweepPlacement* merged) {
   CLI::App app(kDescription, "zionsim");
   app.set_version_flag("--version", version_line(), "Print the version and exit");
   // At most one subcommand; "none" is reported below with the valid names,
@@ -204,8 +204,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.footer("Run 'zionsim <command> --help' for the options of one command.\n");
 
   std::function<int(std::ostream&)> action;
-  CommandContext context{&action};
+  CommandContext context{&action, args, merged};
   add_whatif_command(app, context);
+  add_merge_command(app, context);
   add_plan_command(app, context);
   add_run_command(app, context);
   add_topology_command(app, context);

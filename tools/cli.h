@@ -30,8 +30,12 @@ inline constexpr int kExitInterrupted = 130;
 /// `diagnostics` is given, the problems of a bad input (status 2 from an
 /// InputError) are also stored there, as found (file, JSON pointer or line,
 /// message); a bad flag leaves it empty and says so on `err` only.
+struct SweepPlacement;
+
+/// Runs one command line. `merged` (zionsim merge) hands a sweep's points,
+/// read from its shards, to the command instead of simulating them.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-            std::vector<Diagnostic>* diagnostics = nullptr);
+            std::vector<Diagnostic>* diagnostics = nullptr, const SweepPlacement* merged = nullptr);
 
 /// Removes the temporary files of the outputs now being written (each
 /// output goes to a temporary file until it is complete; see

@@ -12,6 +12,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -64,10 +65,21 @@ void close_output_file(const std::string& option, const std::string& path, Outpu
 /// and would otherwise hold a descriptor each.
 void finish_output_file(const std::string& option, const std::string& path, OutputFile& file);
 
+struct SweepPlacement;
+
 struct CommandContext {
   /// Set by the chosen subcommand's parse callback; returns the exit status.
   std::function<int(std::ostream&)>* action;
+  /// The command line as given (the words after "zionsim"): what a shard
+  /// file records.
+  std::vector<std::string> args;
+  /// Set by `zionsim merge`: the sweep's points, read back from its shards.
+  const SweepPlacement* merged = nullptr;
 };
+
+/// `zionsim merge`: joins the shard files of a sweep into what one process
+/// prints (tools/sweep_shards.h).
+void add_merge_command(CLI::App& app, CommandContext& context);
 
 /// `zionsim version`: the version and build.
 void add_version_command(CLI::App& app, CommandContext& context, std::string version_line);

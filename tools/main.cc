@@ -17,10 +17,12 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "experiments/distribution.h"
 #include "tools/cli.h"
 #include "tools/interrupt.h"
 
@@ -75,8 +77,23 @@ int main(int argc, char** argv) {
   const sigset_t set = stop_signals();
   if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) == 0) std::thread(watch_signals, set).detach();
 
+  // Under mpirun every rank runs the same command; rank 0 alone prints (and
+  // writes files), the others hand it their sweep points
+  // (experiments/distribution.h). A rank that fails ends the job: the
+  // others may be waiting on it (or it on them), and Open MPI's MPI_Finalize
+  // waits for every rank.
+  zx::experiments::MpiSession mpi(&argc, &argv);
+  const bool quiet = zx::experiments::Mpi::rank() != 0;
+  std::ostringstream discarded;
+  if (quiet) zx::tools::set_progress_sink([](std::string_view) {});
+
   std::vector<std::string> args(argv + 1, argv + argc);
-  int status = zx::tools::run_cli(args, std::cout, std::cerr);
+  int status = zx::tools::run_cli(args, quiet ? discarded : std::cout, quiet ? discarded : std::cerr);
+  if (status != zx::tools::kExitOk && zx::experiments::Mpi::active()) {
+    std::cout.flush();
+    std::cerr.flush();
+    zx::experiments::Mpi::abort(status);
+  }
   if (status == zx::tools::kExitInterrupted && g_signal.load() != 0) status = 128 + g_signal.load();
   // Output that could not be written (a full disk, `> /dev/full`, a closed
   // pipe) is a failed run, not a quiet success: the result is lost.

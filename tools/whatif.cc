@@ -30,6 +30,9 @@
 #include "tools/commands.h"
 #include "tools/plan_search.h"
 #include "tools/cluster_options.h"
+#include "tools/whatif_codec.h"
+#include "base/check.h"
+#include "experiments/distribution.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
 
@@ -411,56 +414,13 @@ void check_memory(const std::vector<WhatIfOptions>& variants,
   }
 }
 
-std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions>& variants,
-                                                 std::optional<int> keep_trace_of,
-                                                 const std::function<void(const WhatIfPoint&, int, int)>& progress,
-                                                 const RunningHook& running,
-                                                 const std::function<std::string(std::size_t)>& context = {}) {
-  std::vector<std::pair<std::size_t, std::size_t>> tasks;  // (variant, index into its nodes)
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    for (std::size_t i = 0; i < variants[v].nodes.size(); ++i) tasks.emplace_back(v, i);
-  }
-  std::vector<std::vector<WhatIfPoint>> points(variants.size());
-  for (std::size_t v = 0; v < variants.size(); ++v) points[v].resize(variants[v].nodes.size());
-  const int total = static_cast<int>(tasks.size());
-  std::vector<std::exception_ptr> errors(tasks.size());
-  std::atomic<int> next{0};
-  std::atomic<int> done{0};
-  std::mutex progress_mutex;
-  RunningHook locked_running;
-  if (running) {
-    locked_running = [&](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
-      const std::lock_guard<std::mutex> lock(progress_mutex);
-      running(variant, nodes, p, seconds);
-    };
-  }
-  const auto worker = [&] {
-    for (int t = next++; t < total && !interrupt_requested(); t = next++) {
-      const auto [v, i] = tasks[static_cast<std::size_t>(t)];
-      WhatIfPoint& point = points[v][i];
-      try {
-        const int nodes = variants[v].nodes[i];
-        point = simulate_point(variants[v], static_cast<int>(v), nodes, keep_trace_of && *keep_trace_of == nodes,
-                               locked_running);
-        point.variant = static_cast<int>(v);
-      } catch (...) {
-        errors[static_cast<std::size_t>(t)] = std::current_exception();
-      }
-      const int finished = ++done;
-      if (progress && !errors[static_cast<std::size_t>(t)]) {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        progress(point, finished, total);
-      }
-    }
-  };
-  const int wanted = variants.front().threads > 0 ? variants.front().threads
-                                                  : static_cast<int>(std::thread::hardware_concurrency());
-  const int threads = std::max(1, std::min(total, wanted));
-  check_memory(variants, tasks, threads, keep_trace_of);
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
+// The first failing task's error (in task order), with the variant's
+// context; then the scaling efficiency within each variant, when every
+// point is there.
+void finish_points(std::vector<std::vector<WhatIfPoint>>& points,
+                   const std::vector<std::pair<std::size_t, std::size_t>>& tasks,
+                   const std::vector<std::exception_ptr>& errors, bool all_points,
+                   const std::function<std::string(std::size_t)>& context) {
   check_interrupt();  // before the points' errors: an interrupted point's is Interrupted
   for (std::size_t t = 0; t < errors.size(); ++t) {
     if (!errors[t]) continue;
@@ -471,6 +431,7 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
       throw with_context(e, context(tasks[t].first));
     }
   }
+  if (!all_points) return;
   // Scaling efficiency: throughput per GPU against the smallest fitting size.
   for (std::vector<WhatIfPoint>& variant : points) {
     const WhatIfPoint* base = nullptr;
@@ -483,7 +444,138 @@ std::vector<std::vector<WhatIfPoint>> run_points(const std::vector<WhatIfOptions
       }
     }
   }
-  return points;
+}
+
+PlacedSweep run_points(const std::vector<WhatIfOptions>& variants, std::optional<int> keep_trace_of,
+                       const std::function<void(const WhatIfPoint&, int, int)>& progress,
+                       const RunningHook& running, const std::function<std::string(std::size_t)>& context = {},
+                       const SweepPlacement& placement = {}) {
+  std::vector<std::pair<std::size_t, std::size_t>> tasks;  // (variant, index into its nodes)
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (std::size_t i = 0; i < variants[v].nodes.size(); ++i) tasks.emplace_back(v, i);
+  }
+  PlacedSweep out;
+  std::vector<std::vector<WhatIfPoint>>& points = out.points;
+  points.resize(variants.size());
+  for (std::size_t v = 0; v < variants.size(); ++v) points[v].resize(variants[v].nodes.size());
+  std::vector<std::exception_ptr> errors(tasks.size());
+
+  if (placement.merged != nullptr) {
+    // Read back, not simulated: every task's outcome, in task order.
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      const auto it = placement.merged->find(t);
+      ZX_CHECK(it != placement.merged->end(), "merge hands over every task of the sweep");
+      const auto [v, i] = tasks[t];
+      try {
+        points[v][i] = point_or_rethrow(it->second, placement.merged_source, fmt::format("/tasks/{}", t));
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+      out.computed.push_back(t);
+    }
+    finish_points(points, tasks, errors, true, context);
+    return out;
+  }
+
+  // The tasks this process runs (or, over MPI, this job): all, or a share.
+  const bool over_mpi = placement.mpi && experiments::Mpi::active();
+  const std::vector<double> costs =
+      placement.shard || over_mpi ? sweep_task_costs(variants) : std::vector<double>(tasks.size(), 1.0);
+  std::vector<std::size_t> here;
+  if (placement.shard) {
+    here = experiments::shard_tasks(costs, *placement.shard);
+  } else {
+    for (std::size_t t = 0; t < tasks.size(); ++t) here.push_back(t);
+  }
+  out.computed = here;
+  const int total = static_cast<int>(here.size());
+  std::atomic<int> done{0};
+  std::mutex progress_mutex;
+  RunningHook locked_running;
+  if (running) {
+    locked_running = [&](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      running(variant, nodes, p, seconds);
+    };
+  }
+  const auto simulate_task = [&](std::size_t t, WhatIfPoint& point) {
+    const auto [v, i] = tasks[t];
+    const int nodes = variants[v].nodes[i];
+    point = simulate_point(variants[v], static_cast<int>(v), nodes, keep_trace_of && *keep_trace_of == nodes,
+                           locked_running);
+    point.variant = static_cast<int>(v);
+  };
+  const auto report = [&](const WhatIfPoint& point, bool failed) {
+    const int finished = ++done;
+    if (progress && !failed) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      progress(point, finished, total);
+    }
+  };
+  const int wanted = variants.front().threads > 0 ? variants.front().threads : experiments::available_cpus();
+  std::vector<std::pair<std::size_t, std::size_t>> here_tasks;
+  for (const std::size_t t : here) here_tasks.push_back(tasks[t]);
+
+  if (over_mpi) {
+    // Each rank checks the memory of the sizes it may get, on its threads.
+    check_memory(variants, here_tasks, std::max(1, std::min(total, wanted)), keep_trace_of);
+    std::vector<double> here_costs;
+    for (const std::size_t t : here) here_costs.push_back(costs[t]);
+    std::vector<std::size_t> order;
+    for (const std::size_t k : experiments::largest_first(here_costs)) order.push_back(here[k]);
+    const experiments::TaskFunction run_task = [&](std::size_t t) {
+      WhatIfPoint point;
+      std::exception_ptr error;
+      try {
+        if (interrupt_requested()) check_interrupt();
+        simulate_task(t, point);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      return task_outcome_to_json(error ? nullptr : &point, error).dump();
+    };
+    const experiments::ResultFunction arrived = [&](std::size_t t, std::string bytes) {
+      const auto [v, i] = tasks[t];
+      bool failed = false;
+      try {
+        points[v][i] = point_or_rethrow(nlohmann::json::parse(bytes), "an MPI rank's result", "");
+      } catch (...) {
+        errors[t] = std::current_exception();
+        failed = true;
+      }
+      report(points[v][i], failed);
+    };
+    experiments::run_over_mpi(order, std::max(1, wanted), run_task, arrived);
+    if (experiments::Mpi::rank() != 0) {
+      out.prints = false;
+      return out;
+    }
+    finish_points(points, tasks, errors, !placement.shard, context);
+    return out;
+  }
+
+  std::atomic<int> next{0};
+  const auto worker = [&] {
+    for (int k = next++; k < total && !interrupt_requested(); k = next++) {
+      const std::size_t t = here[static_cast<std::size_t>(k)];
+      const auto [v, i] = tasks[t];
+      WhatIfPoint& point = points[v][i];
+      try {
+        simulate_task(t, point);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+      report(point, errors[t] != nullptr);
+    }
+  };
+  const int threads = std::max(1, std::min(total, wanted));
+  check_memory(variants, here_tasks, threads, keep_trace_of);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  finish_points(points, tasks, errors, !placement.shard, context);
+  return out;
 }
 
 }  // namespace
@@ -492,12 +584,35 @@ std::vector<WhatIfPoint> run_whatif(const WhatIfOptions& o, std::optional<int> k
                                     const std::function<void(const WhatIfPoint&, int, int)>& progress,
                                     const RunningHook& running) {
   check_whatif_options(o);
-  return run_points({o}, keep_trace_of, progress, running).front();
+  return run_points({o}, keep_trace_of, progress, running).points.front();
 }
 
 std::vector<std::vector<WhatIfPoint>> run_whatif_variants(
     const std::vector<WhatIfVariant>& variants, const std::function<void(const WhatIfPoint&, int, int)>& progress,
     const RunningHook& running) {
+  return run_whatif_placed(variants, SweepPlacement{}, progress, running).points;
+}
+
+std::vector<double> sweep_task_costs(const std::vector<WhatIfOptions>& variants) {
+  std::vector<double> costs;
+  std::map<std::pair<std::size_t, int>, double> known;  // (variant, nodes)
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (const int nodes : variants[v].nodes) {
+      auto it = known.find({v, nodes});
+      if (it == known.end()) {
+        const std::optional<std::int64_t> gpus = gpus_at(variants[v], nodes);
+        it = known.emplace(std::pair{v, nodes}, gpus ? static_cast<double>(*gpus) * static_cast<double>(*gpus) : 1.0)
+                 .first;
+      }
+      costs.push_back(it->second);
+    }
+  }
+  return costs;
+}
+
+PlacedSweep run_whatif_placed(const std::vector<WhatIfVariant>& variants, const SweepPlacement& placement,
+                              const std::function<void(const WhatIfPoint&, int, int)>& progress,
+                              const RunningHook& running) {
   if (variants.empty()) throw InputError(Diagnostic{"--vary", "", "expected at least one variant"});
   std::vector<WhatIfOptions> options;
   for (const WhatIfVariant& v : variants) {
@@ -512,7 +627,7 @@ std::vector<std::vector<WhatIfPoint>> run_whatif_variants(
   const auto context = [&variants](std::size_t v) {
     return variants[v].settings.empty() ? std::string() : fmt::format(" (in the variant {})", variants[v].label());
   };
-  return run_points(options, std::nullopt, progress, running, context);
+  return run_points(options, std::nullopt, progress, running, context, placement);
 }
 
 std::vector<std::string> effective_degradations(const WhatIfOptions& o) {

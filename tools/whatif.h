@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "experiments/distribution.h"
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
 #include "models/dlrm/sharding.h"
@@ -207,6 +210,36 @@ workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64
 
 struct WhatIfVariant;
 
+/// Where a sweep's points run (experiments/distribution.h). The default: all
+/// of them here, on the threads of the first variant's `threads`.
+struct SweepPlacement {
+  /// Only this share of the points (tasks numbered variant by variant, size
+  /// by size); the others are left default and not in `computed`. Scaling
+  /// efficiency needs every point and is left 0.
+  std::optional<experiments::Shard> shard;
+  /// Spread over the ranks of the MPI job when one runs (experiments::Mpi).
+  bool mpi = false;
+  /// Points read back from shard files (zionsim merge) by task, as
+  /// task_outcome_to_json wrote them, `merged_source` naming them in errors:
+  /// nothing is simulated.
+  const std::map<std::size_t, nlohmann::json>* merged = nullptr;
+  std::string merged_source;
+};
+
+/// What a placed sweep gives: the points (as run_whatif_variants), which
+/// tasks ran here (every one, without a shard), and whether this process
+/// prints them (false on the MPI ranks other than 0, whose points went to
+/// rank 0).
+struct PlacedSweep {
+  std::vector<std::vector<WhatIfPoint>> points;
+  std::vector<std::size_t> computed;  ///< task indices, ascending
+  bool prints = true;
+};
+
+/// The cost of each task of a sweep for placing it (its GPUs squared, the
+/// all-to-all's pairs; 1 for a size whose cluster cannot be read).
+std::vector<double> sweep_task_costs(const std::vector<WhatIfOptions>& variants);
+
 /// As run_whatif for several variants at once (the points of all of them
 /// share the threads of the first variant's `threads`): result i holds
 /// variant i's points, each with `variant` = i, scaling measured within the
@@ -216,6 +249,13 @@ std::vector<std::vector<WhatIfPoint>> run_whatif_variants(
     const std::vector<WhatIfVariant>& variants,
     const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {},
     const RunningHook& running = {});
+
+/// As run_whatif_variants, placed: a share of the points, over MPI ranks, or
+/// read back from shards. Errors are the one-process run's: the first
+/// failing point's in task order (on rank 0 for MPI; a shard's own first).
+PlacedSweep run_whatif_placed(const std::vector<WhatIfVariant>& variants, const SweepPlacement& placement,
+                              const std::function<void(const WhatIfPoint&, int done, int total)>& progress = {},
+                              const RunningHook& running = {});
 
 /// Checks, without simulating, what can be checked of `o` before a long
 /// sweep starts: the cluster loads (at each size), the GPU profile, the

@@ -30,7 +30,10 @@
 #include "tools/commands.h"
 #include "tools/model_options.h"
 #include "tools/svg_plot.h"
+#include "experiments/distribution.h"
+#include "tools/sweep_shards.h"
 #include "tools/whatif.h"
+#include "tools/whatif_codec.h"
 #include "topology/degrade.h"
 #include "workloads/chakra_export.h"
 #include "workloads/trace.h"
@@ -67,6 +70,7 @@ struct Flags {
   std::string plot;
   std::string emit_trace;
   std::vector<std::string> vary;
+  std::string shard;       ///< --shard K/N; empty: the Slurm array's, or none
   double sensitivity = 0;  ///< 0: off
   /// Flags given on the command line that a --vary knob would contradict.
   std::set<std::string> given;
@@ -446,7 +450,39 @@ std::string default_nodes(const topology::ClusterRequest& cluster) {
   return std::to_string(servers.size());
 }
 
-int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
+// Where the points run: a share (--shard, or the Slurm job array's), over
+// the MPI job's ranks, or (zionsim merge) read back from shards.
+SweepPlacement placement_of(const Flags& f, const SweepPlacement* merged) {
+  if (merged != nullptr) return *merged;
+  SweepPlacement placement;
+  if (!f.shard.empty()) {
+    placement.shard = experiments::parse_shard(f.shard, "--shard");
+  } else {
+    placement.shard = experiments::shard_from_environment();
+  }
+  placement.mpi = experiments::Mpi::active();
+  return placement;
+}
+
+int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std::vector<std::string>& args,
+        const SweepPlacement* merged) {
+  const SweepPlacement placement = placement_of(f, merged);
+  const bool placed = placement.shard || placement.mpi || placement.merged != nullptr;
+  if (placed && (!f.timeline.empty() || !f.emit_trace.empty())) {
+    throw InputError(Diagnostic{
+        !f.timeline.empty() ? "--timeline" : "--emit-trace", "",
+        fmt::format("writes one size's whole simulation, which a sweep {} does not carry back; run that size "
+                    "alone, without {}",
+                    placement.shard    ? "split into shards"
+                    : placement.mpi    ? "spread over MPI ranks"
+                                       : "merged from shards",
+                    placement.shard ? "--shard (or outside the Slurm job array)"
+                    : placement.mpi ? "mpirun"
+                                    : "the shards"),
+    });
+  }
+  // Who writes files: not a shard (merge does), not the MPI ranks but 0.
+  const bool writes_files = !placement.shard && experiments::Mpi::rank() == 0;
   WhatIfOptions o = base;
   o.nodes = parse_nodes(f.nodes.empty() ? default_nodes(o.cluster) : f.nodes);
   apply_model_flags(*f.batch, o);
@@ -480,15 +516,15 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
 
   // Output files first: an unwritable path must not cost the simulation.
   OutputFile timeline_file, trace_file, plot_file;
-  if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
+  if (writes_files && !f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   // A prefix ending in .et (or .et.gz) asks for Chakra files, one per rank
   // (PREFIX.<rank>.et); rank 0's is opened now, so that an unwritable
   // directory costs no simulation.
   const bool chakra_trace = is_chakra_prefix(f.emit_trace);
-  if (!f.emit_trace.empty()) {
+  if (writes_files && !f.emit_trace.empty()) {
     trace_file = open_output_file("--emit-trace", chakra_trace ? workloads::chakra_rank_path(f.emit_trace, 0) : f.emit_trace);
   }
-  if (!f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
+  if (writes_files && !f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
   std::optional<int> keep;
   if (!f.timeline.empty() || !f.emit_trace.empty()) keep = *std::max_element(o.nodes.begin(), o.nodes.end());
   const auto start = std::chrono::steady_clock::now();
@@ -557,7 +593,35 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
     }
   };
   std::vector<std::vector<WhatIfPoint>> all;
-  if (variants.size() == 1 && variants.front().settings.empty()) {
+  if (placed) {
+    std::size_t tasks = 0;
+    for (const WhatIfVariant& v : variants) tasks += v.options.nodes.size();
+    if (placement.merged != nullptr && placement.merged->size() != tasks) {
+      throw InputError(Diagnostic{
+          "merge", "",
+          fmt::format("{} hold {} points, and their command makes {} here: they were written by another version of "
+                      "zionsim, or with other files behind the same names",
+                      placement.merged_source, placement.merged->size(), tasks)});
+    }
+    PlacedSweep sweep = placement.merged != nullptr ? run_whatif_placed(variants, placement)
+                                                    : run_whatif_placed(variants, placement, finished, running);
+    if (!sweep.prints) return kExitOk;  // an MPI rank other than 0: rank 0 prints
+    if (placement.shard) {
+      std::vector<std::pair<std::size_t, nlohmann::ordered_json>> outcomes;
+      std::vector<std::pair<std::size_t, std::size_t>> where;  // task -> (variant, index)
+      for (std::size_t v = 0; v < variants.size(); ++v) {
+        for (std::size_t i = 0; i < variants[v].options.nodes.size(); ++i) where.emplace_back(v, i);
+      }
+      for (const std::size_t t : sweep.computed) {
+        const auto [v, i] = where[t];
+        outcomes.emplace_back(t, task_outcome_to_json(&sweep.points[v][i], nullptr));
+      }
+      out << shard_document(command_without_shard(args), tasks, *placement.shard, std::move(outcomes)).dump()
+          << '\n';
+      return kExitOk;
+    }
+    all = std::move(sweep.points);
+  } else if (variants.size() == 1 && variants.front().settings.empty()) {
     all.push_back(run_whatif(o, keep, finished, running));
   } else {
     all = run_whatif_variants(variants, finished, running);
@@ -615,7 +679,7 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out) {
       close_output_file("--emit-trace", f.emit_trace, trace_file);
     }
   }
-  if (!f.plot.empty()) {
+  if (writes_files && !f.plot.empty()) {
     std::vector<PlotSeries> series;
     for (std::size_t v = 0; v < variants.size(); ++v) {
       series.push_back(PlotSeries{variants[v].settings.empty() ? "" : variants[v].label(), all[v]});
@@ -697,20 +761,25 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), cache-hit-rate, index-zipf-alpha, cache-fraction, hbm-reserve, dense-optimizer, index-dtype, algo.KIND, degrade (none, or SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it")
       ->option_text("KEY=V1,V2,...")
       ->take_all();
-  cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action] {
+  cmd->add_option("--shard", f->shard,
+                  "Simulate only share K (from 0) of N of the sweep's points and write them as a shard file for "
+                  "'zionsim merge' (default inside a Slurm job array: the array task's share; docs/sweeps.md)")
+      ->option_text("K/N");
+  cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action, args = context.args,
+                                merged = context.merged] {
     for (const auto& [knob, what] : whatif_variation_knobs()) {
       const std::string flag = flag_of_knob(knob);
       if (knob.find('.') == std::string::npos && cmd->get_option_no_throw(flag) != nullptr && cmd->count(flag) > 0) {
         f->given.insert(flag);
       }
     }
-    *action = [request, sources, options, f](std::ostream& out) {
+    *action = [request, sources, options, f, args, merged](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;
       o.plugins = sources->plugins;
       o.schedules = sources->schedules;
       o.algorithm_options = parse_algorithm_options(sources->options);
-      return run(o, *f, out);
+      return run(o, *f, out, args, merged);
     };
   });
 }

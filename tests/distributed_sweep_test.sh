@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Sweeps spread beyond one process print what one process prints
+# (docs/sweeps.md): shards merged (`--shard K/N`, Slurm's array variables,
+# `zionsim merge`) and `mpirun -n 3` give the one-process table, CSV and JSON
+# byte for byte (JSON's wall times aside); a missing, repeated, foreign or
+# edited shard is an error naming it, exit status 2; a rank that dies ends
+# the MPI job with an error that names it, without a hang. Under the
+# sanitizers the MPI runs are left out (Open MPI's own allocations at exit
+# are not this program's leaks).
+set -uo pipefail
+
+zionsim="${TEST_SRCDIR}/${TEST_WORKSPACE}/tools/zionsim"
+dir="${TEST_TMPDIR}/sweeps"
+mkdir -p "$dir"
+
+exec python3 - "$zionsim" "$dir" <<'PY'
+import json, os, shutil, subprocess, sys, time
+
+zionsim, work = sys.argv[1], sys.argv[2]
+os.chdir(work)
+failures = 0
+# A small sweep of 8 points: two variants of four sizes, one too small to
+# fit, so that the merge also carries a point that does not fit.
+SWEEP = ["whatif", "--model", "dlrm-a-small", "--nodes", "1,2,4,8", "--vary", "nic-gbit=200,400"]
+
+def run(args, env=None, timeout=300):
+    e = dict(os.environ)
+    for name in ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN"):
+        e.pop(name, None)
+    e.update(env or {})
+    p = subprocess.run(args, capture_output=True, env=e, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode()
+
+def check(name, ok, detail=""):
+    global failures
+    print(f"{'ok' if ok else 'FAIL'}: {name}{': ' + detail if detail and not ok else ''}")
+    if not ok:
+        failures += 1
+
+def comparable(fmt, data):
+    if fmt != "json":
+        return data
+    doc = json.loads(data)
+    for r in doc["results"]:
+        r.pop("wall_seconds")
+    return json.dumps(doc, sort_keys=True).encode()
+
+# One process, the reference.
+reference = {}
+for fmt in ("table", "csv", "json"):
+    status, out, err = run([zionsim] + SWEEP + ["--format", fmt])
+    check(f"one process, {fmt}", status == 0 and out, err)
+    reference[fmt] = out
+
+# Shards: given as --shard, or taken from a Slurm job array's variables.
+for fmt in ("table", "csv", "json"):
+    files = []
+    for k in range(3):
+        path = f"{fmt}.shard{k}.json"
+        if k == 1:  # --array=5-7, task 6: share 1 of 3
+            status, out, err = run([zionsim] + SWEEP + ["--format", fmt],
+                                   env={"SLURM_ARRAY_TASK_ID": "6", "SLURM_ARRAY_TASK_COUNT": "3",
+                                        "SLURM_ARRAY_TASK_MIN": "5"})
+        else:
+            status, out, err = run([zionsim] + SWEEP + ["--format", fmt, "--shard", f"{k}/3"])
+        check(f"shard {k}/3, {fmt}", status == 0, err)
+        open(path, "wb").write(out)
+        files.append(path)
+    doc = json.loads(open(files[1]).read())
+    check(f"the Slurm array's task is share 1 of 3 ({fmt})", doc["shard"] == {"index": 1, "count": 3}, str(doc["shard"]))
+    tasks = sorted(r["task"] for f in files for r in json.loads(open(f).read())["results"])
+    check(f"the shares hold every point once ({fmt})", tasks == list(range(8)), str(tasks))
+    status, out, err = run([zionsim, "merge", files[2], files[0], files[1]])
+    check(f"merge of 3 shards = one process, {fmt}",
+          status == 0 and comparable(fmt, out) == comparable(fmt, reference[fmt]), err)
+
+# What merge refuses, naming the file.
+def refused(name, args, want):
+    status, out, err = run([zionsim, "merge"] + args)
+    check(name, status == 2 and want in err and not out, f"status {status}, stderr {err!r}")
+
+refused("a missing shard", ["table.shard0.json", "table.shard2.json"], "shard 1 of 3 missing")
+refused("a shard given twice", ["table.shard0.json", "table.shard1.json", "table.shard0.json"],
+        "shard 0 of 3 given twice: table.shard0.json and table.shard0.json")
+refused("a shard of another sweep", ["table.shard0.json", "csv.shard1.json", "table.shard2.json"],
+        "csv.shard1.json: /command: a shard of another sweep")
+edited = json.loads(open("table.shard0.json").read())
+edited["command"][2] = "dlrm-a"
+open("edited.json", "w").write(json.dumps(edited))
+refused("an edited shard", ["edited.json", "table.shard1.json", "table.shard2.json"],
+        "edited.json: /sweep: expected")
+dropped = json.loads(open("table.shard2.json").read())
+dropped["results"].pop()
+open("dropped.json", "w").write(json.dumps(dropped))
+refused("a shard with a point cut out", ["table.shard0.json", "table.shard1.json", "dropped.json"],
+        "is in none of")
+open("not_a_shard.json", "w").write('{"schema_version": 1}')
+refused("a file that is not a shard", ["not_a_shard.json"], "not_a_shard.json: expected a shard file")
+
+status, out, err = run([zionsim] + SWEEP + ["--shard", "3/3"])
+check("--shard 3/3 is refused", status == 2 and "--shard: expected K/N" in err, err)
+status, out, err = run([zionsim] + SWEEP + ["--shard", "0/2", "--timeline", "t.json"])
+check("--timeline with --shard is refused", status == 2 and "--timeline" in err and not os.path.exists("t.json"), err)
+
+# MPI: three ranks of one to three points each.
+if os.environ.get("ZIONSIM_SANITIZED") == "1":
+    print("skipped: mpirun under the sanitizers")
+else:
+    mpirun = shutil.which("mpirun")
+    check("mpirun is installed (scripts/setup_debian.sh)", mpirun is not None)
+    if mpirun:
+        env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+        mpi = [mpirun, "-n", "3", zionsim]
+        for fmt in ("table", "csv", "json"):
+            status, out, err = run(mpi + SWEEP + ["--format", fmt, "--threads", "1"], env=env)
+            check(f"mpirun -n 3 = one process, {fmt}",
+                  status == 0 and comparable(fmt, out) == comparable(fmt, reference[fmt]), err)
+        status, out, err = run(mpi + ["whatif", "--model", "nope"], env=env)
+        check("a bad input under mpirun: exit 2, the error once",
+              status == 2 and err.count("zionsim: error: --model: unknown model 'nope'") == 1 and not out, err)
+        # Rank 1 killed mid-sweep (found by the rank mpirun put in its
+        # environment): the job ends, naming it, instead of waiting.
+        args = mpi + ["whatif", "--model", "dlrm-a", "--nodes", "16,24,32", "--vary", "nic-gbit=100,200,400",
+                      "--threads", "1"]
+        e = dict(os.environ, **env)
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+        killed = False
+        deadline = time.monotonic() + 120
+        while not killed and p.poll() is None and time.monotonic() < deadline:
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                    cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+                except OSError:
+                    continue
+                if b"OMPI_COMM_WORLD_RANK=1" in environ and cmdline[0].endswith(b"zionsim"):
+                    time.sleep(0.5)
+                    os.kill(int(pid), 9)
+                    killed = True
+                    break
+            time.sleep(0.05)
+        try:
+            out, err = p.communicate(timeout=120)
+            err = err.decode()
+            check("a rank killed mid-sweep ends the job, naming the rank",
+                  killed and p.returncode != 0 and "rank 1" in err and not out, f"status {p.returncode}, {err!r}")
+        except subprocess.TimeoutExpired:
+            p.kill()
+            check("a rank killed mid-sweep ends the job (it hung)", False)
+
+print(f"{failures} failed")
+sys.exit(1 if failures else 0)
+PY

@@ -1,0 +1,43 @@
+// File: tools/whatif_codec.h
+//
+// A what-if point as JSON, losslessly: what an MPI rank sends rank 0 and
+// what a shard file keeps (tools/sweep_shards.h), so that the point printed
+// after the trip is the point simulated, to the bit. Doubles are written with
+// nlohmann's shortest round-trip form (non-finite ones as the strings "inf",
+// "-inf", "nan"); 64-bit counters as numbers. The graph, the execution and
+// the network activity kept for --timeline are not carried (a distributed
+// sweep writes no timeline).
+//
+// A task's outcome is either its point or the error it threw, carried so
+// that rank 0 (or merge) rethrows what the one-process run would have
+// thrown: input errors with their diagnostics, range errors, invariant
+// failures, interruptions.
+
+#ifndef ZIONSIM_TOOLS_WHATIF_CODEC_H_
+#define ZIONSIM_TOOLS_WHATIF_CODEC_H_
+
+#include <exception>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/whatif.h"
+
+namespace zx::tools {
+
+nlohmann::ordered_json whatif_point_to_json(const WhatIfPoint& point);
+
+/// Throws zx::InputError naming `source` and the JSON pointer below `where`
+/// for a document that is not one whatif_point_to_json wrote.
+WhatIfPoint whatif_point_from_json(const nlohmann::json& doc, const std::string& source, const std::string& where);
+
+/// {"point": ...} for a point, {"error": ...} for the exception `error`.
+nlohmann::ordered_json task_outcome_to_json(const WhatIfPoint* point, std::exception_ptr error);
+
+/// The point of an outcome; rethrows the error of one that failed.
+/// Throws zx::InputError (naming `source`, `where`) for a malformed outcome.
+WhatIfPoint point_or_rethrow(const nlohmann::json& outcome, const std::string& source, const std::string& where);
+
+}  // namespace zx::tools
+
+#endif  // ZIONSIM_TOOLS_WHATIF_CODEC_H_
