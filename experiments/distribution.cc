@@ -8,6 +8,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -156,7 +157,10 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 #else
   (void)argc;
   (void)argv;
-  (void)launched_by_mpi;
+  if (launched_by_mpi()) {
+    std::fputs("zionsim: built without MPI (--define=mpi=off): under mpirun every rank runs the whole command\n",
+               stderr);
+  }
 #endif
 }
 
