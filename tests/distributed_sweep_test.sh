@@ -102,6 +102,46 @@ check("--shard 3/3 is refused", status == 2 and "--shard: expected K/N" in err, 
 status, out, err = run([zionsim] + SWEEP + ["--shard", "0/2", "--timeline", "t.json"])
 check("--timeline with --shard is refused", status == 2 and "--timeline" in err and not os.path.exists("t.json"), err)
 
+# --results DIR: points kept as they finish, reused by a rerun (their
+# wall_seconds, kept too, show that they were not simulated again).
+def points(data):
+    return {(json.dumps(r["variant"], sort_keys=True), r["nodes"]): r for r in json.loads(data)["results"]}
+
+status, first, err = run([zionsim] + SWEEP + ["--format", "json", "--results", "kept"])
+check("--results: a first run = one process", status == 0 and comparable("json", first) == comparable("json", reference["json"]), err)
+check("--results: one file per point", len(os.listdir("kept")) == 8, str(os.listdir("kept")))
+status, again, err = run([zionsim] + SWEEP + ["--format", "json", "--results", "kept"])
+check("--results: a rerun reads every point (the same wall_seconds too)", status == 0 and again == first, err)
+grown = ["whatif", "--model", "dlrm-a-small", "--nodes", "1,2,4,8,16", "--vary", "nic-gbit=200,400", "--format", "json"]
+status, out, err = run([zionsim] + grown + ["--results", "kept"])
+old = points(first)
+new = points(out)
+check("--results: a grown sweep reuses the points it has",
+      status == 0 and len(new) == 10 and all(new[k]["wall_seconds"] == v["wall_seconds"] for k, v in old.items()), err)
+status, fresh, err = run([zionsim] + grown)
+check("--results: a grown sweep = one process", comparable("json", out) == comparable("json", fresh), err)
+victim = sorted(os.listdir("kept"))[0]
+open(os.path.join("kept", victim), "w").write('{"zionsim_point": 1, "identity": ')
+status, out, err = run([zionsim] + grown + ["--results", "kept"])
+check("--results: a damaged kept point is named, exit 2",
+      status == 2 and victim in err and "delete it to simulate that point again" in err and not out, err)
+# A sweep stopped after its first point resumes with the rest.
+slow = ["whatif", "--model", "dlrm-a", "--nodes", "2,16", "--threads", "1", "--format", "json", "--results", "resume"]
+e = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_ARRAY")}
+p = subprocess.Popen([zionsim] + slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+deadline = time.monotonic() + 120
+while p.poll() is None and time.monotonic() < deadline and not (os.path.isdir("resume") and
+        any(n.endswith(".json") for n in os.listdir("resume"))):
+    time.sleep(0.01)
+p.terminate()
+p.communicate(timeout=60)
+kept_before = sorted(n for n in os.listdir("resume") if n.endswith(".json"))
+status, out, err = run([zionsim] + slow)
+check("--results: a stopped sweep resumes: the points kept, the rest simulated",
+      p.returncode == 143 and len(kept_before) == 1 and status == 0 and len(os.listdir("resume")) == 2 and
+      comparable("json", out) == comparable("json", run([zionsim] + slow[:-2])[1]),
+      f"stopped with {p.returncode}, kept {kept_before}, then {status}: {err}")
+
 # MPI: three ranks of one to three points each.
 if os.environ.get("ZIONSIM_SANITIZED") == "1":
     print("skipped: mpirun under the sanitizers")
@@ -115,6 +155,10 @@ else:
             status, out, err = run(mpi + SWEEP + ["--format", fmt, "--threads", "1"], env=env)
             check(f"mpirun -n 3 = one process, {fmt}",
                   status == 0 and comparable(fmt, out) == comparable(fmt, reference[fmt]), err)
+        status, out, err = run(mpi + SWEEP + ["--format", "json", "--threads", "1", "--results", "mpi_kept"], env=env)
+        check("mpirun -n 3 --results: rank 0 keeps every point", status == 0 and len(os.listdir("mpi_kept")) == 8, err)
+        status, again, err = run([zionsim] + SWEEP + ["--format", "json", "--results", "mpi_kept"])
+        check("... and one process reads them all", status == 0 and again == out, err)
         status, out, err = run(mpi + ["whatif", "--model", "nope"], env=env)
         check("a bad input under mpirun: exit 2, the error once",
               status == 2 and err.count("zionsim: error: --model: unknown model 'nope'") == 1 and not out, err)

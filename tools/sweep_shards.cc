@@ -24,17 +24,18 @@ std::vector<std::string> command_without_shard(const std::vector<std::string>& a
   return out;
 }
 
-std::string sweep_id(const std::vector<std::string>& command) {
-  // FNV-1a, 64 bits (offset basis 14695981039346656037, prime 1099511628211),
-  // over the words each followed by a zero byte.
-  std::uint64_t h = 14695981039346656037ull;
-  for (const std::string& word : command) {
-    for (const char c : word) {
-      h ^= static_cast<unsigned char>(c);
-      h *= 1099511628211ull;
-    }
-    h *= 1099511628211ull;  // the separator, a zero byte
+std::uint64_t fnv1a_64(std::string_view data, std::uint64_t h) {
+  for (const char c : data) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
   }
+  return h;
+}
+
+std::string sweep_id(const std::vector<std::string>& command) {
+  // The words, each followed by a zero byte.
+  std::uint64_t h = fnv1a_64("");
+  for (const std::string& word : command) h = fnv1a_64(std::string_view(word.c_str(), word.size() + 1), h);
   return fmt::format("{:016x}", h);
 }
 

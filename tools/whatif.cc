@@ -513,12 +513,34 @@ PlacedSweep run_points(const std::vector<WhatIfOptions>& variants, std::optional
     }
   };
   const int wanted = variants.front().threads > 0 ? variants.front().threads : experiments::available_cpus();
+  // Points kept by an earlier run are read, not simulated (on rank 0 alone
+  // over MPI: it hands out what is left).
+  if (placement.kept && experiments::Mpi::rank() == 0) {
+    std::vector<std::size_t> left;
+    for (const std::size_t t : here) {
+      const auto [v, i] = tasks[t];
+      try {
+        if (std::optional<WhatIfPoint> kept = placement.kept(t)) {
+          points[v][i] = std::move(*kept);
+          points[v][i].variant = static_cast<int>(v);
+          report(points[v][i], false);
+          continue;
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+        continue;
+      }
+      left.push_back(t);
+    }
+    here = std::move(left);
+  }
+  const int to_simulate = static_cast<int>(here.size());
   std::vector<std::pair<std::size_t, std::size_t>> here_tasks;
   for (const std::size_t t : here) here_tasks.push_back(tasks[t]);
 
   if (over_mpi) {
     // Each rank checks the memory of the sizes it may get, on its threads.
-    check_memory(variants, here_tasks, std::max(1, std::min(total, wanted)), keep_trace_of);
+    check_memory(variants, here_tasks, std::max(1, std::min(to_simulate, wanted)), keep_trace_of);
     std::vector<double> here_costs;
     for (const std::size_t t : here) here_costs.push_back(costs[t]);
     std::vector<std::size_t> order;
@@ -539,6 +561,7 @@ PlacedSweep run_points(const std::vector<WhatIfOptions>& variants, std::optional
       bool failed = false;
       try {
         points[v][i] = point_or_rethrow(nlohmann::json::parse(bytes), "an MPI rank's result", "");
+        if (placement.keep) placement.keep(t, points[v][i]);
       } catch (...) {
         errors[t] = std::current_exception();
         failed = true;
@@ -556,19 +579,20 @@ PlacedSweep run_points(const std::vector<WhatIfOptions>& variants, std::optional
 
   std::atomic<int> next{0};
   const auto worker = [&] {
-    for (int k = next++; k < total && !interrupt_requested(); k = next++) {
+    for (int k = next++; k < to_simulate && !interrupt_requested(); k = next++) {
       const std::size_t t = here[static_cast<std::size_t>(k)];
       const auto [v, i] = tasks[t];
       WhatIfPoint& point = points[v][i];
       try {
         simulate_task(t, point);
+        if (placement.keep) placement.keep(t, point);
       } catch (...) {
         errors[t] = std::current_exception();
       }
       report(point, errors[t] != nullptr);
     }
   };
-  const int threads = std::max(1, std::min(total, wanted));
+  const int threads = std::max(1, std::min(to_simulate, wanted));
   check_memory(variants, here_tasks, threads, keep_trace_of);
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);

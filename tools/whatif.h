@@ -224,6 +224,11 @@ struct SweepPlacement {
   /// nothing is simulated.
   const std::map<std::size_t, nlohmann::json>* merged = nullptr;
   std::string merged_source;
+  /// Points kept by an earlier run (--results, tools/sweep_cache.h): a
+  /// task's kept point, or nullopt to simulate it; and where a simulated
+  /// point is kept. Either may be empty.
+  std::function<std::optional<WhatIfPoint>(std::size_t task)> kept;
+  std::function<void(std::size_t task, const WhatIfPoint& point)> keep;
 };
 
 /// What a placed sweep gives: the points (as run_whatif_variants), which

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "sim/time.h"
 #include "tools/interrupt.h"
+#include "tools/sweep_cache.h"
 
 namespace zx::tools {
 namespace {
@@ -178,6 +179,16 @@ TEST(WhatIfCodec, ErrorsComeBackAsThrown) {
               "s.json: /results/0/outcome/error/kind: expected input, interrupted, range, invariant or other, got "
               "'gone'");
   }
+}
+
+// --results keys a point by the words that shape it: the flags that choose
+// which points exist or where output goes are left out (with their values;
+// --vary's every value), the others kept in order.
+TEST(SweepCache, PointShapingWords) {
+  EXPECT_EQ(point_shaping_words({"whatif", "--model", "dlrm-a", "--nodes", "8,16", "--vary", "nic-gbit=200,400",
+                                 "oversubscription=1,2", "--set", "nic.latency_ns=700", "--format=csv", "--threads",
+                                 "2", "--skip-memory-check", "--unfused", "--results", "dir", "--shard", "0/2"}),
+            (std::vector<std::string>{"whatif", "--model", "dlrm-a", "--set", "nic.latency_ns=700", "--unfused"}));
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "tools/model_options.h"
 #include "tools/svg_plot.h"
 #include "experiments/distribution.h"
+#include "tools/sweep_cache.h"
 #include "tools/sweep_shards.h"
 #include "tools/whatif.h"
 #include "tools/whatif_codec.h"
@@ -71,6 +72,7 @@ struct Flags {
   std::string emit_trace;
   std::vector<std::string> vary;
   std::string shard;       ///< --shard K/N; empty: the Slurm array's, or none
+  std::string results;     ///< --results DIR: keep and reuse points (tools/sweep_cache.h)
   double sensitivity = 0;  ///< 0: off
   /// Flags given on the command line that a --vary knob would contradict.
   std::set<std::string> given;
@@ -466,9 +468,15 @@ SweepPlacement placement_of(const Flags& f, const SweepPlacement* merged) {
 
 int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std::vector<std::string>& args,
         const SweepPlacement* merged) {
-  const SweepPlacement placement = placement_of(f, merged);
-  const bool placed = placement.shard || placement.mpi || placement.merged != nullptr;
-  if (placed && (!f.timeline.empty() || !f.emit_trace.empty())) {
+  SweepPlacement placement = placement_of(f, merged);
+  const bool placed = placement.shard || placement.mpi || placement.merged != nullptr || !f.results.empty();
+  if (!f.results.empty() && placement.merged == nullptr && (!f.timeline.empty() || !f.emit_trace.empty())) {
+    throw InputError(Diagnostic{!f.timeline.empty() ? "--timeline" : "--emit-trace", "",
+                                "writes one size's whole simulation, which --results does not keep; run that size "
+                                "without --results"});
+  }
+  if (placed && (placement.shard || placement.mpi || placement.merged != nullptr) &&
+      (!f.timeline.empty() || !f.emit_trace.empty())) {
     throw InputError(Diagnostic{
         !f.timeline.empty() ? "--timeline" : "--emit-trace", "",
         fmt::format("writes one size's whole simulation, which a sweep {} does not carry back; run that size "
@@ -508,6 +516,22 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
   o.prefetch_cache = f.prefetch_cache;
 
   const std::vector<WhatIfVariant> variants = variants_of(o, f);
+  std::shared_ptr<PointCache> cache;
+  if (!f.results.empty() && placement.merged == nullptr) {
+    cache = std::make_shared<PointCache>("--results", f.results, point_shaping_words(args));
+    std::vector<std::pair<std::size_t, std::size_t>> where;  // task -> (variant, index)
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      for (std::size_t i = 0; i < variants[v].options.nodes.size(); ++i) where.emplace_back(v, i);
+    }
+    placement.kept = [cache, where, &variants](std::size_t t) {
+      const auto [v, i] = where[t];
+      return cache->load(variants[v].settings, variants[v].options.nodes[i]);
+    };
+    placement.keep = [cache, where, &variants](std::size_t t, const WhatIfPoint& point) {
+      const auto [v, i] = where[t];
+      cache->store(variants[v].settings, variants[v].options.nodes[i], point);
+    };
+  }
   std::vector<std::string> used;
   for (const WhatIfVariant& v : variants) {
     for (const auto& [kind, name] : v.options.algorithms) used.push_back(name);
@@ -761,6 +785,10 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), cache-hit-rate, index-zipf-alpha, cache-fraction, hbm-reserve, dense-optimizer, index-dtype, algo.KIND, degrade (none, or SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it")
       ->option_text("KEY=V1,V2,...")
       ->take_all();
+  cmd->add_option("--results", f->results,
+                  "Keep each point in DIR as it finishes and reuse the points kept there: a rerun simulates only "
+                  "what is missing, so a stopped sweep resumes (docs/sweeps.md)")
+      ->option_text("DIR");
   cmd->add_option("--shard", f->shard,
                   "Simulate only share K (from 0) of N of the sweep's points and write them as a shard file for "
                   "'zionsim merge' (default inside a Slurm job array: the array task's share; docs/sweeps.md)")
