@@ -10,13 +10,14 @@
 set -uo pipefail
 
 zionsim="${TEST_SRCDIR}/${TEST_WORKSPACE}/tools/zionsim"
+example="${TEST_SRCDIR}/${TEST_WORKSPACE}/examples/sweep_fabric.json"
 dir="${TEST_TMPDIR}/sweeps"
 mkdir -p "$dir"
 
-exec python3 - "$zionsim" "$dir" <<'PY'
+exec python3 - "$zionsim" "$dir" "$example" <<'PY'
 import json, os, shutil, subprocess, sys, time
 
-zionsim, work = sys.argv[1], sys.argv[2]
+zionsim, work, example = sys.argv[1], sys.argv[2], sys.argv[3]
 os.chdir(work)
 failures = 0
 # A small sweep of 8 points: two variants of four sizes, one too small to
@@ -141,6 +142,42 @@ check("--results: a stopped sweep resumes: the points kept, the rest simulated",
       p.returncode == 143 and len(kept_before) == 1 and status == 0 and len(os.listdir("resume")) == 2 and
       comparable("json", out) == comparable("json", run([zionsim] + slow[:-2])[1]),
       f"stopped with {p.returncode}, kept {kept_before}, then {status}: {err}")
+
+# zionsim sweep FILE: the whatif its flags and knobs spell, in the file's
+# order; flags after the file added; shards of it merged.
+example_doc = json.loads(open(example).read())
+check("the example sweep file is a sweep of model A", example_doc["flags"]["model"] == "dlrm-a")
+spec = {"schema_version": 1, "command": "whatif",
+        "flags": {"model": "dlrm-a-small", "nodes": [1, 2, 4, 8], "unfused": True, "no-pipeline": False,
+                  "set": ["nic.efficiency=0.9"], "batch-per-gpu": 256},
+        "vary": {"nic-gbit": [200, 400.0], "a2a-precision": ["fp16", "bf16"]}}
+open("spec.json", "w").write(json.dumps(spec))
+status, want, err = run([zionsim, "whatif", "--model", "dlrm-a-small", "--nodes", "1,2,4,8", "--unfused", "--set",
+                         "nic.efficiency=0.9", "--batch-per-gpu", "256", "--vary", "nic-gbit=200,400", "--vary",
+                         "a2a-precision=fp16,bf16", "--format", "csv"])
+status, out, err = run([zionsim, "sweep", "spec.json", "--format", "csv"])
+check("sweep FILE = the whatif it spells", status == 0 and out == want and want, err)
+for k in range(2):
+    status, out, err = run([zionsim, "sweep", "spec.json", "--format", "csv", "--shard", f"{k}/2"])
+    open(f"sweep.shard{k}.json", "wb").write(out)
+status, out, err = run([zionsim, "merge", "sweep.shard1.json", "sweep.shard0.json"])
+check("sweep FILE --shard K/2, merged = the whatif it spells", status == 0 and out == want, err)
+for name, doc, message in [
+        ("a misspelt flag", {"schema_version": 1, "command": "whatif", "flags": {"modle": "dlrm-a"}},
+         "spec_bad.json: /flags/modle: not a flag of zionsim whatif (did you mean 'model'?)"),
+        ("a flag that takes no value given one", {"schema_version": 1, "command": "whatif", "flags": {"unfused": 1}},
+         "spec_bad.json: /flags/unfused: expected true or false, got 1"),
+        ("a knob's values not a list", {"schema_version": 1, "command": "whatif", "vary": {"nic-gbit": 400}},
+         "spec_bad.json: /vary/nic-gbit: expected a list of values, got 400"),
+        ("another command", {"schema_version": 1, "command": "collective"},
+         "spec_bad.json: /command: expected \"whatif\""),
+        ("a bad value, found by whatif", {"schema_version": 1, "command": "whatif", "flags": {"model": "nope"}},
+         "--model: unknown model 'nope'"),
+        ]:
+    open("spec_bad.json", "w").write(json.dumps(doc))
+    status, out, err = run([zionsim, "sweep", "spec_bad.json"])
+    check(f"sweep: {name}, exit 2", status == 2 and message in err and "(in the sweep spec_bad.json)" in err
+          if name.startswith("a bad value") else status == 2 and message in err, err)
 
 # MPI: three ranks of one to three points each.
 if os.environ.get("ZIONSIM_SANITIZED") == "1":

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -206,6 +207,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::function<int(std::ostream&)> action;
   CommandContext context{&action, args, merged};
   add_whatif_command(app, context);
+  add_sweep_command(app, context);
   add_merge_command(app, context);
   add_plan_command(app, context);
   add_run_command(app, context);
@@ -319,6 +321,30 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     fmt::print(err, "zionsim: error: {}\n", e.what());
     return kExitInternalError;
   }
+}
+
+void run_nested_cli(const std::vector<std::string>& args, std::ostream& out, const SweepPlacement* merged,
+                    const std::string& note) {
+  std::ostringstream err;
+  std::vector<Diagnostic> diagnostics;
+  const int status = run_cli(args, out, err, &diagnostics, merged);
+  if (status == kExitOk) return;
+  if (status == kExitInterrupted) throw Interrupted();
+  if (status == kExitBadInput && !diagnostics.empty()) {
+    for (Diagnostic& d : diagnostics) d.message += note;
+    throw InputError(std::move(diagnostics));
+  }
+  // What the command said (a usage error, an internal one), without its
+  // own "zionsim: error: " and usage hint.
+  std::string said;
+  std::istringstream lines(err.str());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("Run 'zionsim")) continue;
+    if (line.starts_with("zionsim: error: ")) line.erase(0, 16);
+    said += (said.empty() ? "" : "; ") + line;
+  }
+  if (status == kExitBadInput) throw InputError(Diagnostic{"", "", said + note});
+  throw std::runtime_error(said + note);
 }
 
 }  // namespace zx::tools

@@ -44,6 +44,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 /// to call from any thread, not from a signal handler.
 void remove_pending_output_files();
 
+/// Runs a command line from inside another command (merge, sweep) with
+/// output to `out`, and throws its failure as the outer command's: input
+/// errors (status 2) as zx::InputError with `note` added to each message,
+/// an interruption as Interrupted, anything else as std::runtime_error.
+void run_nested_cli(const std::vector<std::string>& args, std::ostream& out, const SweepPlacement* merged,
+                    const std::string& note);
+
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_CLI_H_#include "tools/interrupt.h"

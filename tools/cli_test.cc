@@ -898,7 +898,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
     std::string expected_in_err;
   };
   const std::vector<Case> cases = {
-      {{}, "expected a command, one of: whatif, merge, plan, run, topology, flows, collective, calibrate, calibrate-network, validate, list, version"},
+      {{}, "expected a command, one of: whatif, sweep, merge, plan, run, topology, flows, collective, calibrate, calibrate-network, validate, list, version"},
       {{"simulate-everything"}, "simulate-everything"},
       {{"--frobnicate"}, "--frobnicate"},
       {{"list", "widgets"}, "widgets"},

@@ -77,6 +77,9 @@ struct CommandContext {
   const SweepPlacement* merged = nullptr;
 };
 
+/// `zionsim sweep SPEC.json`: a what-if sweep written as a file.
+void add_sweep_command(CLI::App& app, CommandContext& context);
+
 /// `zionsim merge`: joins the shard files of a sweep into what one process
 /// prints (tools/sweep_shards.h).
 void add_merge_command(CLI::App& app, CommandContext& context);

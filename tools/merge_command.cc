@@ -36,18 +36,8 @@ void add_merge_command(CLI::App& app, CommandContext& context) {
       SweepPlacement placement;
       placement.merged = &shards.outcomes;
       placement.merged_source = shards.source;
-      std::ostringstream err;
-      std::vector<Diagnostic> diagnostics;
-      const int status = run_cli(shards.command, out, err, &diagnostics, &placement);
-      if (status == kExitOk) return kExitOk;
-      if (status == kExitBadInput && !diagnostics.empty()) throw InputError(std::move(diagnostics));
-      if (status == kExitInterrupted) throw Interrupted();
-      // What the command said, without its own "zionsim: error: " prefix.
-      std::string said = err.str();
-      const std::string prefix = "zionsim: error: ";
-      if (said.starts_with(prefix)) said.erase(0, prefix.size());
-      while (!said.empty() && said.back() == '\n') said.pop_back();
-      throw std::runtime_error(said);
+      run_nested_cli(shards.command, out, &placement, "");
+      return kExitOk;
     };
   });
 }
