@@ -11,13 +11,14 @@ set -uo pipefail
 
 zionsim="${TEST_SRCDIR}/${TEST_WORKSPACE}/tools/zionsim"
 example="${TEST_SRCDIR}/${TEST_WORKSPACE}/examples/sweep_fabric.json"
+trace="${TEST_SRCDIR}/${TEST_WORKSPACE}/workloads/testdata/two_ranks.trace.json"
 dir="${TEST_TMPDIR}/sweeps"
 mkdir -p "$dir"
 
-exec python3 - "$zionsim" "$dir" "$example" <<'PY'
+exec python3 - "$zionsim" "$dir" "$example" "$trace" <<'PY'
 import json, os, shutil, subprocess, sys, time
 
-zionsim, work, example = sys.argv[1], sys.argv[2], sys.argv[3]
+zionsim, work, example, trace = sys.argv[1:5]
 os.chdir(work)
 failures = 0
 # A small sweep of 8 points: two variants of four sizes, one too small to
@@ -192,6 +193,16 @@ else:
             status, out, err = run(mpi + SWEEP + ["--format", fmt, "--threads", "1"], env=env)
             check(f"mpirun -n 3 = one process, {fmt}",
                   status == 0 and comparable(fmt, out) == comparable(fmt, reference[fmt]), err)
+        # collective's and run's --vary: their rows and variants spread too.
+        for name, args in [
+                ("collective --vary", ["collective", "--op", "all_reduce", "--algo", "ring", "--algo", "auto", "-b",
+                                       "1K", "-e", "1M", "--nodes", "2", "--vary", "nic-gbit=200,400"]),
+                ("run --vary", ["run", "--trace", trace, "--vary", "nic-gbit=100,200,400", "--vary",
+                                "fidelity=flow,analytical"])]:
+            for fmt in ("table", "json"):
+                status, want, err = run([zionsim] + args + ["--format", fmt])
+                status, out, err = run(mpi + args + ["--format", fmt, "--threads", "1"], env=env)
+                check(f"mpirun -n 3 {name} = one process, {fmt}", status == 0 and out == want and want, err)
         status, out, err = run(mpi + SWEEP + ["--format", "json", "--threads", "1", "--results", "mpi_kept"], env=env)
         check("mpirun -n 3 --results: rank 0 keeps every point", status == 0 and len(os.listdir("mpi_kept")) == 8, err)
         status, again, err = run([zionsim] + SWEEP + ["--format", "json", "--results", "mpi_kept"])

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,6 +40,8 @@
 #include "tools/parallel.h"
 #include "tools/svg_plot.h"
 #include "tools/variations.h"
+#include "tools/whatif_codec.h"
+#include "experiments/distribution.h"
 #include "topology/cluster_file.h"
 #include "topology/degrade.h"
 #include "topology/router.h"
@@ -225,6 +228,34 @@ struct Row {
   std::vector<models::AutoChoice::Candidate> candidates;  // what they weighed
 };
 
+// A row as JSON and back, losslessly: what an MPI rank sends rank 0.
+nlohmann::ordered_json encode_row(const Row& r) {
+  return nlohmann::ordered_json{{"variant", r.variant},
+                                {"ranks", r.ranks},
+                                {"bytes", r.bytes},
+                                {"count", r.count},
+                                {"algorithm", r.algorithm},
+                                {"time_us", encode_real(r.time_us)},
+                                {"algbw", encode_real(r.algbw)},
+                                {"busbw", encode_real(r.busbw)},
+                                {"chosen", r.chosen},
+                                {"candidates", encode_candidates(r.candidates)}};
+}
+
+Row decode_row(const nlohmann::json& j) {
+  const std::string source = "an MPI rank's row";
+  return Row{j.at("variant").get<std::size_t>(),
+             j.at("ranks").get<int>(),
+             j.at("bytes").get<std::int64_t>(),
+             j.at("count").get<std::int64_t>(),
+             j.at("algorithm").get<std::string>(),
+             decode_real(j.at("time_us"), source, "/time_us"),
+             decode_real(j.at("algbw"), source, "/algbw"),
+             decode_real(j.at("busbw"), source, "/busbw"),
+             j.at("chosen").get<std::string>(),
+             decode_candidates(j.at("candidates"), source, "/candidates")};
+}
+
 // "1 KiB", "64 MiB": a size for the tuner's footnote.
 std::string size_label(std::int64_t bytes) {
   constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -317,7 +348,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
 
   // An unwritable --plot path must not cost the simulation.
   OutputFile plot_file;
-  if (!f.plot.empty()) plot_file = open_output_file("--plot", f.plot);
+  if (!f.plot.empty() && experiments::Mpi::rank() == 0) plot_file = open_output_file("--plot", f.plot);
 
   // Rows: sizes outermost, then variants, then algorithms (a table row's
   // columns). Each row is its own simulation, on a thread of its own, with
@@ -326,7 +357,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   for (const Setup& s : setups) routers.push_back(std::make_unique<topology::Router>(s.cluster.topology));
   const std::size_t per_size = setups.size() * algorithms.size();
   std::vector<Row> rows(sizes.size() * per_size);
-  parallel_for(rows.size(), f.threads, [&](std::size_t i) {
+  const std::function<Row(std::size_t)> compute_row = [&](std::size_t i) {
     check_interrupt();
     const std::int64_t bytes = sizes[i / per_size];
     const std::size_t v = i % per_size / algorithms.size();
@@ -366,10 +397,18 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     // What the tuner ran: auto's algorithm, or NCCL's algorithm/protocol.
     const std::vector<models::AutoChoice>& picks =
         models::is_nccl_algorithm(a) ? backend.nccl_choices() : backend.auto_choices();
-    rows[i] = Row{v,    setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
-                  picks.empty() ? std::string() : picks.front().chosen,
-                  picks.empty() ? std::vector<models::AutoChoice::Candidate>() : picks.front().candidates};
-  });
+    return Row{v,    setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
+               picks.empty() ? std::string() : picks.front().chosen,
+               picks.empty() ? std::vector<models::AutoChoice::Candidate>() : picks.front().candidates};
+  };
+  // Inside an MPI job the rows are spread over its ranks (docs/sweeps.md);
+  // rank 0 alone goes on to print them.
+  std::vector<double> costs;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double ranks = setups[i % per_size / algorithms.size()].ranks;
+    costs.push_back(ranks * ranks * std::log2(2.0 + static_cast<double>(sizes[i / per_size])));
+  }
+  if (!parallel_map<Row>(rows.size(), f.threads, costs, compute_row, encode_row, decode_row, rows)) return kExitOk;
 
   // NCCL's graphs for variant v's group, for the NCCL cost-model columns:
   // nullopt when the group has fewer than 2 ranks or not the same number

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -42,6 +43,7 @@
 #include "tools/commands.h"
 #include "tools/memory_estimate.h"
 #include "tools/parallel.h"
+#include "tools/whatif_codec.h"
 #include "tools/variations.h"
 #include "topology/router.h"
 #include "workloads/chakra_import.h"
@@ -283,6 +285,38 @@ struct Summary {
   std::vector<models::AutoChoice> nccl_choices;
 };
 
+// A summary as JSON and back, losslessly: what an MPI rank sends rank 0.
+nlohmann::ordered_json encode_summary(const Summary& s) {
+  return nlohmann::ordered_json{{"ranks", s.ranks},
+                                {"ops", s.ops},
+                                {"cluster", s.cluster},
+                                {"iteration_ms", encode_real(s.iteration_ms)},
+                                {"compute_ms", encode_real(s.compute_ms)},
+                                {"exposed_ms", encode_real(s.exposed_ms)},
+                                {"overlapped_ms", encode_real(s.overlapped_ms)},
+                                {"fingerprint", s.fingerprint},
+                                {"busiest_link", s.busiest_link},
+                                {"auto_choices", encode_auto_choices(s.auto_choices)},
+                                {"nccl_choices", encode_auto_choices(s.nccl_choices)}};
+}
+
+Summary decode_summary(const nlohmann::json& j) {
+  const std::string source = "an MPI rank's summary";
+  Summary s;
+  s.ranks = j.at("ranks").get<int>();
+  s.ops = j.at("ops").get<std::size_t>();
+  s.cluster = j.at("cluster").get<std::string>();
+  s.iteration_ms = decode_real(j.at("iteration_ms"), source, "/iteration_ms");
+  s.compute_ms = decode_real(j.at("compute_ms"), source, "/compute_ms");
+  s.exposed_ms = decode_real(j.at("exposed_ms"), source, "/exposed_ms");
+  s.overlapped_ms = decode_real(j.at("overlapped_ms"), source, "/overlapped_ms");
+  s.fingerprint = j.at("fingerprint").get<std::uint64_t>();
+  s.busiest_link = j.at("busiest_link").get<std::string>();
+  s.auto_choices = decode_auto_choices(j.at("auto_choices"), source, "/auto_choices");
+  s.nccl_choices = decode_auto_choices(j.at("nccl_choices"), source, "/nccl_choices");
+  return s;
+}
+
 // The trace on this cluster: its ranks must be GPUs of the cluster; GPUs
 // the cluster degrades (--degrade gpu:R=SPEED) compute slower.
 models::OpGraph load_run_graph(const Flags& f, const AlgorithmSources& sources, const std::string& trace_name,
@@ -401,7 +435,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
   check_run_memory(f, runs, f.threads);
   // The variants run side by side, each on its own simulator and network.
   std::vector<Summary> summaries(variants.size());
-  parallel_for(variants.size(), f.threads, [&](std::size_t i) {
+  const std::function<Summary(std::size_t)> simulate = [&](std::size_t i) {
     const Flags& vf = variants[i].flags;
     const Setup& setup = setups[i];
     sim::Simulator sim;
@@ -417,7 +451,7 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     const models::ExecutionResult r = in_trace(trace_name, variants.size() > 1 ? settings_label(variants[i].settings) : "", [&] {
       return models::execute(sim, setup.graph, backend, sm_contention(setup.device));
     });
-    Summary& s = summaries[i];
+    Summary s;
     s.ranks = setup.graph.num_ranks;
     s.ops = setup.graph.ops.size();
     s.cluster = setup.cluster.source;
@@ -439,7 +473,15 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
       s.busiest_link = fmt::format("{}->{}", setup.cluster.topology.node(info.src).name,
                                    setup.cluster.topology.node(info.dst).name);
     }
-  });
+    return s;
+  };
+  // Inside an MPI job the variants are spread over its ranks
+  // (docs/sweeps.md); rank 0 alone goes on to print them.
+  std::vector<double> costs;
+  for (const auto& [gpus, analytical] : runs) costs.push_back(static_cast<double>(gpus) * static_cast<double>(gpus));
+  if (!parallel_map<Summary>(variants.size(), f.threads, costs, simulate, encode_summary, decode_summary, summaries)) {
+    return kExitOk;
+  }
   // Speed-up of each variant over the first: its iteration time / this one's.
   const auto speedup = [&](std::size_t i) {
     return summaries[i].iteration_ms > 0 ? summaries.front().iteration_ms / summaries[i].iteration_ms : 0.0;

@@ -103,16 +103,34 @@ class Reader {
   std::string where_;
 };
 
+ordered_json candidates_to_json(const std::vector<models::AutoChoice::Candidate>& list) {
+  ordered_json candidates = ordered_json::array();
+  for (const models::AutoChoice::Candidate& k : list) {
+    candidates.push_back({{"algorithm", k.algorithm},
+                          {"time_ps", k.time ? ordered_json(k.time->count_ps()) : ordered_json(nullptr)},
+                          {"refused", k.refused},
+                          {"slower_than_ps", k.slower_than ? ordered_json(k.slower_than->count_ps()) : ordered_json(nullptr)}});
+  }
+  return candidates;
+}
+
+std::vector<models::AutoChoice::Candidate> candidates_from_json(const Reader& c, const std::string& key) {
+  std::vector<models::AutoChoice::Candidate> out;
+  const json& candidates = c.array(key);
+  for (std::size_t j = 0; j < candidates.size(); ++j) {
+    const Reader k = c.element(key, j);
+    out.push_back(models::AutoChoice::Candidate{.algorithm = k.text("algorithm"),
+                                                .time = k.maybe_duration("time_ps"),
+                                                .refused = k.text("refused"),
+                                                .slower_than = k.maybe_duration("slower_than_ps")});
+  }
+  return out;
+}
+
 ordered_json choices_to_json(const std::vector<models::AutoChoice>& choices) {
   ordered_json out = ordered_json::array();
   for (const models::AutoChoice& c : choices) {
-    ordered_json candidates = ordered_json::array();
-    for (const models::AutoChoice::Candidate& k : c.candidates) {
-      candidates.push_back({{"algorithm", k.algorithm},
-                            {"time_ps", k.time ? ordered_json(k.time->count_ps()) : ordered_json(nullptr)},
-                            {"refused", k.refused},
-                            {"slower_than_ps", k.slower_than ? ordered_json(k.slower_than->count_ps()) : ordered_json(nullptr)}});
-    }
+    ordered_json candidates = candidates_to_json(c.candidates);
     out.push_back({{"kind", std::string(models::collectives::to_string(c.kind))},
                    {"ranks", c.ranks},
                    {"bytes_per_rank", c.bytes_per_rank.count()},
@@ -138,20 +156,45 @@ std::vector<models::AutoChoice> choices_from_json(const Reader& r, const std::st
     if (!dtype) c.fail("dtype", "expected a data type, got '" + c.text("dtype") + "'");
     choice.dtype = *dtype;
     choice.chosen = c.text("chosen");
-    const json& candidates = c.array("candidates");
-    for (std::size_t j = 0; j < candidates.size(); ++j) {
-      const Reader k = c.element("candidates", j);
-      choice.candidates.push_back(models::AutoChoice::Candidate{.algorithm = k.text("algorithm"),
-                                                                .time = k.maybe_duration("time_ps"),
-                                                                .refused = k.text("refused"),
-                                                                .slower_than = k.maybe_duration("slower_than_ps")});
-    }
+    choice.candidates = candidates_from_json(c, "candidates");
     out.push_back(std::move(choice));
   }
   return out;
 }
 
 }  // namespace
+
+ordered_json encode_real(double x) { return number(x); }
+
+double decode_real(const json& v, const std::string& source, const std::string& where) {
+  if (v.is_number()) return v.get<double>();
+  if (v == "inf") return std::numeric_limits<double>::infinity();
+  if (v == "-inf") return -std::numeric_limits<double>::infinity();
+  if (v == "nan") return std::numeric_limits<double>::quiet_NaN();
+  throw InputError(Diagnostic{source, where, fmt::format("expected a number, got {}", v.dump())});
+}
+
+ordered_json encode_auto_choices(const std::vector<models::AutoChoice>& choices) { return choices_to_json(choices); }
+
+std::vector<models::AutoChoice> decode_auto_choices(const json& list, const std::string& source,
+                                                    const std::string& where) {
+  const std::string parent = where.substr(0, where.rfind('/'));
+  const std::string key = where.substr(where.rfind('/') + 1);
+  const json wrapper = {{key, list}};
+  return choices_from_json(Reader(wrapper, source, parent), key);
+}
+
+ordered_json encode_candidates(const std::vector<models::AutoChoice::Candidate>& candidates) {
+  return candidates_to_json(candidates);
+}
+
+std::vector<models::AutoChoice::Candidate> decode_candidates(const json& list, const std::string& source,
+                                                             const std::string& where) {
+  const std::string parent = where.substr(0, where.rfind('/'));
+  const std::string key = where.substr(where.rfind('/') + 1);
+  const json wrapper = {{key, list}};
+  return candidates_from_json(Reader(wrapper, source, parent), key);
+}
 
 ordered_json whatif_point_to_json(const WhatIfPoint& p) {
   const Breakdown& b = p.breakdown;
@@ -251,12 +294,8 @@ WhatIfPoint whatif_point_from_json(const json& doc, const std::string& source, c
   return p;
 }
 
-ordered_json task_outcome_to_json(const WhatIfPoint* point, std::exception_ptr error) {
-  if (!error) {
-    ZX_CHECK(point != nullptr, "an outcome is a point or an error");
-    return ordered_json{{"point", whatif_point_to_json(*point)}};
-  }
-  ordered_json e;
+ordered_json error_to_json(std::exception_ptr error) {
+  ZX_CHECK(error != nullptr, "an error to encode");
   try {
     std::rethrow_exception(error);
   } catch (const InputError& x) {
@@ -264,25 +303,22 @@ ordered_json task_outcome_to_json(const WhatIfPoint* point, std::exception_ptr e
     for (const Diagnostic& d : x.diagnostics()) {
       diagnostics.push_back({{"source", d.source}, {"location", d.location}, {"message", d.message}});
     }
-    e = {{"kind", "input"}, {"diagnostics", std::move(diagnostics)}};
+    return {{"kind", "input"}, {"diagnostics", std::move(diagnostics)}};
   } catch (const Interrupted&) {
-    e = {{"kind", "interrupted"}};
+    return {{"kind", "interrupted"}};
   } catch (const sim::RangeError& x) {
-    e = {{"kind", "range"}, {"message", x.describe()}};
+    return {{"kind", "range"}, {"message", x.describe()}};
   } catch (const InvariantError& x) {
-    e = {{"kind", "invariant"}, {"message", x.what()}};
+    return {{"kind", "invariant"}, {"message", x.what()}};
   } catch (const std::exception& x) {
-    e = {{"kind", "other"}, {"message", x.what()}};
+    return {{"kind", "other"}, {"message", x.what()}};
   } catch (...) {
-    e = {{"kind", "other"}, {"message", "unknown exception"}};
+    return {{"kind", "other"}, {"message", "unknown exception"}};
   }
-  return ordered_json{{"error", std::move(e)}};
 }
 
-WhatIfPoint point_or_rethrow(const json& outcome, const std::string& source, const std::string& where) {
-  const Reader r(outcome, source, where);
-  if (outcome.contains("point")) return whatif_point_from_json(r.member("point"), source, where + "/point");
-  const Reader e = r.object("error");
+void rethrow_error_json(const json& error, const std::string& source, const std::string& where) {
+  const Reader e(error, source, where);
   const std::string kind = e.text("kind");
   if (kind == "input") {
     std::vector<Diagnostic> diagnostics;
@@ -299,6 +335,20 @@ WhatIfPoint point_or_rethrow(const json& outcome, const std::string& source, con
   if (kind == "invariant") throw InvariantError(e.text("message"));
   if (kind == "other") throw std::runtime_error(e.text("message"));
   e.fail("kind", "expected input, interrupted, range, invariant or other, got '" + kind + "'");
+}
+
+ordered_json task_outcome_to_json(const WhatIfPoint* point, std::exception_ptr error) {
+  if (!error) {
+    ZX_CHECK(point != nullptr, "an outcome is a point or an error");
+    return ordered_json{{"point", whatif_point_to_json(*point)}};
+  }
+  return ordered_json{{"error", error_to_json(error)}};
+}
+
+WhatIfPoint point_or_rethrow(const json& outcome, const std::string& source, const std::string& where) {
+  const Reader r(outcome, source, where);
+  if (outcome.contains("point")) return whatif_point_from_json(r.member("point"), source, where + "/point");
+  rethrow_error_json(r.member("error"), source, where + "/error");
 }
 
 }  // namespace zx::tools

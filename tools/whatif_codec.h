@@ -27,9 +27,28 @@ namespace zx::tools {
 
 nlohmann::ordered_json whatif_point_to_json(const WhatIfPoint& point);
 
+/// Pieces of the codec for other commands' results: a double (non-finite
+/// as "inf", "-inf", "nan"), the auto-tuner's choices and candidates. The
+/// decoders throw zx::InputError naming `source` and the pointer `where`.
+nlohmann::ordered_json encode_real(double x);
+double decode_real(const nlohmann::json& v, const std::string& source, const std::string& where);
+nlohmann::ordered_json encode_auto_choices(const std::vector<models::AutoChoice>& choices);
+std::vector<models::AutoChoice> decode_auto_choices(const nlohmann::json& list, const std::string& source,
+                                                    const std::string& where);
+nlohmann::ordered_json encode_candidates(const std::vector<models::AutoChoice::Candidate>& candidates);
+std::vector<models::AutoChoice::Candidate> decode_candidates(const nlohmann::json& list, const std::string& source,
+                                                             const std::string& where);
+
 /// Throws zx::InputError naming `source` and the JSON pointer below `where`
 /// for a document that is not one whatif_point_to_json wrote.
 WhatIfPoint whatif_point_from_json(const nlohmann::json& doc, const std::string& source, const std::string& where);
+
+/// An exception as JSON ({"kind": "input", "diagnostics": [...]}, or
+/// interrupted, range, invariant, other with a message), and back: throws
+/// what was thrown (zx::InputError naming `source`, `where` for a malformed
+/// one).
+nlohmann::ordered_json error_to_json(std::exception_ptr error);
+[[noreturn]] void rethrow_error_json(const nlohmann::json& error, const std::string& source, const std::string& where);
 
 /// {"point": ...} for a point, {"error": ...} for the exception `error`.
 nlohmann::ordered_json task_outcome_to_json(const WhatIfPoint* point, std::exception_ptr error);
