@@ -68,6 +68,10 @@ for fmt in ("table", "csv", "json"):
         check(f"shard {k}/3, {fmt}", status == 0, err)
         open(path, "wb").write(out)
         files.append(path)
+    status, out, err = run([zionsim] + SWEEP + ["--format", fmt, "--shard", "off"],
+                           env={"SLURM_ARRAY_TASK_ID": "6", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "5"})
+    check(f"--shard off in a Slurm array runs the whole sweep, {fmt}",
+          status == 0 and comparable(fmt, out) == comparable(fmt, reference[fmt]), err)
     doc = json.loads(open(files[1]).read())
     check(f"the Slurm array's task is share 1 of 3 ({fmt})", doc["shard"] == {"index": 1, "count": 3}, str(doc["shard"]))
     tasks = sorted(r["task"] for f in files for r in json.loads(open(f).read())["results"])

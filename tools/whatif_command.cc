@@ -457,7 +457,9 @@ std::string default_nodes(const topology::ClusterRequest& cluster) {
 SweepPlacement placement_of(const Flags& f, const SweepPlacement* merged) {
   if (merged != nullptr) return *merged;
   SweepPlacement placement;
-  if (!f.shard.empty()) {
+  if (f.shard == "off") {
+    // The whole sweep here, even inside a Slurm job array.
+  } else if (!f.shard.empty()) {
     placement.shard = experiments::parse_shard(f.shard, "--shard");
   } else {
     placement.shard = experiments::shard_from_environment();
@@ -791,7 +793,8 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->option_text("DIR");
   cmd->add_option("--shard", f->shard,
                   "Simulate only share K (from 0) of N of the sweep's points and write them as a shard file for "
-                  "'zionsim merge' (default inside a Slurm job array: the array task's share; docs/sweeps.md)")
+                  "'zionsim merge' (default inside a Slurm job array: the array task's share; 'off': the whole "
+                  "sweep, there too; docs/sweeps.md)")
       ->option_text("K/N");
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action, args = context.args,
                                 merged = context.merged] {
