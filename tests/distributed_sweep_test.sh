@@ -184,6 +184,33 @@ for name, doc, message in [
     check(f"sweep: {name}, exit 2", status == 2 and message in err and "(in the sweep spec_bad.json)" in err
           if name.startswith("a bad value") else status == 2 and message in err, err)
 
+# --scenario: variants listed one by one are the product's rows for the same
+# settings (the first variant is the same, so even the relative column is).
+base = ["whatif", "--model", "dlrm-a-small", "--nodes", "2,4", "--format", "csv"]
+status, product, err = run([zionsim] + base + ["--vary", "gpu=a100-40gb,h100-sxm", "--vary", "nic-gbit=200,400"])
+status, listed, err = run([zionsim] + base + ["--scenario", "gpu=a100-40gb nic-gbit=200",
+                                                 "--scenario", "gpu=h100-sxm nic-gbit=400"])
+rows = product.decode().splitlines()
+want_rows = [rows[0]] + [r for r in rows[1:] if r.startswith('"a100-40gb","200"') or r.startswith('"h100-sxm","400"')]
+check("--scenario: listed variants = the product's rows for them", status == 0 and listed.decode().splitlines() == want_rows,
+      err + listed.decode())
+spec = {"schema_version": 1, "command": "whatif", "flags": {"model": "dlrm-a-small", "nodes": [2, 4], "format": "csv"},
+        "scenarios": [{"gpu": "a100-40gb", "nic-gbit": 200}, {"gpu": "h100-sxm", "nic-gbit": 400}]}
+open("scenarios.json", "w").write(json.dumps(spec))
+status, out, err = run([zionsim, "sweep", "scenarios.json"])
+check("sweep FILE with scenarios = whatif --scenario", status == 0 and out == listed, err)
+for name, extra, message in [
+        ("knobs in another order", ["--scenario", "nic-gbit=200 gpu=a100-40gb", "--scenario", "gpu=h100-sxm nic-gbit=400"],
+         "expected the knobs of the first scenario, nic-gbit gpu, in that order"),
+        ("a knob --vary sweeps too", ["--scenario", "nic-gbit=200", "--vary", "nic-gbit=400,800"],
+         "'nic-gbit' is swept by --vary too"),
+        ("a knob a flag sets too", ["--scenario", "nic-gbit=200", "--nic-gbit", "400"],
+         "--scenario: nic-gbit: give --nic-gbit or --scenario nic-gbit=..., not both"),
+        ("an unknown kind", ["--scenario", "algo.bogus=ring"], "--scenario: algo.bogus: unknown collective kind 'bogus'"),
+        ("a scenario twice", ["--scenario", "nic-gbit=200", "--scenario", "nic-gbit=200"], "given twice")]:
+    status, out, err = run([zionsim] + base + extra)
+    check(f"--scenario: {name}, exit 2", status == 2 and message in err and not out, err)
+
 # MPI: three ranks of one to three points each.
 if os.environ.get("ZIONSIM_SANITIZED") == "1":
     print("skipped: mpirun under the sanitizers")

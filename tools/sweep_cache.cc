@@ -27,7 +27,7 @@ constexpr int kPointFileVersion = 1;
 // take_all does for --vary).
 const std::map<std::string, int>& sweep_flags() {
   static const std::map<std::string, int> flags = {
-      {"--nodes", 1},   {"--vary", -1},      {"--sensitivity", 1}, {"--threads", 1},
+      {"--nodes", 1},   {"--vary", -1},      {"--scenario", 1},      {"--sensitivity", 1}, {"--threads", 1},
       {"--format", 1},  {"--plot", 1},       {"--shard", 1},       {"--results", 1},
       {"--timeline", 1}, {"--emit-trace", 1}, {"--skip-memory-check", 0},
   };

@@ -8,7 +8,12 @@
 //   {"schema_version": 1,
 //    "command": "whatif",
 //    "flags": {"model": "dlrm-a", "nodes": [8, 16, 32], "set": ["nic.latency_ns=700"], "unfused": true},
-//    "vary": {"nic-gbit": [200, 400], "oversubscription": [1, 2]}}
+//    "vary": {"nic-gbit": [200, 400], "oversubscription": [1, 2]},
+//    "scenarios": [{"gpu": "a100-40gb"}, {"gpu": "h100-80gb"}]}
+//
+// "vary" sweeps the product of its knobs' values; "scenarios" lists
+// variants one by one (each sets the same knobs), --vary's product running
+// inside each.
 //
 // A flag's value: a string or a number (--model dlrm-a), true for a flag
 // that takes none (--unfused; false leaves it out), a list for a flag given
@@ -79,8 +84,9 @@ std::vector<std::string> whatif_words(const nlohmann::ordered_json& root, const 
   std::vector<std::string> words = {"whatif"};
   if (!root.is_object()) throw InputError(Diagnostic{path, "", "expected an object with \"flags\" and \"vary\""});
   for (const auto& [key, value] : root.items()) {
-    if (key != "schema_version" && key != "command" && key != "flags" && key != "vary") {
-      throw InputError(Diagnostic{path, "/" + key, "unknown key; a sweep has schema_version, command, flags, vary"});
+    if (key != "schema_version" && key != "command" && key != "flags" && key != "vary" && key != "scenarios") {
+      throw InputError(
+          Diagnostic{path, "/" + key, "unknown key; a sweep has schema_version, command, flags, vary, scenarios"});
     }
   }
   if (!root.contains("schema_version") || root["schema_version"] != 1) {
@@ -140,6 +146,27 @@ std::vector<std::string> whatif_words(const nlohmann::ordered_json& root, const 
         }
       }
       words.insert(words.end(), {"--vary", fmt::format("{}={}", key, fmt::join(values, ","))});
+    }
+  }
+  if (root.contains("scenarios")) {
+    const nlohmann::ordered_json& list = root["scenarios"];
+    if (!list.is_array() || list.empty()) {
+      throw InputError(Diagnostic{path, "/scenarios", "expected a list of scenarios: [{\"KNOB\": V, ...}, ...]"});
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string where = fmt::format("/scenarios/{}", i);
+      if (!list[i].is_object() || list[i].empty()) {
+        throw InputError(Diagnostic{path, where, fmt::format("expected {{\"KNOB\": V, ...}}, got {}", list[i].dump())});
+      }
+      std::vector<std::string> pairs;
+      for (const auto& [key, value] : list[i].items()) {
+        const std::string word = word_of(value, path, where + "/" + key);
+        if (word.find_first_of(" \t\n") != std::string::npos || word.empty()) {
+          throw InputError(Diagnostic{path, where + "/" + key, "a scenario's value holds no space and is not empty"});
+        }
+        pairs.push_back(key + "=" + word);
+      }
+      words.insert(words.end(), {"--scenario", fmt::format("{}", fmt::join(pairs, " "))});
     }
   }
   return words;

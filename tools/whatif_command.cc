@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -71,6 +72,7 @@ struct Flags {
   std::string plot;
   std::string emit_trace;
   std::vector<std::string> vary;
+  std::vector<std::string> scenarios;  ///< --scenario 'KEY=VALUE KEY=VALUE', each one variant
   std::string shard;       ///< --shard K/N; empty: the Slurm array's, or none
   std::string results;     ///< --results DIR: keep and reuse points (tools/sweep_cache.h)
   double sensitivity = 0;  ///< 0: off
@@ -385,12 +387,77 @@ std::string flag_of_knob(const std::string& key) {
   return "--" + key;
 }
 
-// The variants of --vary, checked against the other flags; the base alone
-// without --vary.
+// An error about a knob that --scenario gave, said of --scenario.
+InputError as_scenario_error(const InputError& e) {
+  std::vector<Diagnostic> diagnostics = e.diagnostics();
+  for (Diagnostic& d : diagnostics) {
+    if (d.source == "--vary") d.source = "--scenario";
+    for (std::size_t at = d.message.find("--vary"); at != std::string::npos; at = d.message.find("--vary", at)) {
+      d.message.replace(at, 6, "--scenario");
+    }
+  }
+  return InputError(std::move(diagnostics));
+}
+
+// --scenario 'KEY=VALUE KEY=VALUE ...': one variant each, every one setting
+// the same knobs in the same order (the columns of the outputs), none of
+// them a knob --vary sweeps too, no scenario twice.
+std::vector<Settings> parse_scenarios(const std::vector<std::string>& texts,
+                                      const std::vector<WhatIfVariation>& variations) {
+  std::vector<Settings> out;
+  for (const std::string& text : texts) {
+    Settings scenario;
+    std::istringstream words(text);
+    for (std::string word; words >> word;) {
+      const std::size_t eq = word.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == word.size()) {
+        throw InputError(Diagnostic{"--scenario", text, fmt::format("expected KEY=VALUE words, got '{}'", word)});
+      }
+      const std::string key = word.substr(0, eq);
+      for (const auto& [k, v] : scenario) {
+        if (k == key) throw InputError(Diagnostic{"--scenario", text, fmt::format("'{}' is given twice", key)});
+      }
+      for (const WhatIfVariation& v : variations) {
+        if (v.key == key) {
+          throw InputError(Diagnostic{"--scenario", text, fmt::format("'{}' is swept by --vary too; give it in one of them", key)});
+        }
+      }
+      // The knob and its value, checked as --vary checks them.
+      try {
+        parse_whatif_variation(word);
+      } catch (const InputError& e) {
+        throw as_scenario_error(e);
+      }
+      scenario.emplace_back(key, word.substr(eq + 1));
+    }
+    if (scenario.empty()) throw InputError(Diagnostic{"--scenario", text, "expected KEY=VALUE words"});
+    if (!out.empty()) {
+      std::vector<std::string> want, got;
+      for (const auto& [k, v] : out.front()) want.push_back(k);
+      for (const auto& [k, v] : scenario) got.push_back(k);
+      if (want != got) {
+        throw InputError(Diagnostic{"--scenario", text,
+                                    fmt::format("expected the knobs of the first scenario, {}, in that order (they "
+                                                "are the outputs' columns); got {}",
+                                                fmt::join(want, " "), fmt::join(got, " "))});
+      }
+    }
+    if (std::find(out.begin(), out.end(), scenario) != out.end()) {
+      throw InputError(Diagnostic{"--scenario", text, "given twice"});
+    }
+    out.push_back(std::move(scenario));
+  }
+  return out;
+}
+
+// The variants of --vary and --scenario, checked against the other flags;
+// the base alone without either.
 std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
   if (f.sensitivity > 0) {
-    if (!f.vary.empty()) {
-      throw InputError(Diagnostic{"--sensitivity", "", "varies one resource at a time itself; not with --vary"});
+    if (!f.vary.empty() || !f.scenarios.empty()) {
+      throw InputError(Diagnostic{"--sensitivity", "",
+                                  fmt::format("varies one resource at a time itself; not with {}",
+                                              f.vary.empty() ? "--scenario" : "--vary")});
     }
     if (!f.timeline.empty() || !f.emit_trace.empty()) {
       throw InputError(Diagnostic{!f.timeline.empty() ? "--timeline" : "--emit-trace", "",
@@ -400,7 +467,18 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
   }
   std::vector<WhatIfVariation> variations;
   for (const std::string& text : f.vary) variations.push_back(parse_whatif_variation(text));
-  for (const WhatIfVariation& v : variations) {
+  const std::vector<Settings> scenarios = parse_scenarios(f.scenarios, variations);
+  // The scenarios' knobs are checked against the other flags as --vary's
+  // are, with every value a scenario gives them.
+  std::vector<WhatIfVariation> checked = variations;
+  for (std::size_t k = 0; !scenarios.empty() && k < scenarios.front().size(); ++k) {
+    WhatIfVariation v{scenarios.front()[k].first, {}};
+    for (const Settings& scenario : scenarios) v.values.push_back(scenario[k].second);
+    checked.push_back(std::move(v));
+  }
+  for (std::size_t index = 0; index < checked.size(); ++index) {
+    const WhatIfVariation& v = checked[index];
+    try {
     const std::string flag = flag_of_knob(v.key);
     if (f.given.contains(flag)) {
       throw InputError(Diagnostic{"--vary", v.key, fmt::format("give {} or --vary {}=..., not both", flag, v.key)});
@@ -408,7 +486,7 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
     // A fixed hit rate and Zipf lookups are two answers to one question.
     if (v.key == "cache-hit-rate" || v.key == "index-zipf-alpha") {
       const std::string other = v.key == "cache-hit-rate" ? "index-zipf-alpha" : "cache-hit-rate";
-      const bool varied = std::any_of(variations.begin(), variations.end(),
+      const bool varied = std::any_of(checked.begin(), checked.end(),
                                       [&](const WhatIfVariation& w) { return w.key == other; });
       if (f.given.contains("--" + other) || varied) {
         throw InputError(Diagnostic{"--vary", v.key, fmt::format("{} and {} exclude each other", v.key, other)});
@@ -426,12 +504,34 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
     if (const std::optional<std::string> set = cluster_override(v.key, v.values.front())) {
       check_set_once(v.key, *set, o.cluster.overrides);
     }
+    } catch (const InputError& e) {
+      if (index < variations.size()) throw;
+      throw as_scenario_error(e);
+    }
   }
-  if (!variations.empty() && (!f.timeline.empty() || !f.emit_trace.empty())) {
+  if (!checked.empty() && (!f.timeline.empty() || !f.emit_trace.empty())) {
     throw InputError(Diagnostic{!f.timeline.empty() ? "--timeline" : "--emit-trace", "",
-                                "writes one iteration; it cannot be combined with --vary (run that variant alone)"});
+                                fmt::format("writes one iteration; it cannot be combined with {} (run that variant "
+                                            "alone)", variations.empty() ? "--scenario" : "--vary")});
   }
-  std::vector<WhatIfVariant> variants = expand_whatif_variations(o, variations);
+  std::vector<WhatIfVariant> variants;
+  if (scenarios.empty()) {
+    variants = expand_whatif_variations(o, variations);
+  } else {
+    // Each scenario, then --vary's combinations inside it.
+    for (const Settings& scenario : scenarios) {
+      WhatIfOptions base = o;
+      try {
+        for (const auto& [key, value] : scenario) apply_whatif_variation(base, key, value);
+      } catch (const InputError& e) {
+        throw as_scenario_error(e);
+      }
+      for (WhatIfVariant& v : expand_whatif_variations(base, variations)) {
+        v.settings.insert(v.settings.begin(), scenario.begin(), scenario.end());
+        variants.push_back(std::move(v));
+      }
+    }
+  }
   const std::size_t points = variants.size() * o.nodes.size();
   if (points > kMaxPoints) {
     throw InputError(Diagnostic{"--vary", "", fmt::format("{} variants x {} sizes = {} points; at most {} per run",
@@ -787,6 +887,11 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), cache-hit-rate, index-zipf-alpha, cache-fraction, hbm-reserve, dense-optimizer, index-dtype, algo.KIND, degrade (none, or SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it")
       ->option_text("KEY=V1,V2,...")
       ->take_all();
+  cmd->add_option("--scenario", f->scenarios,
+                  "One variant to simulate at every size: 'KEY=VALUE KEY=VALUE ...' with --vary's knobs "
+                  "(repeatable; every scenario sets the same knobs, in the same order; --vary's combinations run "
+                  "inside each)")
+      ->option_text("'KEY=VALUE ...'");
   cmd->add_option("--results", f->results,
                   "Keep each point in DIR as it finishes and reuse the points kept there: a rerun simulates only "
                   "what is missing, so a stopped sweep resumes (docs/sweeps.md)")
