@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "experiments/scenario.h"
 #include "models/collectives/registry.h"
 #include "models/compute/device_profile.h"
 #include "models/execution/executor.h"
@@ -132,11 +133,9 @@ ClusterAndGpu load_cluster_and_gpu(topology::ClusterRequest request, const std::
                                    const std::string& profile);
 
 /// The network fidelities the commands take (--fidelity, and --vary's
-/// fidelity key): flow (max-min sharing, finish times to the completion
-/// quantum), coalesced (the same, finish times to within
-/// kCoalescedTolerance of each flow's transfer time) and analytical (no
-/// sharing).
-inline constexpr std::array<const char*, 3> kFidelities = {"flow", "coalesced", "analytical"};
+/// fidelity key; coalesced: finish times to within kCoalescedTolerance of
+/// each flow's transfer time).
+using experiments::kFidelities;
 
 /// The relative completion tolerance of --fidelity coalesced
 /// (FlowNetwork::set_completion_tolerance). Chosen from measurements of
@@ -152,11 +151,8 @@ constexpr double kCoalescedTolerance = 1e-3;
 /// with the variables' values as the defaults shown.
 void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns);
 
-/// The largest completion quantum the flags take, ns: SimGrid's default
-/// timing precision (surf/precision, 1e-5 s, FlowNetwork's comment). Each
-/// finishing instant may wait up to a quantum, and an iteration has
-/// thousands of them: 1 ms made model A's 67 ms iteration 599 ms.
-constexpr double kMaxCompletionQuantumNs = 1e4;
+/// The largest completion quantum the flags take, ns.
+using experiments::kMaxCompletionQuantumNs;
 
 /// The network model of `topology` on `sim`, as those flags say.
 std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const topology::Topology& topology,

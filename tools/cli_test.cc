@@ -931,7 +931,7 @@ TEST(CliTest, BadUsageExitsTwoWithAMessage) {
       {{"collective", "--algo", "rign"}, "unknown collective algorithm 'rign' for all_reduce (did you mean 'ring'?)"},
       {{"collective", "-b", "1X"}, "--min-bytes: expected a size such as 8, 64K, 1M or 1G, got '1X'"},
       {{"collective", "--ranks", "99"}, "--ranks: expected 1 to 8 ranks, got 99"},
-      {{"collective", "--vary", "nics=1,2"}, "--vary: nics: unknown knob 'nics'; valid: nodes, cluster, gpu, nic-gbit"},
+      {{"collective", "--vary", "nics=1,2"}, "--vary: nics: unknown knob 'nics'; valid: nodes, nic-gbit, oversubscription, cluster, gpu"},
       {{"collective", "--nodes", "2", "--vary", "nodes=1,2"}, "give --nodes or --vary nodes=..., not both"},
       {{"collective", "--vary", "nodes=1,0"}, "--vary: nodes: expected an integer in [1, 8192], got '0'"},
       {{"collective", "--vary", "nodes=1,2", "--ranks", "12"},

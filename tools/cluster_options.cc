@@ -68,14 +68,4 @@ std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, boo
   return request;
 }
 
-void check_cluster_knob(const std::string& key, const std::string& value) {
-  if (topology::is_cluster_path(value)) return;
-  std::vector<std::string> names;
-  for (const auto& [name, description] : topology::preset_descriptions()) names.push_back(name);
-  if (std::find(names.begin(), names.end(), value) != names.end()) return;
-  throw InputError(Diagnostic{"--vary", key,
-                              fmt::format("unknown cluster '{}'; valid: {}, or the path of a .json cluster file", value,
-                                          fmt::join(names, ", "))});
-}
-
 }  // namespace zx::tools

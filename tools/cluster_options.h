@@ -28,11 +28,6 @@ enum class DegradeFlag { kNone, kLinks, kLinksAndGpus };
 std::shared_ptr<topology::ClusterRequest> add_cluster_options(CLI::App& cmd, bool with_nodes = true,
                                                               DegradeFlag degrade = DegradeFlag::kNone);
 
-/// Checks a `--vary cluster=VALUE` value: a preset's name or the path of a
-/// cluster file (read when the variant runs). Throws zx::InputError naming
-/// the knob and the presets.
-void check_cluster_knob(const std::string& key, const std::string& value);
-
 }  // namespace zx::tools
 
 #endif  // ZIONSIM_TOOLS_CLUSTER_OPTIONS_H_

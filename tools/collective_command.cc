@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,7 +73,7 @@ struct Flags {
   std::string gpu;
   std::string profile;
   std::vector<std::string> vary;
-  bool cluster_given = false;  // --cluster on the command line (not with --vary cluster=...)
+  std::set<std::string> given;  // flags on the command line that a --vary knob would contradict
   int threads = 0;  // rows simulated in parallel; 0: one per core
   std::string plot;
 };
@@ -84,61 +85,30 @@ struct Variant {
   std::string gpu;
 };
 
-// The knobs collective --vary takes besides the cluster's.
-constexpr const char* kVaryKnobs =
-    "nodes, cluster, gpu, nic-gbit, oversubscription, degrade (none, or link and device parts joined by +), or a "
-    "cluster key as --set takes it";
-
 std::vector<Variant> variants_of(const topology::ClusterRequest& request, const Flags& f) {
   std::vector<Variation> variations;
-  for (const std::string& text : f.vary) variations.push_back(parse_variation(text));
-  for (const Variation& v : variations) {
-    for (const std::string& value : v.values) {
-      if (const std::optional<std::string> set = cluster_override(v.key, value)) {
-        check_set_once(v.key, *set, request.overrides);
-      } else if (v.key == "nodes") {
-        if (request.nodes) throw InputError(Diagnostic{"--vary", v.key, "give --nodes or --vary nodes=..., not both"});
-        variation_integer(v.key, value, 1, 8192);
-      } else if (v.key == "cluster") {
-        if (f.cluster_given) {
-          throw InputError(Diagnostic{"--vary", v.key, "give --cluster or --vary cluster=..., not both"});
-        }
-        check_cluster_knob(v.key, value);
-      } else if (v.key == "gpu") {
-        if (!f.gpu.empty()) throw InputError(Diagnostic{"--vary", v.key, "give --gpu or --vary gpu=..., not both"});
-      } else if (topology::ClusterRequest parts; apply_degrade_knob(v.key, value, parts)) {
-        if (topology::degrades_gpus(
-                [&] {
-                  std::vector<topology::Degradation> ds;
-                  for (const std::string& d : parts.degradations) ds.push_back(topology::parse_degradation(d));
-                  return ds;
-                }())) {
-          throw InputError(Diagnostic{"--vary", v.key,
-                                      fmt::format("'{}': `zionsim collective` runs no GPU kernels; a slow GPU is a "
-                                                  "what-if for whatif and run",
-                                                  value)});
-        }
-      } else {
-        throw InputError(Diagnostic{"--vary", v.key, fmt::format("unknown knob '{}'; valid: {}", v.key, kVaryKnobs)});
-      }
-    }
+  for (const std::string& text : f.vary) {
+    variations.push_back(experiments::parse_knob_variation(text, experiments::Sweeper::kCollective));
   }
+  experiments::check_knob_conflicts(variations, {f.given, {}, request.overrides});
   std::vector<Variant> out;
   for (Settings& settings : all_combinations(variations)) {
-    Variant v{std::move(settings), request, f.gpu};
-    for (const auto& [key, value] : v.settings) {
-      if (const std::optional<std::string> set = cluster_override(key, value)) {
-        v.request.overrides.push_back(*set);
-      } else if (key == "nodes") {
-        v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
-      } else if (key == "cluster") {
-        v.request.cluster = value;
-      } else if (apply_degrade_knob(key, value, v.request)) {
-      } else {
-        v.gpu = value;
+    experiments::Scenario s;
+    s.cluster = request;
+    s.gpu = f.gpu;
+    for (const auto& [key, value] : settings) experiments::apply_knob(s, key, value, experiments::Sweeper::kCollective);
+    std::vector<topology::Degradation> degradations;
+    for (const std::string& d : s.cluster.degradations) degradations.push_back(topology::parse_degradation(d));
+    if (topology::degrades_gpus(degradations) && !settings.empty()) {
+      const auto degrade = std::find_if(settings.begin(), settings.end(), [](const auto& kv) { return kv.first == "degrade"; });
+      if (degrade != settings.end()) {
+        throw InputError(Diagnostic{"--vary", "degrade",
+                                    fmt::format("'{}': `zionsim collective` runs no GPU kernels; a slow GPU is a "
+                                                "what-if for whatif and run",
+                                                degrade->second)});
       }
     }
-    out.push_back(std::move(v));
+    out.push_back(Variant{std::move(settings), s.cluster, s.gpu});
   }
   return out;
 }
@@ -652,11 +622,11 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
       ->option_text("FILE.svg");
   cmd->add_option("--vary", f->vary,
                   fmt::format("Also sweep a knob: KEY=V1,V2,... (repeatable; every combination gets its columns). KEY: {}",
-                              kVaryKnobs))
+                              experiments::knob_help(experiments::Sweeper::kCollective)))
       ->option_text("KEY=V1,V2,...")
       ->take_all();
   cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
-    f->cluster_given = cmd->count("--cluster") > 0;
+    f->given = knob_flags_given(*cmd, experiments::Sweeper::kCollective);
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
   });
 }

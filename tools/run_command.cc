@@ -87,75 +87,49 @@ struct Flags {
   std::set<std::string> given;  // flags on the command line that a --vary knob would contradict
 };
 
-// --vary for run: the knobs besides the cluster's, and each combination's setup.
-constexpr const char* kVaryKnobs =
-    "nodes, cluster, gpu, profile, fidelity, completion-quantum-ns, algo.KIND, nic-gbit, oversubscription, degrade (none, or "
-    "SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it";
-
 struct Variant {
   Settings settings;
   topology::ClusterRequest request;
   Flags flags;
 };
 
-// Applies one knob to a variant; throws zx::InputError for a bad key or value.
-void apply_knob(Variant& v, const std::string& key, const std::string& value) {
-  if (const std::optional<std::string> set = cluster_override(key, value)) {
-    v.request.overrides.push_back(*set);
-  } else if (apply_degrade_knob(key, value, v.request)) {
-  } else if (key == "nodes") {
-    v.request.nodes = static_cast<int>(variation_integer(key, value, 1, 8192));
-  } else if (key == "cluster") {
-    check_cluster_knob(key, value);
-    v.request.cluster = value;
-  } else if (key == "gpu") {
-    v.flags.gpu = value;
-  } else if (key == "profile") {
-    v.flags.profile = value;
-  } else if (key == "fidelity") {
-    v.flags.fidelity = variation_one_of(key, value, kFidelities);
-  } else if (key == "completion-quantum-ns") {
-    v.flags.completion_quantum_ns = variation_number(key, value, 0, kMaxCompletionQuantumNs);
-  } else if (key.starts_with("algo.")) {
-    const auto kind = models::collectives::parse_collective_kind(key.substr(5));
-    if (!kind) {
-      throw InputError(Diagnostic{"--vary", key, fmt::format("unknown collective kind '{}'", key.substr(5))});
-    }
-    v.flags.algorithms.push_back(fmt::format("{}={}", models::collectives::to_string(*kind), value));
-  } else {
-    throw InputError(Diagnostic{"--vary", key, fmt::format("unknown knob '{}'; valid: {}", key, kVaryKnobs)});
-  }
+// What run's knobs set (experiments/knobs.h), as a scenario: the cluster,
+// the GPU, the network model and the algorithms varied.
+experiments::Scenario scenario_of(const topology::ClusterRequest& request, const Flags& f) {
+  experiments::Scenario s;
+  s.cluster = request;
+  s.gpu = f.gpu;
+  s.profile = f.profile;
+  s.fidelity = f.fidelity;
+  s.completion_quantum_ns = f.completion_quantum_ns;
+  s.algorithms.clear();  // only the varied kinds, over --algo's
+  return s;
+}
+
+// One combination's setup: the base with the knobs set.
+Variant variant_of(Settings settings, const topology::ClusterRequest& request, const Flags& f) {
+  experiments::Scenario s = scenario_of(request, f);
+  for (const auto& [key, value] : settings) experiments::apply_knob(s, key, value, experiments::Sweeper::kRun);
+  Variant v{std::move(settings), s.cluster, f};
+  v.flags.gpu = s.gpu;
+  v.flags.profile = s.profile;
+  v.flags.fidelity = s.fidelity;
+  v.flags.completion_quantum_ns = s.completion_quantum_ns;
+  for (const auto& [kind, name] : s.algorithms) v.flags.algorithms.push_back(fmt::format("{}={}", kind, name));
+  return v;
 }
 
 std::vector<Variant> variants_of(const topology::ClusterRequest& request, const Flags& f) {
   std::vector<Variation> variations;
-  for (const std::string& text : f.vary) variations.push_back(parse_variation(text));
-  const std::map<std::string, std::string> algorithms = parse_algorithm_flags(f.algorithms);
-  for (const Variation& v : variations) {
-    Variant probe{{}, request, f};
-    for (const std::string& value : v.values) apply_knob(probe, v.key, value);
-    if (const std::optional<std::string> set = cluster_override(v.key, v.values.front())) {
-      check_set_once(v.key, *set, request.overrides);
-    }
-    const bool flag_given = (v.key == "nodes" && request.nodes) || f.given.contains("--" + v.key) ||
-                            (v.key.starts_with("algo.") &&
-                             algorithms.contains(std::string(models::collectives::to_string(
-                                 *models::collectives::parse_collective_kind(v.key.substr(5))))));
-    if (flag_given) {
-      throw InputError(Diagnostic{"--vary", v.key, fmt::format("give {} or --vary {}=..., not both",
-                                                              v.key.starts_with("algo.") ? "--algo" : "--" + v.key,
-                                                              v.key)});
-    }
+  for (const std::string& text : f.vary) {
+    variations.push_back(experiments::parse_knob_variation(text, experiments::Sweeper::kRun));
   }
+  experiments::check_knob_conflicts(variations, {f.given, algorithm_kinds_named(f.algorithms), request.overrides});
   if (!variations.empty() && !f.timeline.empty()) {
     throw InputError(Diagnostic{"--timeline", "", "writes one run; it cannot be combined with --vary (run that variant alone)"});
   }
   std::vector<Variant> out;
-  for (Settings& settings : all_combinations(variations)) {
-    Variant v{std::move(settings), request, f};
-    for (const auto& [key, value] : v.settings) apply_knob(v, key, value);
-    out.push_back(std::move(v));
-  }
+  for (Settings& settings : all_combinations(variations)) out.push_back(variant_of(std::move(settings), request, f));
   if (out.size() > 1000) {
     throw InputError(Diagnostic{"--vary", "", fmt::format("{} variants; at most 1000 per run", out.size())});
   }
@@ -730,7 +704,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--vary", f->vary,
                   fmt::format("Run once per combination: KEY=V1,V2,... (repeatable), a summary row each. KEY: {}",
-                              kVaryKnobs))
+                              experiments::knob_help(experiments::Sweeper::kRun)))
       ->option_text("KEY=V1,V2,...")
       ->take_all();
   cmd->add_option("--threads", f->threads, "With --vary: variants simulated in parallel (0: all cores)")
@@ -738,9 +712,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--skip-memory-check", f->skip_memory_check,
                 "Run even when the simulation is estimated to need more memory than this machine has available");
   cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
-    for (const char* flag : {"--cluster", "--gpu", "--profile", "--fidelity", "--completion-quantum-ns"}) {
-      if (cmd->count(flag) > 0) f->given.insert(flag);
-    }
+    f->given = knob_flags_given(*cmd, experiments::Sweeper::kRun);
     *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
   });
 }

@@ -24,14 +24,6 @@ std::vector<std::string> command_without_shard(const std::vector<std::string>& a
   return out;
 }
 
-std::uint64_t fnv1a_64(std::string_view data, std::uint64_t h) {
-  for (const char c : data) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string sweep_id(const std::vector<std::string>& command) {
   // The words, each followed by a zero byte.
   std::uint64_t h = fnv1a_64("");

@@ -27,15 +27,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/hash.h"
 #include "experiments/distribution.h"
 
 namespace zx::tools {
 
 inline constexpr int kShardFormatVersion = 1;
-
-/// FNV-1a, 64 bits (offset basis 14695981039346656037, prime
-/// 1099511628211), of `data`, continuing from `h`.
-std::uint64_t fnv1a_64(std::string_view data, std::uint64_t h = 14695981039346656037ull);
 
 /// `args` without `--shard K/N` (or `--shard=K/N`).
 std::vector<std::string> command_without_shard(const std::vector<std::string>& args);

@@ -1,76 +1,39 @@
 // File: tools/variations.h
 //
-// --vary KEY=V1,V2,...: sweeping knobs besides the one a command sweeps
-// anyway (cluster sizes for whatif, message sizes for collective). The
-// syntax, the product of the values, and the knobs every such command shares
-// (the cluster's); each command applies the rest to its own options.
+// --vary KEY=V1,V2,... in the outputs: knob values and settings as JSON and
+// CSV fields. The knobs themselves are experiments/knobs.h's.
 
 #ifndef ZIONSIM_TOOLS_VARIATIONS_H_
 #define ZIONSIM_TOOLS_VARIATIONS_H_
 
-#include <cstdint>
-#include <initializer_list>
-#include <optional>
-#include <span>
+#include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "topology/cluster_file.h"
+#include "experiments/knobs.h"
 
 namespace zx::tools {
 
-/// One knob and the values to try.
-struct Variation {
-  std::string key;
-  std::vector<std::string> values;
-};
+// The syntax and product of --vary, and the knob table, are experiments'
+// (experiments/knobs.h).
+using experiments::all_combinations;
+using experiments::parse_variation;
+using experiments::Settings;
+using experiments::settings_label;
+using experiments::Variation;
 
-/// One combination: (key, value) in --vary order.
-using Settings = std::vector<std::pair<std::string, std::string>>;
+/// The flags of `sweeper`'s knobs given on `cmd`'s command line (for
+/// experiments::check_knob_conflicts): those of the table's knobs that `cmd`
+/// has and was given.
+std::set<std::string> knob_flags_given(const CLI::App& cmd, experiments::Sweeper sweeper);
 
-/// Parses "KEY=V1,V2,...": a key, at least one value, none empty, none
-/// twice. Says nothing of whether the key or values mean anything. Throws
-/// zx::InputError naming --vary.
-Variation parse_variation(const std::string& text);
-
-/// Every combination of the values, the first variation outermost (its
-/// values change slowest), values in the order given; no variations: one
-/// empty combination. Throws zx::InputError for a key given twice.
-std::vector<Settings> all_combinations(const std::vector<Variation>& variations);
-
-/// "nic-gbit=400 a2a-precision=fp16"; "base" for no settings.
-std::string settings_label(const Settings& settings);
-
-/// The cluster override (--set KEY=VALUE) that a cluster knob sets:
-/// nic-gbit (NIC speed, Gb/s), oversubscription (1 to 1024) or any key with
-/// a dot (as --set takes it; checked when the cluster loads). nullopt for
-/// any other key. Throws zx::InputError for a bad nic-gbit or
-/// oversubscription value.
-std::optional<std::string> cluster_override(const std::string& key, const std::string& value);
-
-/// --vary degrade=...: a value is "none" or SELECTOR=SPEED parts joined by
-/// '+' (gpu:0=0.8+device:node0/nic0=0.5), each added to
-/// request.degradations on top of --degrade; the syntax is checked now, the
-/// names when the cluster loads (topology/degrade.h). False for any other
-/// key. Throws zx::InputError naming --vary for a bad value.
-bool apply_degrade_knob(const std::string& key, const std::string& value, topology::ClusterRequest& request);
-
-/// Throws zx::InputError when the key `override` sets is also set by one of
-/// `existing` (--set, or a flag that stands for one).
-void check_set_once(const std::string& vary_key, const std::string& override,
-                    const std::vector<std::string>& existing);
-
-/// A knob's value as a number in [lo, hi], an integer in [lo, hi], or one
-/// of `valid`; zx::InputError naming --vary and the key otherwise.
-double variation_number(const std::string& key, const std::string& value, double lo, double hi);
-std::int64_t variation_integer(const std::string& key, const std::string& value, std::int64_t lo, std::int64_t hi);
-const std::string& variation_one_of(const std::string& key, const std::string& value,
-                                    std::span<const char* const> valid);
-const std::string& variation_one_of(const std::string& key, const std::string& value,
-                                    std::initializer_list<const char*> valid);
+/// The collective kinds --algo KIND=NAME flags name (canonical: all_to_all);
+/// a bare name (nccl, auto: every kind) names none, as the varied kind
+/// refines it.
+std::set<std::string> algorithm_kinds_named(const std::vector<std::string>& algo_flags);
 
 /// A knob's value in JSON: a number when the text is one ("200", "0.5"),
 /// else the text ("h200", "gpu:0=0.8").

@@ -141,9 +141,7 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
 }
 
 models::DenseOptimizer parse_dense_optimizer(const std::string& name) {
-  if (name == "sgd") return models::DenseOptimizer::kSgd;
-  if (name == "adam") return models::DenseOptimizer::kAdam;
-  return models::DenseOptimizer::kAdagrad;
+  return experiments::parse_dense_optimizer_name(name).value_or(models::DenseOptimizer::kAdagrad);
 }
 
 workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64_t batch_per_gpu) {
@@ -687,107 +685,11 @@ void check_whatif_options(const WhatIfOptions& o) {
 }
 
 WhatIfVariation parse_whatif_variation(const std::string& text) {
-  WhatIfVariation v = parse_variation(text);
-  WhatIfOptions probe;
-  for (const std::string& value : v.values) apply_whatif_variation(probe, v.key, value);
-  return v;
-}
-
-std::vector<std::pair<std::string, std::string>> whatif_variation_knobs() {
-  return {{"nic-gbit", "NIC speed in Gb/s (as --nic-gbit)"},
-          {"oversubscription", "rack oversubscription N:1, 1 to 1024 (as --oversubscription)"},
-          {"cluster", "a cluster preset or cluster file (as --cluster): cluster=zionex,hgx,hgx-b200"},
-          {"gpu", "a GPU profile name or .json file (as --gpu)"},
-          {"profile", "a GPU profile file (as --profile)"},
-          {"model", "a zoo model or model file (as --model)"},
-          {"sharding", "a sharding scheme, search, or a sharding file (as --sharding)"},
-          {"batch-per-gpu", "samples per GPU (as --batch-per-gpu)"},
-          {"global-batch", "samples per iteration (as --global-batch)"},
-          {"a2a-precision", "fp32, fp16, bf16, fp8 (as --a2a-precision)"},
-          {"a2a-backward-precision", "fp32, fp16, bf16, fp8 (as --a2a-backward-precision)"},
-          {"all-reduce-precision", "fp32, fp16, bf16 (as --all-reduce-precision)"},
-          {"fidelity", "flow, coalesced, analytical (as --fidelity)"},
-          {"completion-quantum-ns", "0 to 10000 (as --completion-quantum-ns)"},
-          {"embeddings", "fused, unfused (--unfused)"},
-          {"pipeline", "on, off (--no-pipeline)"},
-          {"prefetch-cache", "off, on (--prefetch-cache)"},
-          {"cache-hit-rate", "0 to 1 (as --cache-hit-rate)"},
-          {"index-zipf-alpha", "0 to 10 (as --index-zipf-alpha)"},
-          {"cache-fraction", "0.0001 to 1 (as --cache-fraction)"},
-          {"hbm-reserve", "0 to 0.95 (as --hbm-reserve)"},
-          {"dense-optimizer", "sgd, adagrad, adam (as --dense-optimizer)"},
-          {"index-dtype", "int64, int32 (as --index-dtype)"},
-          {"algo.KIND", "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)"},
-          {"degrade", "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
-                      "(as --degrade, added to it)"},
-          {"SECTION.KEY", "any cluster key --set takes, e.g. nic.all_to_all_efficiency=0.27,1"}};
+  return experiments::parse_knob_variation(text, experiments::Sweeper::kWhatif);
 }
 
 void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std::string& value) {
-  if (std::optional<std::string> set = cluster_override(key, value)) {
-    o.cluster.overrides.push_back(*set);  // a cluster key is checked when the cluster loads
-  } else if (apply_degrade_knob(key, value, o.cluster)) {
-  } else if (key == "cluster") {
-    check_cluster_knob(key, value);
-    o.cluster.cluster = value;
-  } else if (key == "gpu") {
-    o.gpu = value;
-  } else if (key == "profile") {
-    o.profile = value;
-  } else if (key == "model") {
-    o.model = value;
-  } else if (key == "sharding") {
-    o.sharding = value;
-  } else if (key == "batch-per-gpu") {
-    o.batch_per_gpu = variation_integer(key, value, 1, std::int64_t{1} << 24);
-  } else if (key == "global-batch") {
-    o.global_batch = variation_integer(key, value, 1, std::int64_t{1} << 40);
-  } else if (key == "a2a-precision") {
-    o.a2a_forward_dtype = variation_one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
-  } else if (key == "a2a-backward-precision") {
-    o.a2a_backward_dtype = variation_one_of(key, value, {"fp32", "fp16", "bf16", "fp8"});
-  } else if (key == "all-reduce-precision") {
-    o.all_reduce_dtype = variation_one_of(key, value, {"fp32", "fp16", "bf16"});
-  } else if (key == "fidelity") {
-    o.fidelity = variation_one_of(key, value, kFidelities);
-  } else if (key == "completion-quantum-ns") {
-    o.completion_quantum_ns = variation_number(key, value, 0, kMaxCompletionQuantumNs);
-  } else if (key == "embeddings") {
-    o.fused_embeddings = variation_one_of(key, value, {"fused", "unfused"}) == "fused";
-  } else if (key == "pipeline") {
-    o.pipeline_input = variation_one_of(key, value, {"on", "off"}) == "on";
-  } else if (key == "prefetch-cache") {
-    o.prefetch_cache = variation_one_of(key, value, {"on", "off"}) == "on";
-  } else if (key == "cache-hit-rate") {
-    o.cache_hit_rate = variation_number(key, value, 0, 1);
-    o.index_zipf_alpha.reset();
-  } else if (key == "index-zipf-alpha") {
-    o.index_zipf_alpha = variation_number(key, value, 0, 10);
-  } else if (key == "cache-fraction") {
-    o.cache_fraction = variation_number(key, value, 0.0001, 1);
-  } else if (key == "hbm-reserve") {
-    o.hbm_reserve = variation_number(key, value, 0, 0.95);
-  } else if (key == "index-dtype") {
-    o.index_bytes = variation_one_of(key, value, {"int64", "int32"}) == "int32" ? 4 : 8;
-  } else if (key == "dense-optimizer") {
-    o.dense_optimizer = parse_dense_optimizer(variation_one_of(key, value, {"sgd", "adagrad", "adam"}));
-  } else if (key.starts_with("algo.")) {
-    const std::string kind = key.substr(5);
-    const auto parsed = models::collectives::parse_collective_kind(kind);
-    if (!parsed) {
-      throw InputError(Diagnostic{"--vary", key,
-                                  fmt::format("unknown collective kind '{}'; valid: all_reduce, reduce_scatter, "
-                                              "all_gather, all_to_all, broadcast, reduce",
-                                              kind)});
-    }
-    o.algorithms[std::string(models::collectives::to_string(*parsed))] = value;
-  } else if (key == "nodes") {
-    throw InputError(Diagnostic{"--vary", key, "whatif sweeps the cluster size itself: give --nodes N,N,..."});
-  } else {
-    std::vector<std::string> names;
-    for (const auto& [name, what] : whatif_variation_knobs()) names.push_back(name);
-    throw InputError(Diagnostic{"--vary", key, fmt::format("unknown knob '{}'; valid: {}", key, fmt::join(names, ", "))});
-  }
+  experiments::apply_knob(o, key, value, experiments::Sweeper::kWhatif);
 }
 
 std::string WhatIfVariant::label() const { return settings_label(settings); }

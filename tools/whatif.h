@@ -19,11 +19,12 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/distribution.h"
+#include "experiments/knobs.h"
+#include "experiments/scenario.h"
 #include "models/compute/device_profile.h"
 #include "models/dlrm/model.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/executor.h"
-#include "models/execution/network_backend.h"
 #include "models/execution/network_backend.h"
 #include "models/execution/op_graph.h"
 #include "models/execution/timeline.h"
@@ -33,67 +34,11 @@
 
 namespace zx::tools {
 
-/// models::default_collective_algorithms() of the kinds a DLRM iteration runs.
-inline std::map<std::string, std::string> dlrm_default_algorithms() {
-  std::map<std::string, std::string> out;
-  for (const char* kind : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
-    out[kind] = models::default_collective_algorithms().at(kind);
-  }
-  return out;
-}
+using experiments::dlrm_default_algorithms;
 
-struct WhatIfOptions {
-  topology::ClusterRequest cluster;  ///< nodes is set per point
-  std::vector<int> nodes = {1};
-  std::string model = "dlrm-a";
-  std::optional<std::int64_t> batch_per_gpu;  ///< default 512 when no global batch
-  std::optional<std::int64_t> global_batch;
-  /// A scheme (models::sharding_scheme_names()), a sharding file, or
-  /// "search": at each size, the plan search_sharding finds from "auto"
-  /// (tools/plan_search.h), with at most `search_budget` simulations.
-  std::string sharding = "auto";
-  int search_budget = 200;
-  /// Per-table choices on top of `sharding` (later entries win); the
-  /// sharding search's candidates.
-  std::vector<models::TableOverride> sharding_overrides;
-  std::string a2a_forward_dtype;   ///< empty: the model's embedding type
-  std::string a2a_backward_dtype;  ///< empty: same as forward
-  std::string all_reduce_dtype = "fp32";
-  std::string gpu;      ///< a built-in profile name; empty: the cluster's (A100 40GB for ZionEX)
-  std::string profile;  ///< a profile file (overrides gpu)
-  std::string fidelity = "flow";
-  /// Flow finish times round up to multiples of this (FlowNetwork's
-  /// completion quantum); 0: exact. The default, 10 ns, changes model A's
-  /// iteration by at most 7.4e-4 of itself from 8 to 256 nodes and takes
-  /// 128 nodes 3x faster than 1 ns, 64 nodes 10x faster than exact (README).
-  double completion_quantum_ns = 10.0;
-  /// Collective kind -> algorithm, for the kinds a DLRM iteration runs
-  /// (all-reduce, reduce-scatter, all-gather, all-to-all); the defaults are
-  /// models::default_collective_algorithms()'.
-  std::map<std::string, std::string> algorithms = dlrm_default_algorithms();
-  /// Extra collective algorithms: plug-in libraries and schedule files.
-  std::vector<std::string> plugins;
-  std::vector<std::string> schedules;
-  /// Algorithm name -> its options as JSON (--options NAME=JSON), for every
-  /// collective it runs.
-  std::map<std::string, std::string> algorithm_options;
-  bool fused_embeddings = true;
-  bool pipeline_input = true;
-  /// Host-memory tables: fetch the next batch's cache misses beside the
-  /// iteration (--prefetch-cache) instead of before the embedding forward.
-  bool prefetch_cache = false;
-  /// The HBM cache of host-memory tables (models::ShardingOptions): a hit
-  /// rate for all, or Zipf lookups and an LRU cache per table; its size.
-  double cache_hit_rate = models::ShardingOptions{}.host_cache_hit_rate;
-  std::optional<double> index_zipf_alpha;
-  double cache_fraction = models::ShardingOptions{}.host_cache_fraction;
-  /// Share of HBM the planner keeps from embeddings, at least (it keeps more
-  /// when a GPU's iteration needs it: models/dlrm/memory.h).
-  double hbm_reserve = models::ShardingOptions{}.hbm_reserve_fraction;
-  /// The dense MLPs' optimizer: its step's time and its state's HBM.
-  models::DenseOptimizer dense_optimizer = models::DenseOptimizer::kAdagrad;
-  /// Bytes per embedding index: 8 (int64) or 4 (int32; --index-dtype).
-  int index_bytes = 8;
+/// What whatif simulates (the scenario, experiments/scenario.h) and how this
+/// process runs it.
+struct WhatIfOptions : experiments::Scenario {
   int threads = 0;  ///< 0: all cores
   /// Refuse, before simulating, sizes whose estimated memory (the sizes
   /// running at once, together) exceeds what the machine has available
@@ -279,15 +224,12 @@ std::vector<std::string> effective_degradations(const WhatIfOptions& o);
 using WhatIfVariation = Variation;
 
 /// Parses "KEY=V1,V2,..." (at least one value, none empty, no value twice,
-/// the key known, every value valid for it). Throws zx::InputError naming --vary.
+/// the key one whatif takes, every value valid for it). Throws
+/// zx::InputError naming --vary.
 WhatIfVariation parse_whatif_variation(const std::string& text);
 
-/// The knobs --vary takes besides cluster keys (any key --set takes, with a
-/// dot: nic.bandwidth_gbit_per_s), each with what its values are.
-std::vector<std::pair<std::string, std::string>> whatif_variation_knobs();
-
-/// Sets knob `key` of `o` to `value` (a cluster key becomes an override).
-/// Throws zx::InputError naming --vary for an unknown key or a bad value.
+/// Sets knob `key` of `o` to `value` (experiments/knobs.h). Throws
+/// zx::InputError naming --vary for an unknown key or a bad value.
 void apply_whatif_variation(WhatIfOptions& o, const std::string& key, const std::string& value);
 
 /// One combination of the variations' values and the options it gives.

@@ -380,13 +380,6 @@ void print_json(std::ostream& out, const WhatIfOptions& o, const std::vector<std
   out << j.dump(2) << '\n';
 }
 
-// The flag each --vary knob stands for, to refuse both at once.
-std::string flag_of_knob(const std::string& key) {
-  if (key == "embeddings") return "--unfused";
-  if (key == "pipeline") return "--no-pipeline";
-  return "--" + key;
-}
-
 // An error about a knob that --scenario gave, said of --scenario.
 InputError as_scenario_error(const InputError& e) {
   std::vector<Diagnostic> diagnostics = e.diagnostics();
@@ -476,38 +469,13 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
     for (const Settings& scenario : scenarios) v.values.push_back(scenario[k].second);
     checked.push_back(std::move(v));
   }
-  for (std::size_t index = 0; index < checked.size(); ++index) {
-    const WhatIfVariation& v = checked[index];
-    try {
-    const std::string flag = flag_of_knob(v.key);
-    if (f.given.contains(flag)) {
-      throw InputError(Diagnostic{"--vary", v.key, fmt::format("give {} or --vary {}=..., not both", flag, v.key)});
-    }
-    // A fixed hit rate and Zipf lookups are two answers to one question.
-    if (v.key == "cache-hit-rate" || v.key == "index-zipf-alpha") {
-      const std::string other = v.key == "cache-hit-rate" ? "index-zipf-alpha" : "cache-hit-rate";
-      const bool varied = std::any_of(checked.begin(), checked.end(),
-                                      [&](const WhatIfVariation& w) { return w.key == other; });
-      if (f.given.contains("--" + other) || varied) {
-        throw InputError(Diagnostic{"--vary", v.key, fmt::format("{} and {} exclude each other", v.key, other)});
-      }
-    }
-    if (v.key.starts_with("algo.")) {
-      const std::string kind(models::collectives::to_string(*models::collectives::parse_collective_kind(v.key.substr(5))));
-      // A bare --algo nccl (every kind) gives way to the varied kind.
-      if (std::any_of(f.algorithms.begin(), f.algorithms.end(),
-                      [&](const std::string& a) { return a.starts_with(kind + "="); })) {
-        throw InputError(Diagnostic{"--vary", v.key, fmt::format("give --algo {}=... or --vary {}=..., not both", kind, v.key)});
-      }
-    }
-    // A cluster key (or the one a knob sets) also set with --set.
-    if (const std::optional<std::string> set = cluster_override(v.key, v.values.front())) {
-      check_set_once(v.key, *set, o.cluster.overrides);
-    }
-    } catch (const InputError& e) {
-      if (index < variations.size()) throw;
-      throw as_scenario_error(e);
-    }
+  const experiments::GivenFlags given{f.given, algorithm_kinds_named(f.algorithms), o.cluster.overrides};
+  // --vary's own first, then the scenarios' (said of --scenario).
+  experiments::check_knob_conflicts(variations, given);
+  try {
+    experiments::check_knob_conflicts(checked, given);
+  } catch (const InputError& e) {
+    throw as_scenario_error(e);
   }
   if (!checked.empty() && (!f.timeline.empty() || !f.emit_trace.empty())) {
     throw InputError(Diagnostic{!f.timeline.empty() ? "--timeline" : "--emit-trace", "",
@@ -881,10 +849,9 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->option_text("FACTOR")
       ->check(in_range(1.0, 1000.0));
   cmd->add_option("--vary", f->vary,
-                  "Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). KEY: "
-                  "nic-gbit, oversubscription, gpu, profile, model, sharding, batch-per-gpu, global-batch, "
-                  "a2a-precision, a2a-backward-precision, all-reduce-precision, fidelity, completion-quantum-ns, "
-                  "embeddings (fused,unfused), pipeline (on,off), prefetch-cache (off,on), cache-hit-rate, index-zipf-alpha, cache-fraction, hbm-reserve, dense-optimizer, index-dtype, algo.KIND, degrade (none, or SELECTOR=SPEED parts joined by +), or a cluster key as --set takes it")
+                  fmt::format("Also sweep a knob: KEY=V1,V2,... (repeatable; every combination runs at every size). "
+                              "KEY: {}",
+                              experiments::knob_help(experiments::Sweeper::kWhatif)))
       ->option_text("KEY=V1,V2,...")
       ->take_all();
   cmd->add_option("--scenario", f->scenarios,
@@ -903,12 +870,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
       ->option_text("K/N");
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action, args = context.args,
                                 merged = context.merged] {
-    for (const auto& [knob, what] : whatif_variation_knobs()) {
-      const std::string flag = flag_of_knob(knob);
-      if (knob.find('.') == std::string::npos && cmd->get_option_no_throw(flag) != nullptr && cmd->count(flag) > 0) {
-        f->given.insert(flag);
-      }
-    }
+    f->given = knob_flags_given(*cmd, experiments::Sweeper::kWhatif);
     *action = [request, sources, options, f, args, merged](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;

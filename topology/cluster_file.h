@@ -42,6 +42,8 @@ struct ClusterRequest {
   /// topology/degrade.h): links are scaled in the topology, GPU speeds land
   /// in LoadedCluster::gpu_speed.
   std::vector<std::string> degradations;
+
+  bool operator==(const ClusterRequest&) const = default;
 };
 
 struct LoadedCluster {

@@ -88,6 +88,8 @@ struct TableOverride {
   /// up to the table's dim); empty: column_shard_dim each, the last narrower.
   std::vector<std::int64_t> columns;
   TableMemory memory = TableMemory::kAuto;
+
+  bool operator==(const TableOverride&) const = default;
 };
 
 struct ShardingOptions {

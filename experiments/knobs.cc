@@ -1,0 +1,374 @@
+#include "experiments/knobs.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/error.h"
+#include "models/collectives/plan.h"
+#include "topology/degrade.h"
+#include "topology/presets.h"
+
+namespace zx::experiments {
+namespace {
+
+constexpr unsigned kWhatif = static_cast<unsigned>(Sweeper::kWhatif);
+constexpr unsigned kRun = static_cast<unsigned>(Sweeper::kRun);
+constexpr unsigned kCollective = static_cast<unsigned>(Sweeper::kCollective);
+constexpr unsigned kAll = kWhatif | kRun | kCollective;
+
+InputError bad_value(const std::string& key, const std::string& value, const std::string& expected) {
+  return InputError(Diagnostic{"--vary", key, fmt::format("expected {}, got '{}'", expected, value)});
+}
+
+void set_cluster_key(Scenario& s, const std::string& key, const std::string& value) {
+  s.cluster.overrides.push_back(*cluster_override(key, value));  // checked when the cluster loads
+}
+
+// none, or SELECTOR=SPEED parts joined by '+', each added to the request's
+// degradations on top of --degrade; the syntax is checked now, the names
+// when the cluster loads (topology/degrade.h).
+void add_degradations(Scenario& s, const std::string& key, const std::string& value) {
+  if (value == "none") return;
+  std::size_t begin = 0;
+  while (begin <= value.size()) {
+    const std::size_t plus = std::min(value.find('+', begin), value.size());
+    const std::string part = value.substr(begin, plus - begin);
+    if (part.empty()) throw InputError(Diagnostic{"--vary", key, fmt::format("'{}': an empty part between '+'", value)});
+    topology::parse_degradation(part, "--vary degrade");
+    s.cluster.degradations.push_back(part);
+    begin = plus + 1;
+  }
+}
+
+void set_algorithm(Scenario& s, const std::string& key, const std::string& value) {
+  const std::string kind = key.substr(key.find('.') + 1);
+  const auto parsed = models::collectives::parse_collective_kind(kind);
+  if (!parsed) {
+    throw InputError(Diagnostic{"--vary", key,
+                                fmt::format("unknown collective kind '{}'; valid: all_reduce, reduce_scatter, "
+                                            "all_gather, all_to_all, broadcast, reduce",
+                                            kind)});
+  }
+  s.algorithms[std::string(models::collectives::to_string(*parsed))] = value;
+}
+
+constexpr const char* kA2aTypes[] = {"fp32", "fp16", "bf16", "fp8"};
+
+// The table. Each apply sets the Scenario field(s) the knob stands for.
+const Knob kKnobs[] = {
+    {.key = "nodes", .flag = "--nodes", .values = "servers, 1 to 8192", .examples = "1,2",
+     .help = "the cluster's size", .sweepers = kRun | kCollective,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.cluster.nodes = static_cast<int>(knob_integer(k, v, 1, 8192));
+     },
+     .elsewhere = "whatif sweeps the cluster size itself: give --nodes N,N,..."},
+    {.key = "nic-gbit", .flag = "--nic-gbit", .values = "NIC speed in Gb/s", .examples = "100,400",
+     .help = "NIC speed in Gb/s (as --nic-gbit)", .sweepers = kAll, .apply = set_cluster_key},
+    {.key = "oversubscription", .flag = "--oversubscription", .values = "N:1, 1 to 1024", .examples = "1,2",
+     .help = "rack oversubscription N:1, 1 to 1024 (as --oversubscription)", .sweepers = kAll,
+     .apply = set_cluster_key},
+    {.key = "cluster", .flag = "--cluster", .values = "a preset or a .json cluster file", .examples = "zionex,hgx",
+     .help = "a cluster preset or cluster file (as --cluster): cluster=zionex,hgx,hgx-b200", .sweepers = kAll,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       check_cluster_name(k, v);
+       s.cluster.cluster = v;
+     }},
+    {.key = "gpu", .flag = "--gpu", .values = "a GPU profile name or .json file", .examples = "a100-40gb,h100-sxm",
+     .help = "a GPU profile name or .json file (as --gpu)", .sweepers = kAll,
+     .apply = [](Scenario& s, const std::string&, const std::string& v) { s.gpu = v; }},
+    {.key = "profile", .flag = "--profile", .values = "a GPU profile file", .examples = "a.json,b.json",
+     .help = "a GPU profile file (as --profile)", .sweepers = kWhatif | kRun,
+     .apply = [](Scenario& s, const std::string&, const std::string& v) { s.profile = v; }},
+    {.key = "model", .flag = "--model", .values = "a zoo model or model file", .examples = "dlrm-a,dlrm-a-small",
+     .help = "a zoo model or model file (as --model)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string&, const std::string& v) { s.model = v; }},
+    {.key = "sharding", .flag = "--sharding", .values = "a scheme, search, or a sharding file",
+     .examples = "auto,row_wise", .help = "a sharding scheme, search, or a sharding file (as --sharding)",
+     .sweepers = kWhatif, .apply = [](Scenario& s, const std::string&, const std::string& v) { s.sharding = v; }},
+    {.key = "batch-per-gpu", .flag = "--batch-per-gpu", .values = "samples, 1 to 2^24", .examples = "256,512",
+     .help = "samples per GPU (as --batch-per-gpu)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.batch_per_gpu = knob_integer(k, v, 1, std::int64_t{1} << 24);
+     }},
+    {.key = "global-batch", .flag = "--global-batch", .values = "samples, 1 to 2^40", .examples = "4096,8192",
+     .help = "samples per iteration (as --global-batch)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.global_batch = knob_integer(k, v, 1, std::int64_t{1} << 40);
+     }},
+    {.key = "a2a-precision", .flag = "--a2a-precision", .values = "fp32, fp16, bf16, fp8", .examples = "fp32,fp16",
+     .help = "fp32, fp16, bf16, fp8 (as --a2a-precision)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.a2a_forward_dtype = knob_one_of(k, v, kA2aTypes);
+     }},
+    {.key = "a2a-backward-precision", .flag = "--a2a-backward-precision", .values = "fp32, fp16, bf16, fp8",
+     .examples = "fp32,bf16", .help = "fp32, fp16, bf16, fp8 (as --a2a-backward-precision)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.a2a_backward_dtype = knob_one_of(k, v, kA2aTypes);
+     }},
+    {.key = "all-reduce-precision", .flag = "--all-reduce-precision", .values = "fp32, fp16, bf16",
+     .examples = "fp32,bf16", .help = "fp32, fp16, bf16 (as --all-reduce-precision)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.all_reduce_dtype = knob_one_of(k, v, {"fp32", "fp16", "bf16"});
+     }},
+    {.key = "fidelity", .flag = "--fidelity", .values = "flow, coalesced, analytical", .examples = "flow,analytical",
+     .help = "flow, coalesced, analytical (as --fidelity)", .sweepers = kWhatif | kRun,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.fidelity = knob_one_of(k, v, kFidelities); }},
+    {.key = "completion-quantum-ns", .flag = "--completion-quantum-ns", .values = "ns, 0 to 10000",
+     .examples = "0,10", .help = "0 to 10000 (as --completion-quantum-ns)", .sweepers = kWhatif | kRun,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.completion_quantum_ns = knob_number(k, v, 0, kMaxCompletionQuantumNs);
+     }},
+    {.key = "embeddings", .flag = "--unfused", .values = "fused, unfused", .examples = "fused,unfused",
+     .help = "fused, unfused (--unfused)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.fused_embeddings = knob_one_of(k, v, {"fused", "unfused"}) == "fused";
+     }},
+    {.key = "pipeline", .flag = "--no-pipeline", .values = "on, off", .examples = "on,off",
+     .help = "on, off (--no-pipeline)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.pipeline_input = knob_one_of(k, v, {"on", "off"}) == "on";
+     }},
+    {.key = "prefetch-cache", .flag = "--prefetch-cache", .values = "off, on", .examples = "off,on",
+     .help = "off, on (--prefetch-cache)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.prefetch_cache = knob_one_of(k, v, {"on", "off"}) == "on";
+     }},
+    {.key = "cache-hit-rate", .flag = "--cache-hit-rate", .values = "0 to 1", .examples = "0.5,0.9",
+     .help = "0 to 1 (as --cache-hit-rate)", .sweepers = kWhatif, .excludes = "index-zipf-alpha",
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.cache_hit_rate = knob_number(k, v, 0, 1);
+       s.index_zipf_alpha.reset();
+     }},
+    {.key = "index-zipf-alpha", .flag = "--index-zipf-alpha", .values = "0 to 10", .examples = "0.8,1.2",
+     .help = "0 to 10 (as --index-zipf-alpha)", .sweepers = kWhatif, .excludes = "cache-hit-rate",
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.index_zipf_alpha = knob_number(k, v, 0, 10); }},
+    {.key = "cache-fraction", .flag = "--cache-fraction", .values = "0.0001 to 1", .examples = "0.01,0.1",
+     .help = "0.0001 to 1 (as --cache-fraction)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.cache_fraction = knob_number(k, v, 0.0001, 1); }},
+    {.key = "hbm-reserve", .flag = "--hbm-reserve", .values = "0 to 0.95", .examples = "0.25,0.5",
+     .help = "0 to 0.95 (as --hbm-reserve)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.hbm_reserve = knob_number(k, v, 0, 0.95); }},
+    {.key = "dense-optimizer", .flag = "--dense-optimizer", .values = "sgd, adagrad, adam", .examples = "sgd,adam",
+     .help = "sgd, adagrad, adam (as --dense-optimizer)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.dense_optimizer = *parse_dense_optimizer_name(knob_one_of(k, v, {"sgd", "adagrad", "adam"}));
+     }},
+    {.key = "index-dtype", .flag = "--index-dtype", .values = "int64, int32", .examples = "int64,int32",
+     .help = "int64, int32 (as --index-dtype)", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.index_bytes = knob_one_of(k, v, {"int64", "int32"}) == "int32" ? 4 : 8;
+     }},
+    {.key = "algo.KIND", .flag = "--algo", .values = "a collective algorithm for KIND", .examples = "direct,hierarchical",
+     .help = "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)",
+     .sweepers = kWhatif | kRun, .apply = set_algorithm},
+    // No flag to contradict: the values add to --degrade's.
+    {.key = "degrade", .values = "none, or SELECTOR=SPEED parts joined by +", .examples = "none,gpu:0=0.8",
+     .help = "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
+             "(as --degrade, added to it)",
+     .sweepers = kAll, .apply = add_degradations},
+    {.key = "SECTION.KEY", .values = "a cluster key as --set takes it", .examples = "1,0.5",
+     .help = "any cluster key --set takes, e.g. nic.all_to_all_efficiency=0.27,1", .sweepers = kAll,
+     .apply = set_cluster_key},
+};
+
+}  // namespace
+
+const char* sweeper_name(Sweeper sweeper) {
+  switch (sweeper) {
+    case Sweeper::kWhatif: return "whatif";
+    case Sweeper::kRun: return "run";
+    case Sweeper::kCollective: return "collective";
+  }
+  return "?";
+}
+
+std::span<const Knob> knobs() { return kKnobs; }
+
+const Knob* find_knob(std::string_view key) {
+  const std::string_view pattern = key.starts_with("algo.")                   ? "algo.KIND"
+                                   : key.find('.') != std::string_view::npos ? "SECTION.KEY"
+                                                                              : key;
+  for (const Knob& k : kKnobs) {
+    if (k.key == pattern) return &k;
+  }
+  return nullptr;
+}
+
+std::string knob_keys(Sweeper sweeper) {
+  std::vector<std::string_view> keys;
+  for (const Knob& k : kKnobs) {
+    if (k.for_sweeper(sweeper)) keys.push_back(k.key);
+  }
+  return fmt::format("{}", fmt::join(keys, ", "));
+}
+
+std::string knob_help(Sweeper sweeper) {
+  std::vector<std::string> parts;
+  for (const Knob& k : kKnobs) {
+    if (k.for_sweeper(sweeper)) parts.push_back(fmt::format("{} ({})", k.key, k.values));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+void apply_knob(Scenario& s, const std::string& key, const std::string& value, Sweeper sweeper) {
+  const Knob* knob = find_knob(key);
+  if (knob == nullptr || !knob->for_sweeper(sweeper)) {
+    if (knob != nullptr && !knob->elsewhere.empty()) throw InputError(Diagnostic{"--vary", key, std::string(knob->elsewhere)});
+    throw InputError(Diagnostic{"--vary", key, fmt::format("unknown knob '{}'; valid: {}", key, knob_keys(sweeper))});
+  }
+  knob->apply(s, key, value);
+}
+
+Variation parse_variation(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw InputError(Diagnostic{"--vary", "", fmt::format("expected KEY=V1,V2,... (nic-gbit=100,200,400), got '{}'", text)});
+  }
+  Variation v;
+  v.key = text.substr(0, eq);
+  std::stringstream in(text.substr(eq + 1));
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) throw InputError(Diagnostic{"--vary", v.key, fmt::format("empty value in '{}'", text)});
+    if (std::find(v.values.begin(), v.values.end(), item) != v.values.end()) {
+      throw InputError(Diagnostic{"--vary", v.key, fmt::format("value '{}' given twice", item)});
+    }
+    v.values.push_back(item);
+  }
+  if (text.back() == ',') throw InputError(Diagnostic{"--vary", v.key, fmt::format("empty value in '{}'", text)});
+  return v;
+}
+
+Variation parse_knob_variation(const std::string& text, Sweeper sweeper) {
+  Variation v = parse_variation(text);
+  Scenario probe;
+  for (const std::string& value : v.values) apply_knob(probe, v.key, value, sweeper);
+  return v;
+}
+
+std::vector<Settings> all_combinations(const std::vector<Variation>& variations) {
+  for (std::size_t i = 0; i < variations.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (variations[i].key == variations[j].key) {
+        throw InputError(Diagnostic{"--vary", variations[i].key, "the same knob varied twice; give its values once"});
+      }
+    }
+  }
+  std::vector<Settings> out{Settings{}};
+  for (const Variation& v : variations) {
+    std::vector<Settings> next;
+    for (const Settings& prefix : out) {
+      for (const std::string& value : v.values) {
+        Settings s = prefix;
+        s.emplace_back(v.key, value);
+        next.push_back(std::move(s));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string settings_label(const Settings& settings) {
+  if (settings.empty()) return "base";
+  std::string out;
+  for (const auto& [key, value] : settings) out += fmt::format("{}{}={}", out.empty() ? "" : " ", key, value);
+  return out;
+}
+
+void check_knob_conflicts(const std::vector<Variation>& varied, const GivenFlags& given) {
+  for (const Variation& v : varied) {
+    const Knob* knob = find_knob(v.key);
+    if (knob == nullptr) continue;
+    if (v.key.starts_with("algo.")) {
+      const auto kind = models::collectives::parse_collective_kind(v.key.substr(5));
+      if (kind && given.algorithm_kinds.contains(std::string(models::collectives::to_string(*kind)))) {
+        throw InputError(Diagnostic{"--vary", v.key, fmt::format("give --algo {}=... or --vary {}=..., not both",
+                                                                models::collectives::to_string(*kind), v.key)});
+      }
+    } else if (!knob->flag.empty() && given.flags.contains(std::string(knob->flag))) {
+      throw InputError(Diagnostic{"--vary", v.key, fmt::format("give {} or --vary {}=..., not both", knob->flag, v.key)});
+    }
+    if (!knob->excludes.empty()) {
+      const Knob* other = find_knob(knob->excludes);
+      const bool varied_too = std::any_of(varied.begin(), varied.end(),
+                                          [&](const Variation& w) { return w.key == knob->excludes; });
+      if (varied_too || given.flags.contains(std::string(other->flag))) {
+        throw InputError(Diagnostic{"--vary", v.key, fmt::format("{} and {} exclude each other", v.key, knob->excludes)});
+      }
+    }
+    // A cluster key (or the one a knob sets) also set with --set.
+    if (const std::optional<std::string> set = cluster_override(v.key, v.values.front())) {
+      const std::string key = set->substr(0, set->find('='));
+      for (const std::string& other : given.overrides) {
+        if (other.substr(0, other.find('=')) == key) {
+          throw InputError(Diagnostic{"--vary", v.key, fmt::format("'{}' is also set by '{}'; give it once", key, other)});
+        }
+      }
+    }
+  }
+}
+
+double knob_number(const std::string& key, const std::string& value, double lo, double hi) {
+  double x = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, x);
+  if (ec != std::errc() || ptr != end || !std::isfinite(x) || x < lo || x > hi) {
+    throw bad_value(key, value, fmt::format("a number in [{}, {}]", lo, hi));
+  }
+  return x;
+}
+
+std::int64_t knob_integer(const std::string& key, const std::string& value, std::int64_t lo, std::int64_t hi) {
+  std::int64_t x = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, x);
+  if (ec != std::errc() || ptr != end || x < lo || x > hi) {
+    throw bad_value(key, value, fmt::format("an integer in [{}, {}]", lo, hi));
+  }
+  return x;
+}
+
+const std::string& knob_one_of(const std::string& key, const std::string& value,
+                               std::initializer_list<const char*> valid) {
+  return knob_one_of(key, value, std::span<const char* const>(valid.begin(), valid.size()));
+}
+
+const std::string& knob_one_of(const std::string& key, const std::string& value,
+                               std::span<const char* const> valid) {
+  for (const char* v : valid) {
+    if (value == v) return value;
+  }
+  throw bad_value(key, value, fmt::format("one of {}", fmt::join(valid, ", ")));
+}
+
+std::optional<std::string> cluster_override(const std::string& key, const std::string& value) {
+  if (key == "nic-gbit") {
+    knob_number(key, value, 1e-3, 1e6);
+    return "nic.bandwidth_gbit_per_s=" + value;
+  }
+  if (key == "oversubscription") {
+    knob_number(key, value, 1, 1024);
+    return "fabric.oversubscription=" + value;
+  }
+  if (key.find('.') != std::string::npos && !key.starts_with("algo.")) return key + "=" + value;
+  return std::nullopt;
+}
+
+void check_cluster_name(const std::string& key, const std::string& value) {
+  if (topology::is_cluster_path(value)) return;
+  std::vector<std::string> names;
+  for (const auto& [name, description] : topology::preset_descriptions()) names.push_back(name);
+  if (std::find(names.begin(), names.end(), value) != names.end()) return;
+  throw InputError(Diagnostic{"--vary", key,
+                              fmt::format("unknown cluster '{}'; valid: {}, or the path of a .json cluster file", value,
+                                          fmt::join(names, ", "))});
+}
+
+}  // namespace zx::experiments
