@@ -68,112 +68,124 @@ const Knob kKnobs[] = {
        s.cluster.nodes = static_cast<int>(knob_integer(k, v, 1, 8192));
      },
      .elsewhere = "whatif sweeps the cluster size itself: give --nodes N,N,..."},
-    {.key = "nic-gbit", .flag = "--nic-gbit", .values = "NIC speed in Gb/s", .examples = "100,400",
-     .help = "NIC speed in Gb/s (as --nic-gbit)", .sweepers = kAll, .apply = set_cluster_key},
+    {.key = "nic-gbit", .flag = "--nic-gbit", .values = "Gb/s, 0.001 to 1e6", .examples = "100,400",
+     .help = "What if the NICs were this fast (Gb/s; as --set nic.bandwidth_gbit_per_s)", .sweepers = kAll,
+     .apply = set_cluster_key, .declares_flag = true},
     {.key = "oversubscription", .flag = "--oversubscription", .values = "N:1, 1 to 1024", .examples = "1,2",
-     .help = "rack oversubscription N:1, 1 to 1024 (as --oversubscription)", .sweepers = kAll,
-     .apply = set_cluster_key},
+     .help = "What if the racks were oversubscribed N:1 (as --set fabric.oversubscription)", .sweepers = kAll,
+     .apply = set_cluster_key, .declares_flag = true},
     {.key = "cluster", .flag = "--cluster", .values = "a preset or a .json cluster file", .examples = "zionex,hgx",
-     .help = "a cluster preset or cluster file (as --cluster): cluster=zionex,hgx,hgx-b200", .sweepers = kAll,
+     .help = "A cluster preset or cluster file", .sweepers = kAll,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        check_cluster_name(k, v);
        s.cluster.cluster = v;
      }},
     {.key = "gpu", .flag = "--gpu", .values = "a GPU profile name or .json file", .examples = "a100-40gb,h100-sxm",
-     .help = "a GPU profile name or .json file (as --gpu)", .sweepers = kAll,
+     .help = "GPU profile: a built-in or a .json profile file", .sweepers = kAll,
      .apply = [](Scenario& s, const std::string&, const std::string& v) { s.gpu = v; }},
     {.key = "profile", .flag = "--profile", .values = "a GPU profile file", .examples = "a.json,b.json",
-     .help = "a GPU profile file (as --profile)", .sweepers = kWhatif | kRun,
+     .help = "A GPU profile file (a calibration result)", .sweepers = kWhatif | kRun,
      .apply = [](Scenario& s, const std::string&, const std::string& v) { s.profile = v; }},
     {.key = "model", .flag = "--model", .values = "a zoo model or model file", .examples = "dlrm-a,dlrm-a-small",
-     .help = "a zoo model or model file (as --model)", .sweepers = kWhatif,
+     .help = "A zoo model or a .json model file", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string&, const std::string& v) { s.model = v; }},
     {.key = "sharding", .flag = "--sharding", .values = "a scheme, search, or a sharding file",
-     .examples = "auto,row_wise", .help = "a sharding scheme, search, or a sharding file (as --sharding)",
+     .examples = "auto,row_wise", .help = "Embedding sharding: a scheme, search, or a sharding file",
      .sweepers = kWhatif, .apply = [](Scenario& s, const std::string&, const std::string& v) { s.sharding = v; }},
     {.key = "batch-per-gpu", .flag = "--batch-per-gpu", .values = "samples, 1 to 2^24", .examples = "256,512",
-     .help = "samples per GPU (as --batch-per-gpu)", .sweepers = kWhatif,
+     .help = "Samples per GPU per iteration", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.batch_per_gpu = knob_integer(k, v, 1, std::int64_t{1} << 24);
      }},
     {.key = "global-batch", .flag = "--global-batch", .values = "samples, 1 to 2^40", .examples = "4096,8192",
-     .help = "samples per iteration (as --global-batch)", .sweepers = kWhatif,
+     .help = "Samples per iteration over all GPUs", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.global_batch = knob_integer(k, v, 1, std::int64_t{1} << 40);
      }},
     {.key = "a2a-precision", .flag = "--a2a-precision", .values = "fp32, fp16, bf16, fp8", .examples = "fp32,fp16",
-     .help = "fp32, fp16, bf16, fp8 (as --a2a-precision)", .sweepers = kWhatif,
+     .help = "Element type of the pooled-embedding all-to-all (quantized communication); default: the "
+             "embeddings' type (fp16 for the built-in models)",
+     .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.a2a_forward_dtype = knob_one_of(k, v, kA2aTypes);
-     }},
+     },
+     .declares_flag = true},
     {.key = "a2a-backward-precision", .flag = "--a2a-backward-precision", .values = "fp32, fp16, bf16, fp8",
-     .examples = "fp32,bf16", .help = "fp32, fp16, bf16, fp8 (as --a2a-backward-precision)", .sweepers = kWhatif,
+     .examples = "fp32,bf16", .help = "Element type of the gradient all-to-all (default: as forward)",
+     .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.a2a_backward_dtype = knob_one_of(k, v, kA2aTypes);
-     }},
+     },
+     .declares_flag = true},
     {.key = "all-reduce-precision", .flag = "--all-reduce-precision", .values = "fp32, fp16, bf16",
-     .examples = "fp32,bf16", .help = "fp32, fp16, bf16 (as --all-reduce-precision)", .sweepers = kWhatif,
+     .examples = "fp32,bf16", .help = "Element type of the dense gradient all-reduce", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.all_reduce_dtype = knob_one_of(k, v, {"fp32", "fp16", "bf16"});
-     }},
+     },
+     .declares_flag = true,
+     .get = [](const Scenario& s) { return s.all_reduce_dtype; }},
     {.key = "fidelity", .flag = "--fidelity", .values = "flow, coalesced, analytical", .examples = "flow,analytical",
-     .help = "flow, coalesced, analytical (as --fidelity)", .sweepers = kWhatif | kRun,
+     .help = "The network model's fidelity", .sweepers = kWhatif | kRun,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.fidelity = knob_one_of(k, v, kFidelities); }},
     {.key = "completion-quantum-ns", .flag = "--completion-quantum-ns", .values = "ns, 0 to 10000",
-     .examples = "0,10", .help = "0 to 10000 (as --completion-quantum-ns)", .sweepers = kWhatif | kRun,
+     .examples = "0,10", .help = "Flow finish times round up to multiples of this; 0: exact", .sweepers = kWhatif | kRun,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.completion_quantum_ns = knob_number(k, v, 0, kMaxCompletionQuantumNs);
      }},
     {.key = "embeddings", .flag = "--unfused", .values = "fused, unfused", .examples = "fused,unfused",
-     .help = "fused, unfused (--unfused)", .sweepers = kWhatif,
+     .help = "Unfused embedding kernels (one per table, separate optimizer)", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.fused_embeddings = knob_one_of(k, v, {"fused", "unfused"}) == "fused";
-     }},
+     },
+     .declares_flag = true, .switch_value = "unfused"},
     {.key = "pipeline", .flag = "--no-pipeline", .values = "on, off", .examples = "on,off",
-     .help = "on, off (--no-pipeline)", .sweepers = kWhatif,
+     .help = "Do not overlap the next batch's input distribution", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.pipeline_input = knob_one_of(k, v, {"on", "off"}) == "on";
-     }},
+     },
+     .declares_flag = true, .switch_value = "off"},
     {.key = "prefetch-cache", .flag = "--prefetch-cache", .values = "off, on", .examples = "off,on",
-     .help = "off, on (--prefetch-cache)", .sweepers = kWhatif,
+     .help = "Host-memory tables: fetch the next batch's HBM-cache misses beside the iteration "
+             "(TorchRec's PrefetchTrainPipelineSparseDist) instead of before the embedding forward",
+     .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.prefetch_cache = knob_one_of(k, v, {"on", "off"}) == "on";
-     }},
+     },
+     .declares_flag = true, .switch_value = "on"},
     {.key = "cache-hit-rate", .flag = "--cache-hit-rate", .values = "0 to 1", .examples = "0.5,0.9",
-     .help = "0 to 1 (as --cache-hit-rate)", .sweepers = kWhatif, .excludes = "index-zipf-alpha",
+     .help = "Host-memory tables: share of lookups their HBM cache serves", .sweepers = kWhatif, .excludes = "index-zipf-alpha",
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.cache_hit_rate = knob_number(k, v, 0, 1);
        s.index_zipf_alpha.reset();
      }},
     {.key = "index-zipf-alpha", .flag = "--index-zipf-alpha", .values = "0 to 10", .examples = "0.8,1.2",
-     .help = "0 to 10 (as --index-zipf-alpha)", .sweepers = kWhatif, .excludes = "cache-hit-rate",
+     .help = "Host-memory tables: Zipf(ALPHA) lookups and an LRU cache per table", .sweepers = kWhatif, .excludes = "cache-hit-rate",
      .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.index_zipf_alpha = knob_number(k, v, 0, 10); }},
     {.key = "cache-fraction", .flag = "--cache-fraction", .values = "0.0001 to 1", .examples = "0.01,0.1",
-     .help = "0.0001 to 1 (as --cache-fraction)", .sweepers = kWhatif,
+     .help = "Host-memory tables: HBM given to each one's cache, as a share of its size", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.cache_fraction = knob_number(k, v, 0.0001, 1); }},
     {.key = "hbm-reserve", .flag = "--hbm-reserve", .values = "0 to 0.95", .examples = "0.25,0.5",
-     .help = "0 to 0.95 (as --hbm-reserve)", .sweepers = kWhatif,
+     .help = "Share of HBM the planner keeps from embeddings, at least", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.hbm_reserve = knob_number(k, v, 0, 0.95); }},
     {.key = "dense-optimizer", .flag = "--dense-optimizer", .values = "sgd, adagrad, adam", .examples = "sgd,adam",
-     .help = "sgd, adagrad, adam (as --dense-optimizer)", .sweepers = kWhatif,
+     .help = "The dense MLPs' optimizer", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.dense_optimizer = *parse_dense_optimizer_name(knob_one_of(k, v, {"sgd", "adagrad", "adam"}));
      }},
     {.key = "index-dtype", .flag = "--index-dtype", .values = "int64, int32", .examples = "int64,int32",
-     .help = "int64, int32 (as --index-dtype)", .sweepers = kWhatif,
+     .help = "Embedding indices' type", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.index_bytes = knob_one_of(k, v, {"int64", "int32"}) == "int32" ? 4 : 8;
      }},
     {.key = "algo.KIND", .flag = "--algo", .values = "a collective algorithm for KIND", .examples = "direct,hierarchical",
-     .help = "a collective algorithm for KIND, e.g. algo.all_to_all=direct,hierarchical (as --algo)",
+     .help = "The collective algorithm of one kind (as --algo KIND=NAME): algo.all_to_all=direct,hierarchical",
      .sweepers = kWhatif | kRun, .apply = set_algorithm},
     // No flag to contradict: the values add to --degrade's.
-    {.key = "degrade", .values = "none, or SELECTOR=SPEED parts joined by +", .examples = "none,gpu:0=0.8",
-     .help = "none, or SELECTOR=SPEED parts joined by +: degrade=none,gpu:0=0.8,device:node0/nic0=0.5 "
-             "(as --degrade, added to it)",
+    {.key = "degrade", .values = "none, or SELECTOR=SPEED parts joined by +", .examples = "none,device:node0/nic0=0.5",
+     .help = "Parts below their rated speed, added to --degrade's: degrade=none,gpu:0=0.8,device:node0/nic0=0.5",
      .sweepers = kAll, .apply = add_degradations},
     {.key = "SECTION.KEY", .values = "a cluster key as --set takes it", .examples = "1,0.5",
-     .help = "any cluster key --set takes, e.g. nic.all_to_all_efficiency=0.27,1", .sweepers = kAll,
+     .help = "Any cluster key --set takes: nic.all_to_all_efficiency=0.27,1", .sweepers = kAll,
      .apply = set_cluster_key},
 };
 

@@ -60,6 +60,16 @@ struct Knob {
   /// Said instead of "unknown knob" by a command whose --vary does not take
   /// it; empty: unknown there.
   std::string_view elsewhere;
+  /// The flag is declared from this entry (tools/variations.h,
+  /// add_knob_flags) on the commands whose --vary takes the knob, rather
+  /// than by an option group other commands share (cluster, model, network).
+  bool declares_flag = false;
+  /// The flag takes no value and sets the knob to this ("unfused"); empty:
+  /// the flag takes the value.
+  std::string_view switch_value;
+  /// The knob's value in `s` as --vary writes it; a declared flag shows
+  /// get(Scenario{}) as its default. nullptr: none to show.
+  std::string (*get)(const Scenario& s) = nullptr;
 
   bool for_sweeper(Sweeper sweeper) const { return (sweepers & static_cast<unsigned>(sweeper)) != 0; }
 };

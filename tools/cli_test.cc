@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tools/backend_options.h"
+#include "experiments/knobs.h"
 #include "tools/cli.h"
 #include "tools/interrupt.h"
 #include "tools/variations.h"
@@ -892,6 +893,67 @@ TEST(CliTest, GpuOverridesActAsAProfileFile) {
 }
 
 // Bad usage: exit status 2, nothing on stdout, a message naming the problem.
+// Every knob of the table is taken by --vary of every command it claims,
+// with its example values, and refused by the others. Each command is
+// stopped by a refusal that comes after --vary is read and checked (and
+// before anything is simulated).
+TEST(CliTest, EveryKnobOnTheVaryOfEveryCommandItClaims) {
+  struct Command {
+    experiments::Sweeper sweeper;
+    std::vector<std::string> args;
+    std::string stopped_by;
+  };
+  const std::vector<Command> commands = {
+      {experiments::Sweeper::kWhatif, {"whatif", "--nodes", "1", "--timeline", "never_written.json"},
+       "--timeline: writes one iteration; it cannot be combined with --vary"},
+      {experiments::Sweeper::kRun, {"run", "--trace", "never_read.json", "--timeline", "never_written.json"},
+       "--timeline: writes one run; it cannot be combined with --vary"},
+      {experiments::Sweeper::kCollective, {"collective", "-b", "8", "-e", "8", "--max-points", "1"},
+       "is more than --max-points 1"},
+  };
+  int claimed = 0;
+  for (const experiments::Knob& knob : experiments::knobs()) {
+    const std::string key = knob.key == "algo.KIND"     ? "algo.all_to_all"
+                            : knob.key == "SECTION.KEY" ? "nic.all_to_all_efficiency"
+                                                        : std::string(knob.key);
+    for (const Command& c : commands) {
+      std::vector<std::string> args = c.args;
+      args.insert(args.end(), {"--vary", key + "=" + std::string(knob.examples)});
+      const Result r = run(args);
+      EXPECT_EQ(r.status, kExitBadInput) << key << " on " << c.args[0];
+      if (knob.for_sweeper(c.sweeper)) {
+        ++claimed;
+        EXPECT_TRUE(contains(r.err, c.stopped_by)) << key << " on " << c.args[0] << ": " << r.err;
+      } else {
+        EXPECT_TRUE(contains(r.err, "--vary: " + key + ": ")) << key << " on " << c.args[0] << ": " << r.err;
+      }
+    }
+  }
+  EXPECT_GE(claimed, 40);
+  std::filesystem::remove("never_written.json");
+}
+
+// The flags the table declares set what --vary sets, and name themselves
+// in errors.
+TEST(CliTest, KnobFlagsAreTheTables) {
+  for (const experiments::Knob& knob : experiments::knobs()) {
+    if (!knob.declares_flag) continue;
+    const std::string flag(knob.flag);
+    std::vector<std::string> args = {"whatif", "--nodes", "1", flag};
+    if (knob.switch_value.empty()) args.push_back("not-a-value");
+    args.insert(args.end(), {"--vary", std::string(knob.key) + "=" + std::string(knob.examples)});
+    const Result both = run(args);
+    EXPECT_EQ(both.status, kExitBadInput) << flag;
+    if (knob.switch_value.empty()) {
+      // The value is checked first, and said of the flag.
+      EXPECT_TRUE(contains(both.err, "zionsim: error: " + flag + ": expected")) << both.err;
+    } else {
+      EXPECT_TRUE(contains(both.err, "give " + flag + " or --vary " + std::string(knob.key) + "=..., not both"))
+          << both.err;
+    }
+  }
+}
+
 TEST(CliTest, BadUsageExitsTwoWithAMessage) {
   struct Case {
     std::vector<std::string> args;

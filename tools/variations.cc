@@ -11,6 +11,57 @@
 
 namespace zx::tools {
 
+std::shared_ptr<KnobFlags> add_knob_flags(CLI::App& cmd, experiments::Sweeper sweeper) {
+  auto flags = std::make_shared<KnobFlags>();
+  for (const experiments::Knob& knob : experiments::knobs()) {
+    if (!knob.declares_flag || !knob.for_sweeper(sweeper)) continue;
+    const std::string flag(knob.flag);
+    if (!knob.switch_value.empty()) {
+      cmd.add_flag(flag)->description(std::string(knob.help));
+      continue;
+    }
+    // Its values and its default (the Scenario's), as CLI11 shows a checked option's.
+    const std::string shown = knob.get != nullptr ? knob.get(experiments::Scenario{}) : std::string();
+    cmd.add_option(flag, flags->values[std::string(knob.key)], std::string(knob.help))
+        ->option_text(fmt::format("{{{}}}{}", knob.values, shown.empty() ? "" : "=" + shown));
+  }
+  return flags;
+}
+
+void collect_knob_flags(const CLI::App& cmd, experiments::Sweeper sweeper, KnobFlags& flags) {
+  flags.given.clear();
+  for (const experiments::Knob& knob : experiments::knobs()) {
+    if (!knob.declares_flag || !knob.for_sweeper(sweeper) || cmd.count(std::string(knob.flag)) == 0) continue;
+    const std::string key(knob.key);
+    flags.given.emplace_back(key, knob.switch_value.empty() ? flags.values.at(key) : std::string(knob.switch_value));
+  }
+}
+
+void apply_knob_flags(const KnobFlags& flags, experiments::Scenario& s) {
+  for (const auto& [key, value] : flags.given) {
+    const experiments::Knob* knob = experiments::find_knob(key);
+    const std::string flag(knob->flag);
+    try {
+      // The shorthands are --set keys; the same key set twice is a conflict.
+      if (const std::optional<std::string> set = experiments::cluster_override(key, value)) {
+        const std::string set_key = set->substr(0, set->find('='));
+        for (const std::string& other : s.cluster.overrides) {
+          if (other.substr(0, other.find('=')) == set_key) {
+            throw InputError(Diagnostic{flag, "", fmt::format("sets '{}', as '--set {}' does; give it once", set_key, other)});
+          }
+        }
+      }
+      knob->apply(s, key, value);
+    } catch (const InputError& e) {
+      std::vector<Diagnostic> diagnostics = e.diagnostics();
+      for (Diagnostic& d : diagnostics) {
+        if (d.source == "--vary") d = Diagnostic{flag, "", d.message};
+      }
+      throw InputError(std::move(diagnostics));
+    }
+  }
+}
+
 std::set<std::string> knob_flags_given(const CLI::App& cmd, experiments::Sweeper sweeper) {
   std::set<std::string> out;
   for (const experiments::Knob& knob : experiments::knobs()) {

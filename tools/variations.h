@@ -6,6 +6,8 @@
 #ifndef ZIONSIM_TOOLS_VARIATIONS_H_
 #define ZIONSIM_TOOLS_VARIATIONS_H_
 
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +26,25 @@ using experiments::parse_variation;
 using experiments::Settings;
 using experiments::settings_label;
 using experiments::Variation;
+
+/// The flags that the knob table declares for `sweeper`
+/// (experiments::Knob::declares_flag) and what the command line gave them.
+struct KnobFlags {
+  std::map<std::string, std::string> values;  ///< knob key -> a value option's text
+  Settings given;                             ///< (key, value) of the flags given, in table order
+};
+
+/// Declares those flags on `cmd`: a value option, or a switch (a flag with
+/// Knob::switch_value), with the entry's help, values and default.
+std::shared_ptr<KnobFlags> add_knob_flags(CLI::App& cmd, experiments::Sweeper sweeper);
+
+/// After parsing: fills flags.given with the flags `cmd` was given.
+void collect_knob_flags(const CLI::App& cmd, experiments::Sweeper sweeper, KnobFlags& flags);
+
+/// Sets `s` as flags.given says; an error names the flag ("--a2a-precision:
+/// expected one of ..."). A flag that sets a cluster key (--nic-gbit) given
+/// with --set of that key is refused. Throws zx::InputError.
+void apply_knob_flags(const KnobFlags& flags, experiments::Scenario& s);
 
 /// The flags of `sweeper`'s knobs given on `cmd`'s command line (for
 /// experiments::check_knob_conflicts): those of the table's knobs that `cmd`

@@ -57,16 +57,9 @@ namespace {
 struct Flags {
   std::string nodes;  // empty: kDefaultNodes, or an explicit graph's own size
   std::shared_ptr<ModelFlags> batch;
-  std::string a2a_precision;
-  std::string a2a_backward_precision;
-  std::string all_reduce_precision = "fp32";
-  double nic_gbit = 0;
-  double oversubscription = 0;
   std::vector<std::string> algorithms;
-  bool unfused = false;
+  std::shared_ptr<KnobFlags> knobs;  ///< the flags the knob table declares (--a2a-precision, --unfused, ...)
   bool skip_memory_check = false;
-  bool no_pipeline = false;
-  bool prefetch_cache = false;
   std::string format = "table";
   std::string timeline;
   std::string plot;
@@ -564,26 +557,9 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
   WhatIfOptions o = base;
   o.nodes = parse_nodes(f.nodes.empty() ? default_nodes(o.cluster) : f.nodes);
   apply_model_flags(*f.batch, o);
-  o.a2a_forward_dtype = f.a2a_precision;
-  o.a2a_backward_dtype = f.a2a_backward_precision;
-  o.all_reduce_dtype = f.all_reduce_precision;
-  // The shorthands are --set keys; the same key set twice is a conflict.
-  const auto shorthand = [&](const char* flag, const std::string& set) {
-    const std::string key = set.substr(0, set.find('='));
-    for (const std::string& other : o.cluster.overrides) {
-      if (other.substr(0, other.find('=')) == key) {
-        throw InputError(Diagnostic{flag, "", fmt::format("sets '{}', as '--set {}' does; give it once", key, other)});
-      }
-    }
-    o.cluster.overrides.push_back(set);
-  };
-  if (f.nic_gbit > 0) shorthand("--nic-gbit", fmt::format("nic.bandwidth_gbit_per_s={}", f.nic_gbit));
-  if (f.oversubscription > 0) shorthand("--oversubscription", fmt::format("fabric.oversubscription={}", f.oversubscription));
+  apply_knob_flags(*f.knobs, o);
   for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) o.algorithms[kind] = name;
-  o.fused_embeddings = !f.unfused;
   o.memory_check = !f.skip_memory_check;
-  o.pipeline_input = !f.no_pipeline;
-  o.prefetch_cache = f.prefetch_cache;
 
   const std::vector<WhatIfVariant> variants = variants_of(o, f);
   std::shared_ptr<PointCache> cache;
@@ -799,36 +775,12 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                               kDefaultNodes))
       ->option_text("N,N,...");
   f->batch = add_model_options(*cmd, *options, /*with_search=*/true);
-  cmd->add_option("--a2a-precision", f->a2a_precision,
-                  "Element type of the pooled-embedding all-to-all (quantized communication); default: the "
-                  "embeddings' type (fp16 for the built-in models)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
-  cmd->add_option("--a2a-backward-precision", f->a2a_backward_precision,
-                  "Element type of the gradient all-to-all (default: as forward)")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
-  cmd->add_option("--all-reduce-precision", f->all_reduce_precision, "Element type of the dense gradient all-reduce")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
-      ->capture_default_str();
-  cmd->add_option("--nic-gbit", f->nic_gbit, "What if the NICs were this fast (Gb/s)")
-      ->check(CLI::Validator(
-          [](const std::string& text) {
-            double x = 0;
-            const bool ok = CLI::detail::lexical_cast(text, x) && std::isfinite(x) && x > 0;
-            return ok ? std::string() : fmt::format("expected a number of Gb/s > 0, got '{}'", text);
-          },
-          "GBIT>0"));
-  cmd->add_option("--oversubscription", f->oversubscription, "What if the racks were oversubscribed N:1")
-      ->check(in_range(1.0, 1024.0));
+  f->knobs = add_knob_flags(*cmd, experiments::Sweeper::kWhatif);
   add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
   cmd->add_option("--algo", f->algorithms,
                   "Collective algorithm per kind, e.g. --algo all_reduce=nccl --algo all_to_all=hierarchical; nccl (NCCL's cost model) or auto alone: every kind")
       ->option_text("KIND=NAME")
       ->take_all();
-  cmd->add_flag("--unfused", f->unfused, "Unfused embedding kernels (one per table, separate optimizer)");
-  cmd->add_flag("--no-pipeline", f->no_pipeline, "Do not overlap the next batch's input distribution");
-  cmd->add_flag("--prefetch-cache", f->prefetch_cache,
-                "Host-memory tables: fetch the next batch's HBM-cache misses beside the iteration "
-                "(TorchRec's PrefetchTrainPipelineSparseDist) instead of before the embedding forward");
   cmd->add_option("--threads", options->threads, "Sweep points simulated in parallel (0: all cores)")
       ->check(in_range(0, 1024));
   cmd->add_flag("--skip-memory-check", f->skip_memory_check,
@@ -871,6 +823,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action, args = context.args,
                                 merged = context.merged] {
     f->given = knob_flags_given(*cmd, experiments::Sweeper::kWhatif);
+    collect_knob_flags(*cmd, experiments::Sweeper::kWhatif, *f->knobs);
     *action = [request, sources, options, f, args, merged](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;
