@@ -129,7 +129,13 @@ TEST(Knobs, EveryKnobOnEveryCommandItClaims) {
       EXPECT_NO_THROW(parse_knob_variation(key + "=" + std::string(knob.examples), sweeper)) << key;
       apply_knob(a, key, first, sweeper);
       apply_knob(b, key, second, sweeper);
+      // The field it sets is in the JSON form, both ways.
       EXPECT_NE(scenario_hash(a), scenario_hash(b)) << key << " on " << sweeper_name(sweeper);
+      EXPECT_EQ(scenario_from_json(nlohmann::json::parse(scenario_to_json(b).dump()), "b"), b) << key;
+      if (knob.get != nullptr) {
+        EXPECT_EQ(knob.get(a), first) << key;
+        EXPECT_EQ(knob.get(b), second) << key;
+      }
       EXPECT_NE(knob_keys(sweeper).find(knob.key), std::string::npos);
       EXPECT_NE(knob_help(sweeper).find(knob.key), std::string::npos);
     }
