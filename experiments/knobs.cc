@@ -177,6 +177,16 @@ const Knob kKnobs[] = {
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.index_bytes = knob_one_of(k, v, {"int64", "int32"}) == "int32" ? 4 : 8;
      }},
+    // PyTorch DDP's bucket_cap_mb, in MiB as DDP counts it (bucket_cap_mb *
+    // 1024 * 1024; pytorch/pytorch, torch/nn/parallel/distributed.py).
+    {.key = "all-reduce-bucket-mib", .flag = "--all-reduce-bucket-mib", .values = "MiB, 0.001 to 65536",
+     .examples = "25,100", .help = "Dense gradients are all-reduced in buckets of at least this size (DDP's bucket_cap_mb)",
+     .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) {
+       s.all_reduce_bucket_bytes = std::llround(knob_number(k, v, 0.001, 65536) * 1048576.0);
+     },
+     .declares_flag = true,
+     .get = [](const Scenario& s) { return fmt::format("{}", static_cast<double>(s.all_reduce_bucket_bytes) / 1048576.0); }},
     {.key = "algo.KIND", .flag = "--algo", .values = "a collective algorithm for KIND", .examples = "direct,hierarchical",
      .help = "The collective algorithm of one kind (as --algo KIND=NAME): algo.all_to_all=direct,hierarchical",
      .sweepers = kWhatif | kRun, .apply = set_algorithm},

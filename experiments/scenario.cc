@@ -185,7 +185,8 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
           {"cache_fraction", s.cache_fraction},
           {"hbm_reserve", s.hbm_reserve},
           {"dense_optimizer", dense_optimizer_name(s.dense_optimizer)},
-          {"index_bytes", s.index_bytes}};
+          {"index_bytes", s.index_bytes},
+          {"all_reduce_bucket_bytes", s.all_reduce_bucket_bytes}};
 }
 
 Scenario scenario_from_json(const nlohmann::json& json, const std::string& source) {
@@ -243,6 +244,7 @@ Scenario scenario_from_json(const nlohmann::json& json, const std::string& sourc
     if (index_bytes != 4 && index_bytes != 8) d.error("/index_bytes", fmt::format("expected 4 or 8, got {}", index_bytes));
     s.index_bytes = static_cast<int>(index_bytes);
   }
+  r.read_int("all_reduce_bucket_bytes", s.all_reduce_bucket_bytes, {.min = 1, .max = std::int64_t{1} << 40});
   r.finish();
   d.throw_if_errors();
   return s;

@@ -33,6 +33,7 @@
 #include "models/compute/cost_models.h"
 #include "models/dlrm/sharding.h"
 #include "topology/cluster_file.h"
+#include "workloads/dlrm_iteration.h"
 
 namespace zx::experiments {
 
@@ -109,6 +110,9 @@ struct Scenario {
   models::DenseOptimizer dense_optimizer = models::DenseOptimizer::kAdagrad;
   /// Bytes per embedding index: 8 (int64) or 4 (int32).
   int index_bytes = 8;
+  /// Dense gradients are all-reduced in buckets of at least this many bytes
+  /// (DDP's bucket_cap_mb; workloads::IterationOptions has its default).
+  std::int64_t all_reduce_bucket_bytes = workloads::IterationOptions{}.all_reduce_bucket_bytes;
 
   bool operator==(const Scenario&) const = default;
 };

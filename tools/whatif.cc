@@ -155,6 +155,7 @@ workloads::IterationOptions iteration_options(const WhatIfOptions& o, std::int64
   io.prefetch_cache = o.prefetch_cache;
   io.dense_optimizer = o.dense_optimizer;
   io.index_bytes = o.index_bytes;
+  io.all_reduce_bucket_bytes = o.all_reduce_bucket_bytes;
   return io;
 }
 

@@ -288,6 +288,9 @@ nlohmann::ordered_json settings_of(const WhatIfOptions& o) {
                          : o.dense_optimizer == models::DenseOptimizer::kAdagrad ? "adagrad"
                                                                                    : "adam";
   s["index_dtype"] = o.index_bytes == 4 ? "int32" : "int64";
+  if (o.all_reduce_bucket_bytes != experiments::Scenario{}.all_reduce_bucket_bytes) {
+    s["all_reduce_bucket_mib"] = static_cast<double>(o.all_reduce_bucket_bytes) / 1048576.0;
+  }
   return s;
 }
 

@@ -643,6 +643,36 @@ TEST(WhatIfTest, OptimizerAndReserveAreKnobs) {
   EXPECT_THROW(apply_whatif_variation(reserved, "dense-optimizer", "adamw"), InputError);
 }
 
+// DDP's bucket size: tiny buckets all-reduce each gradient on its own, one
+// larger than the dense model takes one bucket; the bytes all-reduced are
+// the same.
+TEST(WhatIfTest, AllReduceBucketIsAKnob) {
+  const auto all_reduces = [](const std::string& mib) {
+    WhatIfOptions o = small_model();
+    apply_whatif_variation(o, "all-reduce-bucket-mib", mib);
+    o.nodes = {2};
+    o.threads = 1;
+    const WhatIfPoint p = run_whatif(o, 2).front();
+    std::pair<int, std::int64_t> count_bytes{0, 0};
+    for (const models::CollectiveCall& c : p.graph->collectives) {
+      if (c.kind != "all_reduce") continue;
+      ++count_bytes.first;
+      count_bytes.second += c.bytes_per_rank.count();
+    }
+    return count_bytes;
+  };
+  const auto [tiny_count, tiny_bytes] = all_reduces("0.001");
+  const auto [default_count, default_bytes] = all_reduces("100");
+  const auto [one_count, one_bytes] = all_reduces("65536");
+  EXPECT_EQ(one_count, 1);
+  EXPECT_GT(tiny_count, one_count);
+  EXPECT_GE(tiny_count, default_count);
+  EXPECT_GE(default_count, one_count);
+  EXPECT_EQ(tiny_bytes, one_bytes);
+  EXPECT_EQ(default_bytes, one_bytes);
+  EXPECT_THROW(all_reduces("0"), InputError);
+}
+
 // Model I waits for its input on the hosts' PCIe links (148 MB of int64
 // indices per GPU): int32 indices halve that copy, and the iteration is no
 // longer input-bound.
