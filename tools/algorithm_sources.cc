@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "experiments/stack.h"
 #include "base/json_reader.h"
 #include "models/execution/network_backend.h"
 
@@ -38,9 +39,7 @@ std::shared_ptr<AlgorithmSources> add_algorithm_options(CLI::App& cmd, bool with
 }
 
 void fill_registry(const AlgorithmSources& sources, models::collectives::CollectiveRegistry& registry) {
-  models::collectives::register_builtin_collectives(registry);
-  for (const std::string& path : sources.plugins) models::collectives::load_collective_plugin(path, registry);
-  for (const std::string& path : sources.schedules) models::collectives::register_schedule_file(path, registry);
+  experiments::fill_registry(sources.plugins, sources.schedules, registry);
 }
 
 std::map<std::string, std::string> parse_algorithm_options(const std::vector<std::string>& flags) {

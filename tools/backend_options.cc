@@ -17,57 +17,6 @@
 
 namespace zx::tools {
 
-NcclGpuView nccl_gpu_view(std::string_view profile_name, bool has_fp8) {
-  const auto starts = [&](std::string_view prefix) { return profile_name.substr(0, prefix.size()) == prefix; };
-  // NCCL 2.20's tuner indexes every compute capability from 9.0 up as
-  // Hopper, so Blackwell and Blackwell Ultra take Hopper's rows, with
-  // their own NVLink bandwidth (models/nccl/nccl_model.h). Shares: NCCL's
-  // per-link bandwidth over the datasheet's per direction (SM80 20.0 of
-  // NVLink3's 25 GB/s, SM90 20.6 of NVLink4's 25, SM100 40.1 of NVLink5's 50).
-  using models::nccl::GpuGeneration;
-  for (std::string_view blackwell : {"b200", "gb200", "b300", "gb300"}) {
-    if (starts(blackwell)) return {GpuGeneration::kHopper, models::nccl::kB200NvlinkGbps, 40.1 / 50.0};
-  }
-  const NcclGpuView hopper{GpuGeneration::kHopper, models::nccl::kH100NvlinkGbps, 20.6 / 25.0};
-  const NcclGpuView ampere{GpuGeneration::kAmpere, models::nccl::kA100NvlinkGbps, 20.0 / 25.0};
-  if (starts("h100") || starts("h200")) return hopper;
-  if (starts("a100")) return ampere;
-  return has_fp8 ? hopper : ampere;
-}
-
-double nccl_nic_pcie_gbps(const topology::ClusterSpec& spec) {
-  if (!spec.backend_network) return 0;
-  const auto lane_rate = [](topology::LinkKind kind) {
-    switch (kind) {
-      case topology::LinkKind::kPcieGen3: return 60.0;
-      case topology::LinkKind::kPcieGen4: return 120.0;
-      case topology::LinkKind::kPcieGen5: return 240.0;
-      case topology::LinkKind::kPcieGen6: return 480.0;
-      default: return 0.0;
-    }
-  };
-  const double rate = lane_rate(spec.device_pcie);
-  if (rate == 0) return 0;
-  double path = spec.device_pcie_lanes * rate / 80.0;
-  if (spec.host_attach == topology::HostAttach::kPcieSwitch && spec.nic_attach == topology::NicAttach::kHost) {
-    path = std::min(path, spec.tray_uplink_lanes * rate / 80.0 / spec.gpus_per_pcie_switch);
-  }
-  return path;
-}
-
-NcclGraphs nccl_graphs(const models::NetworkBackendOptions& options, const std::string& algorithm, int ranks,
-                       int ranks_per_node) {
-  namespace nccl = models::nccl;
-  nccl::NcclInput in = models::nccl_machine_input(options, algorithm);
-  in.ranks = ranks;
-  in.ranks_per_node = ranks_per_node;
-  return {.ring = nccl::ring_graph(in),
-          .tree = nccl::tree_graph(in),
-          .nvls = nccl::nvls_graph(in),
-          .channels_run = nccl::runtime_channels(in),
-          .several_nodes = ranks > ranks_per_node};
-}
-
 std::string to_string(const NcclGraphs& g) {
   std::string line = fmt::format("ring {} x {:g} GB/s, tree {} x {:g}", g.ring.channels, g.ring.bw_intra_gbps,
                                  g.tree.channels, g.tree.bw_intra_gbps);
@@ -91,43 +40,6 @@ nlohmann::ordered_json to_json(const NcclGraphs& g) {
   }
   j["channels_run"] = g.channels_run;
   return j;
-}
-
-models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
-                                              const models::DeviceProfile& device,
-                                              const std::map<std::string, std::string>& algorithms,
-                                              const std::map<std::string, std::string>& algorithm_options) {
-  models::NetworkBackendOptions o;
-  o.algorithm_options = algorithm_options;
-  o.default_algorithms = models::default_collective_algorithms();
-  for (const auto& [kind, name] : algorithms) o.default_algorithms[kind] = name;
-  // A reduction reads two operands and writes one.
-  o.reduction_bytes_per_s = device.effective_hbm_bytes_per_s() / 3.0;
-  o.host_copy_bytes_per_s = static_cast<double>(device.host_to_device_bandwidth.count());
-  const NcclGpuView nccl = nccl_gpu_view(device.name, device.peak_fp8_flops > 0);
-  o.nccl_gpu = nccl.generation;
-  o.nccl_intra_gbps = nccl.nvlink_gbps;
-  // The cluster's NVLink, as NCCL would count it: a what-if that changes
-  // it (--set nvlink.bandwidth_gbyte_per_s, --sensitivity) reaches NCCL's
-  // cost model too. The presets give NCCL's own figures (300 -> 240 GB/s,
-  // 450 -> 370.8, 900 -> 721.8).
-  if (cluster.spec) o.nccl_intra_gbps = cluster.spec->nvlink_bandwidth.to_gbyte_per_s() * nccl.nvlink_share;
-  o.software = {.launch = cluster.communication.launch,
-                .transfer = cluster.communication.transfer,
-                .network_transfer = cluster.communication.network_transfer,
-                .peer_gap = cluster.communication.peer_gap};
-  o.nvls_efficiency = cluster.nvlink_sharp_efficiency;
-  // NCCL runs NVLS where the switch reduces, but not on a multi-node
-  // NVLink domain (several hosts in one server: the NVL72 racks).
-  o.nccl_nvls = cluster.nvlink_sharp_efficiency > 0 &&
-                !(cluster.spec && cluster.spec->cpus_per_host > 0 &&
-                  cluster.spec->cpus_per_host < cluster.spec->cpus_per_node);
-  if (cluster.spec) {
-    o.nccl_inter_gbps = cluster.spec->nic_bandwidth.to_gbyte_per_s();
-    o.nccl_nic_pcie_gbps = nccl_nic_pcie_gbps(*cluster.spec);
-    o.all_to_all_efficiency = cluster.spec->all_to_all_efficiency;
-  }
-  return o;
 }
 
 namespace {
@@ -213,10 +125,6 @@ std::string auto_choices_summary(const std::vector<models::AutoChoice>& choices)
   return fmt::format("{}", fmt::join(kinds, "; "));
 }
 
-models::SmContention sm_contention(const models::DeviceProfile& device) {
-  return models::SmContention{.sm_count = device.sm_count, .communication_sms = device.communication_sms};
-}
-
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags) {
   std::map<std::string, std::string> out;
   // Each kind once: a second --algo for a kind would otherwise win silently.
@@ -287,68 +195,6 @@ void check_algorithm_for(const models::collectives::CollectiveRegistry& registry
   }
 }
 
-models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu_flag,
-                                 const std::string& profile_flag, const std::vector<std::string>& overrides) {
-  // --gpu FILE.json is --profile FILE.json, so that one flag (and --vary
-  // gpu=h200,measured.json) sets a built-in or a calibrated profile.
-  const bool gpu_is_file = gpu_flag.size() > 5 && gpu_flag.ends_with(".json");
-  const std::string gpu = gpu_is_file ? "" : gpu_flag;
-  const std::string& profile = gpu_is_file && profile_flag.empty() ? gpu_flag : profile_flag;
-  if (gpu_is_file && !profile_flag.empty()) {
-    throw InputError(Diagnostic{"--profile", "",
-                                fmt::format("give --gpu or --profile, not both (the profile {} is a GPU of its own; "
-                                            "--gpu {} would be ignored)",
-                                            profile_flag, gpu_flag)});
-  }
-  if (!gpu.empty() && !profile.empty()) {
-    throw InputError(Diagnostic{"--profile", "",
-                                fmt::format("give --gpu or --profile, not both (the profile {} is a GPU of its own; "
-                                            "--gpu {} would be ignored)",
-                                            profile, gpu)});
-  }
-  // --gpu, else the cluster's own (its file's "gpu" key or its preset's).
-  if (gpu.empty() && !cluster.gpu.empty()) {
-    std::vector<std::string> names;
-    for (const auto& [name, description] : models::device_profile_descriptions()) names.push_back(name);
-    if (std::find(names.begin(), names.end(), cluster.gpu) == names.end()) {
-      std::string message = fmt::format("unknown GPU profile '{}'", cluster.gpu);
-      if (const auto guess = json::closest_match(cluster.gpu, names)) {
-        message += fmt::format(" (did you mean '{}'?)", *guess);
-      }
-      message += fmt::format("; valid: {}", fmt::join(names, ", "));
-      throw InputError(Diagnostic{cluster.source, "/gpu", message});
-    }
-  }
-  const std::string builtin = !gpu.empty() ? gpu : (!cluster.gpu.empty() ? cluster.gpu : "a100-40gb");
-  // The profile alone first, so that its own errors name it.
-  models::DeviceProfile device =
-      !profile.empty() ? models::load_device_profile(profile) : models::builtin_device_profile(builtin);
-  if (overrides.empty()) return device;
-  // As if the file (or a file starting from the built-in) had the keys.
-  nlohmann::json doc = !profile.empty() ? json::Document::load_file(profile).value()
-                                        : nlohmann::json{{"schema_version", 1}, {"base", builtin}};
-  for (const std::string& o : overrides) {
-    json::apply_assignment(doc, o.substr(4), "--set", "the GPU profile");
-  }
-  return models::parse_device_profile(doc.dump(), fmt::format("--set {}", fmt::join(overrides, " --set ")));
-}
-
-std::vector<std::string> take_gpu_overrides(topology::ClusterRequest& request) {
-  std::vector<std::string> gpu;
-  std::vector<std::string> rest;
-  for (std::string& o : request.overrides) (o.rfind("gpu.", 0) == 0 ? gpu : rest).push_back(std::move(o));
-  request.overrides = std::move(rest);
-  return gpu;
-}
-
-ClusterAndGpu load_cluster_and_gpu(topology::ClusterRequest request, const std::string& gpu,
-                                   const std::string& profile) {
-  const std::vector<std::string> gpu_overrides = take_gpu_overrides(request);
-  topology::LoadedCluster cluster = topology::load_cluster(request);
-  models::DeviceProfile device = device_for(cluster, gpu, profile, gpu_overrides);
-  return ClusterAndGpu{std::move(cluster), std::move(device)};
-}
-
 void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns) {
   cmd.add_option("--fidelity", fidelity,
                  "flow: max-min fair sharing of every link; coalesced: the same, with each flow's finish "
@@ -362,16 +208,6 @@ void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_
                  "together (fewer re-solves); 0: exact to the picosecond")
       ->check(in_range(0.0, kMaxCompletionQuantumNs))
       ->capture_default_str();
-}
-
-std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const topology::Topology& topology,
-                                                  const std::string& fidelity, double completion_quantum_ns) {
-  auto network = std::make_unique<models::FlowNetwork>(
-      sim, models::link_params(topology),
-      fidelity == "analytical" ? models::NetworkFidelity::kAnalytical : models::NetworkFidelity::kFlow);
-  network->set_completion_quantum(sim::Duration::ps(std::llround(completion_quantum_ns * 1e3)));
-  if (fidelity == "coalesced") network->set_completion_tolerance(kCoalescedTolerance);
-  return network;
 }
 
 }  // namespace zx::tools

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/scenario.h"
+#include "experiments/stack.h"
 #include "models/collectives/registry.h"
 #include "models/compute/device_profile.h"
 #include "models/execution/executor.h"
@@ -30,61 +31,28 @@
 
 namespace zx::tools {
 
-/// How NCCL's cost model (models/nccl) sees a GPU profile, by its name (a
-/// calibrated profile keeps its base's name as prefix): the generation
-/// whose constants its tuner reads and the NVLink bandwidth its topology
-/// counts, which is below the datasheet's (nvlink_share of it: NCCL's
-/// per-link figure over the datasheet's). A name it does not know (a
-/// hand-written profile) is taken for Hopper when the profile has fp8
-/// (`has_fp8`: Hopper and later do), else for an A100.
-struct NcclGpuView {
-  models::nccl::GpuGeneration generation = models::nccl::GpuGeneration::kAmpere;
-  double nvlink_gbps = models::nccl::kA100NvlinkGbps;  ///< the preset's NVLink as NCCL counts it
-  double nvlink_share = models::nccl::kA100NvlinkGbps / 300.0;
-};
-NcclGpuView nccl_gpu_view(std::string_view profile_name, bool has_fp8 = false);
+// The stack's setup (the GPU NCCL sees, the backend's options, the GPU
+// profile, the network model) is experiments/stack.h's.
+using experiments::backend_options;
+using experiments::ClusterAndGpu;
+using experiments::device_for;
+using experiments::kCoalescedTolerance;
+using experiments::load_cluster_and_gpu;
+using experiments::make_network;
+using experiments::nccl_gpu_view;
+using experiments::nccl_graphs;
+using experiments::nccl_nic_pcie_gbps;
+using experiments::NcclGpuView;
+using experiments::NcclGraphs;
+using experiments::sm_contention;
+using experiments::take_gpu_overrides;
 
-/// The PCIe path from a GPU to its NIC as NCCL's topology counts it, GB/s
-/// per direction (models::nccl::NcclInput::nic_pcie_gbps): its narrowest
-/// link at NCCL's rate for the generation, lanes x {60, 120, 240, 480} /
-/// 80 for Gen3 to Gen6 (kvDictPciGen in src/graph/topo.cc, x100 Mb/s per
-/// lane: Gen4 x16 = 24, Gen5 x16 = 48). With NIC trays (ZionEX) the path
-/// also crosses the GPU tray's uplink, shared by the tray's NICs; a NIC on
-/// the GPU's switch or on the socket (GB200) has its own x16 alone. 0 for
-/// a cluster without a backend network.
-double nccl_nic_pcie_gbps(const topology::ClusterSpec& spec);
-
-/// NCCL's graphs for a communicator of `ranks` GPUs, `ranks_per_node` on
-/// each node, as the backend's NCCL model sees the machine (`options`) in
-/// the version `algorithm` names ("nccl", "nccl-2.13", "nccl-2.20"): the
-/// numbers NCCL_DEBUG=INFO's graph lines give and its tuner multiplies.
-struct NcclGraphs {
-  models::nccl::ChannelGraph ring;
-  models::nccl::ChannelGraph tree;
-  models::nccl::NvlsGraph nvls;  ///< no channels where NCCL runs no NVLS
-  int channels_run = 0;          ///< the communicator's channels
-  bool several_nodes = false;
-};
-NcclGraphs nccl_graphs(const models::NetworkBackendOptions& options, const std::string& algorithm, int ranks,
-                       int ranks_per_node);
 /// One line: "ring 12 x 30 GB/s, tree 12 x 30, nvls 8 x 40; 24 channels run".
 std::string to_string(const NcclGraphs& graphs);
 /// {"ring": {"channels", "bw_gbyte_per_s"}, "tree": ..., "nvls": ... (with
 /// "bw_to_nics_gbyte_per_s" across nodes; absent without NVLS),
 /// "channels_run"}.
 nlohmann::ordered_json to_json(const NcclGraphs& graphs);
-
-/// Defaults: hierarchical all-reduce, reduce-scatter and all-gather, direct
-/// all-to-all, then `algorithms` (kind -> name) on top; `algorithm_options`
-/// (name -> JSON, from --options) for the algorithms they name.
-models::NetworkBackendOptions backend_options(const topology::LoadedCluster& cluster,
-                                              const models::DeviceProfile& device,
-                                              const std::map<std::string, std::string>& algorithms,
-                                              const std::map<std::string, std::string>& algorithm_options = {});
-
-/// What communication kernels take from compute on `device`: its SM count
-/// and the SMs each communication kernel holds (models/execution/executor.h).
-models::SmContention sm_contention(const models::DeviceProfile& device);
 
 /// A choice's candidates as JSON: `algorithm` and `time_us` or `refused`.
 nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates);
@@ -110,41 +78,10 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
 void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
                          const std::string& kind, const std::string& name);
 
-/// The GPU profile a command uses: --profile FILE (or --gpu FILE.json: a
-/// name ending in .json is a file), else --gpu NAME, else the
-/// cluster's own (H100 for hgx, A100 40GB otherwise); then `overrides`
-/// ("gpu.KEY=VALUE" from --set, KEY a profile file key such as
-/// hbm.bandwidth_gbyte_per_s), applied as if the profile file had them.
-/// Throws zx::InputError naming the file or the --set.
-models::DeviceProfile device_for(const topology::LoadedCluster& cluster, const std::string& gpu,
-                                 const std::string& profile, const std::vector<std::string>& overrides = {});
-
-/// Removes the "gpu.KEY=VALUE" entries from request.overrides (--set with
-/// a gpu. prefix: the GPU profile's keys, not the cluster's) and returns them.
-std::vector<std::string> take_gpu_overrides(topology::ClusterRequest& request);
-
-/// A command's cluster and GPU: --cluster with its --set keys, and the GPU
-/// profile (device_for) with the --set gpu.* keys.
-struct ClusterAndGpu {
-  topology::LoadedCluster cluster;
-  models::DeviceProfile device;
-};
-ClusterAndGpu load_cluster_and_gpu(topology::ClusterRequest request, const std::string& gpu,
-                                   const std::string& profile);
-
 /// The network fidelities the commands take (--fidelity, and --vary's
 /// fidelity key; coalesced: finish times to within kCoalescedTolerance of
 /// each flow's transfer time).
 using experiments::kFidelities;
-
-/// The relative completion tolerance of --fidelity coalesced
-/// (FlowNetwork::set_completion_tolerance). Chosen from measurements of
-/// model A on 32 nodes (--oversubscription 2 and 4, a spine at half speed,
-/// the nccl_p2p all-to-all), not fitted to a result: 1e-4 moved the
-/// iteration by at most 4e-5 of itself for runs 1.5x to 6x shorter than
-/// flow's, 1e-3 by at most 3.3e-4 for 4x to 23x, 3e-3 by up to 9e-4 for
-/// little more (docs/network_model.md, "Coalesced finishes").
-constexpr double kCoalescedTolerance = 1e-3;
 
 /// Adds the network model's knobs to `cmd`: --fidelity (one of kFidelities)
 /// and --completion-quantum-ns (0 to 1e6; 0 is exact to the picosecond),
@@ -153,10 +90,6 @@ void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_
 
 /// The largest completion quantum the flags take, ns.
 using experiments::kMaxCompletionQuantumNs;
-
-/// The network model of `topology` on `sim`, as those flags say.
-std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const topology::Topology& topology,
-                                                  const std::string& fidelity, double completion_quantum_ns);
 
 }  // namespace zx::tools
 

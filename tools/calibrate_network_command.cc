@@ -197,19 +197,14 @@ std::vector<double> simulate(const topology::ClusterRequest& request, const std:
   parallel_for(rows.size(), threads, [&](std::size_t i) {
     if (only != nullptr && !(*only)[i]) return;
     const Case& c = *rows[i].first;
-    coll::CollectiveRegistry registry;
-    fill_registry(sources, registry);
-    sim::Simulator sim;
-    const std::unique_ptr<models::FlowNetwork> network = make_network(sim, cluster.topology, "flow", 0.0);
-    models::NetworkBackend backend(sim, *network, router, registry, options);
+    experiments::Stack stack(cluster.topology, router,
+                             {.fidelity = "flow", .plugins = sources.plugins, .schedules = sources.schedules}, options);
     coll::CollectiveRequest req;
     req.kind = c.kind;
     req.ranks = c.ranks;
     req.dtype = c.dtype;
     req.bytes_per_rank = sim::Bytes(rows[i].second->size_bytes);
-    backend.run(req, c.algorithm, {});
-    sim.run();
-    times[i] = sim.now().since_start().to_seconds() * 1e6;
+    times[i] = stack.run_collective(req, c.algorithm).to_seconds() * 1e6;
   });
   return times;
 }

@@ -333,22 +333,19 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     const std::size_t v = i % per_size / algorithms.size();
     const std::string& a = algorithms[i % algorithms.size()];
     const Setup& setup = setups[v];
-    coll::CollectiveRegistry own_registry;
-    fill_registry(sources, own_registry);
-    sim::Simulator sim;
-    const std::unique_ptr<models::FlowNetwork> network =
-        make_network(sim, setup.cluster.topology, f.fidelity, f.completion_quantum_ns);
-    network->recycle_flow_ids(true);  // no flow record is read after its flow ends
-    models::NetworkBackend backend(sim, *network, *routers[v], own_registry, setup.options);
+    experiments::Stack stack(setup.cluster.topology, *routers[v],
+                             {.fidelity = f.fidelity,
+                              .completion_quantum_ns = f.completion_quantum_ns,
+                              .plugins = sources.plugins,
+                              .schedules = sources.schedules},
+                             setup.options);
     coll::CollectiveRequest req;
     req.kind = *kind;
     req.ranks.resize(static_cast<std::size_t>(setup.ranks));
     for (int r = 0; r < setup.ranks; ++r) req.ranks[static_cast<std::size_t>(r)] = r;
     req.dtype = wire.value_or(*dtype);
     req.bytes_per_rank = sim::Bytes(wire ? bytes / elem * coll::size_bytes(*wire) : bytes);
-    backend.run(req, a, {});
-    sim.run();
-    sim::Duration time = sim.now().since_start();
+    sim::Duration time = stack.run_collective(req, a);
     if (wire && bytes > 0) {
       const auto from = models::parse_data_type(f.dtype);
       const auto to = models::parse_data_type(f.quantize);
@@ -366,7 +363,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     const std::int64_t count = bytes / elem / (per_block ? setup.ranks : 1);
     // What the tuner ran: auto's algorithm, or NCCL's algorithm/protocol.
     const std::vector<models::AutoChoice>& picks =
-        models::is_nccl_algorithm(a) ? backend.nccl_choices() : backend.auto_choices();
+        models::is_nccl_algorithm(a) ? stack.backend().nccl_choices() : stack.backend().auto_choices();
     return Row{v,    setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
                picks.empty() ? std::string() : picks.front().chosen,
                picks.empty() ? std::vector<models::AutoChoice::Candidate>() : picks.front().candidates};

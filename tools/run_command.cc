@@ -138,6 +138,15 @@ std::vector<Variant> variants_of(const topology::ClusterRequest& request, const 
 
 double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
 
+// The stack's network model and algorithms, as run's flags say.
+experiments::Stack::Options stack_options(const Flags& f, const AlgorithmSources& sources, bool keep_flows) {
+  return {.fidelity = f.fidelity,
+          .completion_quantum_ns = f.completion_quantum_ns,
+          .plugins = sources.plugins,
+          .schedules = sources.schedules,
+          .keep_flows = keep_flows};
+}
+
 // The files of a --trace argument: a file, or a directory's trace files
 // (*.json, *.et, and either gzip-compressed, *.json.gz, *.et.gz) in name
 // order (one per rank for Chakra and Kineto traces).
@@ -412,18 +421,12 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
   const std::function<Summary(std::size_t)> simulate = [&](std::size_t i) {
     const Flags& vf = variants[i].flags;
     const Setup& setup = setups[i];
-    sim::Simulator sim;
     const topology::Router router(setup.cluster.topology);
-    const std::unique_ptr<models::FlowNetwork> network =
-        make_network(sim, setup.cluster.topology, vf.fidelity, vf.completion_quantum_ns);
-    network->recycle_flow_ids(true);
-    models::collectives::CollectiveRegistry registry;
-    fill_registry(sources, registry);
-    models::NetworkBackend backend(sim, *network, router, registry,
-                                   backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms),
-                                                   parse_algorithm_options(sources.options)));
+    experiments::Stack stack(setup.cluster.topology, router, stack_options(vf, sources, false),
+                             backend_options(setup.cluster, setup.device, parse_algorithm_flags(vf.algorithms),
+                                             parse_algorithm_options(sources.options)));
     const models::ExecutionResult r = in_trace(trace_name, variants.size() > 1 ? settings_label(variants[i].settings) : "", [&] {
-      return models::execute(sim, setup.graph, backend, sm_contention(setup.device));
+      return models::execute(stack.sim(), setup.graph, stack.backend(), sm_contention(setup.device));
     });
     Summary s;
     s.ranks = setup.graph.num_ranks;
@@ -439,10 +442,10 @@ int run_variants(const std::vector<Variant>& variants, const AlgorithmSources& s
     s.compute_ms /= n;
     s.exposed_ms /= n;
     s.overlapped_ms /= n;
-    s.fingerprint = sim.fingerprint();
-    s.auto_choices = backend.auto_choices();
-    s.nccl_choices = backend.nccl_choices();
-    if (const std::vector<std::uint32_t> hot = network->hottest_links(1); !hot.empty()) {
+    s.fingerprint = stack.sim().fingerprint();
+    s.auto_choices = stack.backend().auto_choices();
+    s.nccl_choices = stack.backend().nccl_choices();
+    if (const std::vector<std::uint32_t> hot = stack.network().hottest_links(1); !hot.empty()) {
       const topology::LinkInfo& info = setup.cluster.topology.link(topology::LinkId{hot.front()});
       s.busiest_link = fmt::format("{}->{}", setup.cluster.topology.node(info.src).name,
                                    setup.cluster.topology.node(info.dst).name);
@@ -545,19 +548,18 @@ int run(const topology::ClusterRequest& request, const AlgorithmSources& sources
   check_run_memory(f, {{all_to_all_gpus(graph), f.fidelity == "analytical"}}, 1);
   OutputFile timeline_file;
   if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
-  sim::Simulator sim;
   const topology::Router router(cluster.topology);
-  const std::unique_ptr<models::FlowNetwork> owned_network =
-      make_network(sim, cluster.topology, f.fidelity, f.completion_quantum_ns);
-  models::FlowNetwork& network = *owned_network;
-  if (!f.timeline.empty()) network.record_link_history(true);
-  if (f.timeline.empty()) network.recycle_flow_ids(true);  // no flow's record is read after it ends
-  models::collectives::CollectiveRegistry registry;
-  fill_registry(sources, registry);
-  models::NetworkBackend backend(sim, network, router, registry,
-                                 backend_options(cluster, device, parse_algorithm_flags(f.algorithms),
-                                                 parse_algorithm_options(sources.options)));
-  if (!f.timeline.empty()) backend.record_flows(true);
+  // No flow's record is read after it ends unless a timeline is written.
+  experiments::Stack stack(cluster.topology, router, stack_options(f, sources, !f.timeline.empty()),
+                           backend_options(cluster, device, parse_algorithm_flags(f.algorithms),
+                                           parse_algorithm_options(sources.options)));
+  sim::Simulator& sim = stack.sim();
+  models::FlowNetwork& network = stack.network();
+  models::NetworkBackend& backend = stack.backend();
+  if (!f.timeline.empty()) {
+    network.record_link_history(true);
+    backend.record_flows(true);
+  }
   // Progress on stderr every 10 s of wall time (slices of simulated time
   // between looks at the clock add no events: the same run).
   const auto wall_start = std::chrono::steady_clock::now();

@@ -218,19 +218,18 @@ WhatIfPoint simulate_point(const WhatIfOptions& o, int variant, int nodes, bool 
       workloads::build_dlrm_iteration(model, plan, point.gpus, gpn, device, iteration_options(o, batch));
   models::slow_compute(graph, cluster.gpu_speed);  // --degrade gpu:R=SPEED
 
-  sim::Simulator sim;
   const topology::Router router(topo);
-  const std::unique_ptr<models::FlowNetwork> owned_network = make_network(sim, topo, o.fidelity, o.completion_quantum_ns);
-  models::FlowNetwork& network = *owned_network;
-  if (keep) network.record_link_history(true);
   // Nothing reads a flow's record after it ends unless a timeline is kept:
   // memory then follows the flows in flight, not all the iteration's.
-  if (!keep) network.recycle_flow_ids(true);
-  models::collectives::CollectiveRegistry registry;
-  fill_registry({o.plugins, o.schedules}, registry);
-  models::NetworkBackend backend(sim, network, router, registry,
-                                 backend_options(cluster, device, o.algorithms, o.algorithm_options));
-  if (keep) backend.record_flows(true);
+  experiments::Stack stack(topo, router, experiments::stack_options(o, /*keep_flows=*/keep),
+                           backend_options(cluster, device, o.algorithms, o.algorithm_options));
+  sim::Simulator& sim = stack.sim();
+  models::FlowNetwork& network = stack.network();
+  models::NetworkBackend& backend = stack.backend();
+  if (keep) {
+    network.record_link_history(true);
+    backend.record_flows(true);
+  }
   auto last_report = std::chrono::steady_clock::now();
   const auto report = [&](const models::ExecutionProgress& progress) {
     check_interrupt();
