@@ -16,7 +16,7 @@
 //
 // The scenario names files (a cluster, a model, a profile, a sharding file,
 // plug-ins) by path; its hash is of the names, not of the files' bytes
-// (tools/sweep_cache.h adds those where a result is kept).
+// (experiments/sweep_cache.h adds those where a result is kept).
 
 #ifndef ZIONSIM_EXPERIMENTS_SCENARIO_H_
 #define ZIONSIM_EXPERIMENTS_SCENARIO_H_

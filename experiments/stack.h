@@ -129,6 +129,19 @@ std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const top
 void fill_registry(const std::vector<std::string>& plugins, const std::vector<std::string>& schedules,
                    models::collectives::CollectiveRegistry& registry);
 
+/// Checks that `name` (from `flag`) is an algorithm of `registry`, or NCCL's
+/// cost model, that runs collectives of `kind` ("all_reduce"): else an
+/// InputError naming the flag, with a suggestion and the algorithms that
+/// do run `kind`.
+void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
+                         const std::string& kind, const std::string& name);
+
+/// Checks parsed --options against `registry`: every name one of its
+/// algorithms (NCCL's cost model takes none), and the options ones it
+/// accepts (checked by creating it). Throws zx::InputError naming --options.
+void check_algorithm_options(const std::map<std::string, std::string>& options,
+                             const models::collectives::CollectiveRegistry& registry);
+
 /// A simulator, the network model of a topology on it, the collective
 /// algorithms and the backend that runs collectives with them.
 class Stack {

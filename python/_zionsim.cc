@@ -9,7 +9,7 @@
 //     -> (status: int, out: str, err: str, diagnostics: list[tuple[str, str, str]])
 //
 // While a command runs the GIL is released (other Python threads go on), and
-// SIGINT (Ctrl-C) requests an interrupt (tools/interrupt.h): the simulation
+// SIGINT (Ctrl-C) requests an interrupt (experiments/interrupt.h): the simulation
 // stops at its next slice of simulated time and the call returns status 130,
 // which the package raises as KeyboardInterrupt; Python's own handler is put
 // back afterwards. Progress lines go to `progress` (called with the GIL held),
@@ -28,13 +28,13 @@
 
 #include "base/error.h"
 #include "tools/cli.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 
 namespace py = pybind11;
 
 namespace {
 
-extern "C" void on_sigint(int /*signal*/) { zx::tools::request_interrupt(); }
+extern "C" void on_sigint(int /*signal*/) { zx::experiments::request_interrupt(); }
 
 // While alive, SIGINT requests an interrupt instead of running Python's
 // handler, whose KeyboardInterrupt cannot be raised while the GIL is free.
@@ -59,7 +59,7 @@ class SigintGuard {
 
 // Restores the default progress sink (stderr) when the call ends, however.
 struct SinkGuard {
-  ~SinkGuard() { zx::tools::set_progress_sink({}); }
+  ~SinkGuard() { zx::experiments::set_progress_sink({}); }
 };
 
 using Result = std::tuple<int, std::string, std::string, std::vector<std::tuple<std::string, std::string, std::string>>>;
@@ -69,19 +69,19 @@ Result run(const std::vector<std::string>& args, const py::object& progress) {
   std::ostringstream err;
   std::vector<zx::Diagnostic> diagnostics;
   std::optional<py::error_already_set> callback_error;
-  zx::tools::clear_interrupt();
+  zx::experiments::clear_interrupt();
   SinkGuard sink_guard;
   if (progress.is_none()) {
-    zx::tools::set_progress_sink([](std::string_view) {});  // quiet, as a library should be
+    zx::experiments::set_progress_sink([](std::string_view) {});  // quiet, as a library should be
   } else {
-    zx::tools::set_progress_sink([&progress, &callback_error](std::string_view line) {
+    zx::experiments::set_progress_sink([&progress, &callback_error](std::string_view line) {
       py::gil_scoped_acquire gil;
       if (callback_error) return;
       try {
         progress(py::str(line.data(), line.size()));
       } catch (py::error_already_set& e) {
         callback_error.emplace(std::move(e));
-        zx::tools::request_interrupt();
+        zx::experiments::request_interrupt();
       }
     });
   }
@@ -91,8 +91,8 @@ Result run(const std::vector<std::string>& args, const py::object& progress) {
     py::gil_scoped_release release;
     status = zx::tools::run_cli(args, out, err, &diagnostics);
   }
-  zx::tools::set_progress_sink({});
-  zx::tools::clear_interrupt();
+  zx::experiments::set_progress_sink({});
+  zx::experiments::clear_interrupt();
   if (callback_error) throw std::move(*callback_error);
   std::vector<std::tuple<std::string, std::string, std::string>> problems;
   for (const zx::Diagnostic& d : diagnostics) problems.emplace_back(d.source, d.location, d.message);

@@ -59,29 +59,6 @@ std::map<std::string, std::string> parse_algorithm_options(const std::vector<std
   return out;
 }
 
-void check_algorithm_options(const std::map<std::string, std::string>& options,
-                             const models::collectives::CollectiveRegistry& registry) {
-  for (const auto& [name, text] : options) {
-    const std::string flag = name + "=" + text;
-    if (models::is_nccl_algorithm(name)) {
-      (void)models::parse_nccl_options(text, name);  // NCCL_ALGO / NCCL_PROTO, checked before anything runs
-      continue;
-    }
-    if (models::is_auto_algorithm(name)) {
-      (void)models::parse_auto_options(text, registry);  // its own errors, before anything runs
-      continue;
-    }
-    if (!registry.contains(name)) {
-      std::vector<std::string> names = registry.names();
-      names.push_back(models::kAutoAlgorithm);
-      std::string message = fmt::format("'{}': unknown collective algorithm '{}'", flag, name);
-      if (const auto guess = json::closest_match(name, names)) message += fmt::format(" (did you mean '{}'?)", *guess);
-      throw InputError(Diagnostic{"--options", "", message + fmt::format("; valid: {}", fmt::join(names, ", "))});
-    }
-    (void)registry.create(name, text);  // its own errors, before anything runs
-  }
-}
-
 void check_algorithm_options_used(const std::map<std::string, std::string>& options,
                                   const std::vector<std::string>& used) {
   // "auto" runs its candidates: every algorithm of the registry unless its

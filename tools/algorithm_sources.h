@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/stack.h"
 #include "models/collectives/registry.h"
 
 namespace CLI {
@@ -42,11 +43,7 @@ void fill_registry(const AlgorithmSources& sources, models::collectives::Collect
 /// NAME at most once). Throws zx::InputError naming --options otherwise.
 std::map<std::string, std::string> parse_algorithm_options(const std::vector<std::string>& flags);
 
-/// Checks parsed --options against `registry`: every name one of its
-/// algorithms (NCCL's cost model takes none), and the options ones it
-/// accepts (checked by creating it). Throws zx::InputError naming --options.
-void check_algorithm_options(const std::map<std::string, std::string>& options,
-                             const models::collectives::CollectiveRegistry& registry);
+using experiments::check_algorithm_options;
 
 /// Checks that every algorithm given --options is among `used` (what the
 /// run picks, in any of its variants): options that nothing would read are

@@ -172,29 +172,6 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
   return out;
 }
 
-void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
-                         const std::string& kind, const std::string& name) {
-  if (models::is_nccl_algorithm(name)) return;  // NCCL's cost model prices every kind
-  if (models::is_auto_algorithm(name)) return;   // its candidates are checked per call
-  const std::optional<models::collectives::CollectiveKind> k = models::collectives::parse_collective_kind(kind);
-  ZX_CHECK(k.has_value(), "check_algorithm_for: kind " + kind);
-  std::vector<std::string> runs_kind;
-  for (const std::string& n : registry.names()) {
-    if (registry.create(n)->supports(*k)) runs_kind.push_back(n);
-  }
-  for (const std::string& n : models::nccl_algorithm_names()) runs_kind.push_back(n);
-  runs_kind.push_back(models::kAutoAlgorithm);
-  if (!registry.contains(name)) {
-    std::string message = fmt::format("unknown collective algorithm '{}' for {}", name, kind);
-    if (const auto guess = json::closest_match(name, runs_kind)) message += fmt::format(" (did you mean '{}'?)", *guess);
-    throw InputError(Diagnostic{flag, "", message + fmt::format("; valid: {}", fmt::join(runs_kind, ", "))});
-  }
-  if (!registry.create(name)->supports(*k)) {
-    throw InputError(Diagnostic{flag, "", fmt::format("collective algorithm '{}' does not run {}; those that do: {}",
-                                                      name, kind, fmt::join(runs_kind, ", "))});
-  }
-}
-
 void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_quantum_ns) {
   cmd.add_option("--fidelity", fidelity,
                  "flow: max-min fair sharing of every link; coalesced: the same, with each flow's finish "

@@ -34,6 +34,7 @@ namespace zx::tools {
 // The stack's setup (the GPU NCCL sees, the backend's options, the GPU
 // profile, the network model) is experiments/stack.h's.
 using experiments::backend_options;
+using experiments::check_algorithm_for;
 using experiments::ClusterAndGpu;
 using experiments::device_for;
 using experiments::kCoalescedTolerance;
@@ -70,13 +71,6 @@ inline constexpr std::string_view kNcclChoicesTitle =
 
 /// Parses --algo KIND=NAME flags. Throws zx::InputError for a malformed one.
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);
-
-/// Checks that `name` (from `flag`) is an algorithm of `registry`, or NCCL's
-/// cost model, that runs collectives of `kind` ("all_reduce"): else an
-/// InputError naming the flag, with a suggestion and the algorithms that
-/// do run `kind`.
-void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
-                         const std::string& kind, const std::string& name);
 
 /// The network fidelities the commands take (--fidelity, and --vary's
 /// fidelity key; coalesced: finish times to within kCoalescedTolerance of

@@ -1,4 +1,4 @@
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 #include "tools/cli.h"
 #include "sim/time.h"
 
@@ -138,7 +138,7 @@ void finish_output_file(const std::string& option, const std::string& path, Outp
 void close_output_file(const std::string& option, const std::string& path, OutputFile& file) {
   if (file.is_open()) finish_output_file(option, path, file);
   if (file.temp_path_.empty()) return;
-  // A run asked to stop (tools/interrupt.h) puts no output in place, also
+  // A run asked to stop (experiments/interrupt.h) puts no output in place, also
   // one whose simulation ended before it looked.
   if (interrupt_requested()) {
     file.discard();

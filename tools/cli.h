@@ -21,7 +21,7 @@ namespace zx::tools {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternalError = 1;
 inline constexpr int kExitBadInput = 2;
-/// Stopped by tools::request_interrupt() (tools/interrupt.h): 128 + SIGINT,
+/// Stopped by experiments::request_interrupt() (experiments/interrupt.h): 128 + SIGINT,
 /// as a shell reports a command ended by Ctrl-C.
 inline constexpr int kExitInterrupted = 130;
 
@@ -30,7 +30,15 @@ inline constexpr int kExitInterrupted = 130;
 /// `diagnostics` is given, the problems of a bad input (status 2 from an
 /// InputError) are also stored there, as found (file, JSON pointer or line,
 /// message); a bad flag leaves it empty and says so on `err` only.
+}  // namespace zx::tools
+
+namespace zx::experiments {
 struct SweepPlacement;
+}  // namespace zx::experiments
+
+namespace zx::tools {
+
+using experiments::SweepPlacement;
 
 /// Runs one command line. `merged` (zionsim merge) hands a sweep's points,
 /// read from its shards, to the command instead of simulating them.
@@ -53,5 +61,5 @@ void run_nested_cli(const std::vector<std::string>& args, std::ostream& out, con
 
 }  // namespace zx::tools
 
-#endif  // ZIONSIM_TOOLS_CLI_H_#include "tools/interrupt.h"
+#endif  // ZIONSIM_TOOLS_CLI_H_
 

@@ -18,7 +18,8 @@
 #include "tools/backend_options.h"
 #include "experiments/knobs.h"
 #include "tools/cli.h"
-#include "tools/interrupt.h"
+#include "tools/commands.h"
+#include "experiments/interrupt.h"
 #include "tools/variations.h"
 
 namespace zx::tools {

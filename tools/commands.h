@@ -14,15 +14,71 @@
 #include <string>
 #include <vector>
 
+#include "experiments/interrupt.h"
+#include "experiments/memory_estimate.h"
+#include "experiments/parallel.h"
+#include "experiments/plan_search.h"
+#include "experiments/sweep_cache.h"
+#include "experiments/sweep_shards.h"
+#include "experiments/whatif.h"
+#include "experiments/whatif_codec.h"
+#include "tools/variations.h"
+
 namespace CLI {
 class App;
 }
 
 namespace zx::tools {
 
-/// Ranks a --timeline shows (Perfetto slows down beyond a few dozen tracks
-/// of busy GPUs); transfers touching them and their NICs are shown too.
-inline constexpr int kTimelineRanks = 64;
+// The commands call the experiment layer (experiments/) by these names.
+using experiments::apply_whatif_variation;
+using experiments::available_memory_bytes;
+using experiments::check_interrupt;
+using experiments::clear_interrupt;
+using experiments::command_without_shard;
+using experiments::decode_auto_choices;
+using experiments::decode_candidates;
+using experiments::decode_real;
+using experiments::effective_degradations;
+using experiments::encode_auto_choices;
+using experiments::encode_candidates;
+using experiments::encode_real;
+using experiments::estimated_simulation_bytes;
+using experiments::expand_whatif_variations;
+using experiments::gib_text;
+using experiments::interrupt_requested;
+using experiments::Interrupted;
+using experiments::iteration_options;
+using experiments::MergedShards;
+using experiments::parallel_for;
+using experiments::parallel_map;
+using experiments::parse_dense_optimizer;
+using experiments::parse_whatif_variation;
+using experiments::PlacedSweep;
+using experiments::plan_whatif_size;
+using experiments::PlannedSize;
+using experiments::point_shaping_words;
+using experiments::PointCache;
+using experiments::read_shards;
+using experiments::request_interrupt;
+using experiments::run_whatif;
+using experiments::run_whatif_placed;
+using experiments::run_whatif_variants;
+using experiments::search_sharding;
+using experiments::SearchMove;
+using experiments::SearchOptions;
+using experiments::SearchResult;
+using experiments::sensitivity_variants;
+using experiments::set_progress_sink;
+using experiments::shard_document;
+using experiments::SweepPlacement;
+using experiments::task_outcome_to_json;
+using experiments::WhatIfOptions;
+using experiments::WhatIfPoint;
+using experiments::WhatIfVariant;
+using experiments::WhatIfVariation;
+using experiments::write_progress;
+using experiments::kTimelineRanks;
 
 /// An output file that appears only once complete: written to a temporary
 /// file beside `path` and renamed over it by close_output_file. A command
@@ -65,8 +121,6 @@ void close_output_file(const std::string& option, const std::string& path, Outpu
 /// and would otherwise hold a descriptor each.
 void finish_output_file(const std::string& option, const std::string& path, OutputFile& file);
 
-struct SweepPlacement;
-
 struct CommandContext {
   /// Set by the chosen subcommand's parse callback; returns the exit status.
   std::function<int(std::ostream&)>* action;
@@ -81,7 +135,7 @@ struct CommandContext {
 void add_sweep_command(CLI::App& app, CommandContext& context);
 
 /// `zionsim merge`: joins the shard files of a sweep into what one process
-/// prints (tools/sweep_shards.h).
+/// prints (experiments/sweep_shards.h).
 void add_merge_command(CLI::App& app, CommandContext& context);
 
 /// `zionsim version`: the version and build.

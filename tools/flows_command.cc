@@ -26,7 +26,7 @@
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 #include "topology/cluster_file.h"
 #include "topology/router.h"
 #include "workloads/flow_set.h"

@@ -3,7 +3,7 @@
 // Signals. SIGINT, SIGTERM and SIGHUP are taken by a thread of their own
 // (blocked in every other thread, read with sigtimedwait), so that nothing
 // runs in a signal handler; one the program was started ignoring stays
-// ignored. The first asks the run to stop (tools/interrupt.h):
+// ignored. The first asks the run to stop (experiments/interrupt.h):
 // the simulations stop at their next look, the outputs' temporary files are
 // removed as the stack unwinds, and the exit status is 128 + the signal, as a
 // shell reports it. A second signal, or a run that has not stopped within
@@ -24,7 +24,7 @@
 
 #include "experiments/distribution.h"
 #include "tools/cli.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 
 namespace {
 
@@ -66,7 +66,7 @@ void watch_signals(sigset_t set) {
     if (first != 0) stop_now(first);
     first = s;
     g_signal.store(s);
-    zx::tools::request_interrupt();
+    zx::experiments::request_interrupt();
   }
 }
 
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   zx::experiments::MpiSession mpi(&argc, &argv);
   const bool quiet = zx::experiments::Mpi::rank() != 0;
   std::ostringstream discarded;
-  if (quiet) zx::tools::set_progress_sink([](std::string_view) {});
+  if (quiet) zx::experiments::set_progress_sink([](std::string_view) {});
 
   std::vector<std::string> args(argv + 1, argv + argc);
   int status = zx::tools::run_cli(args, quiet ? discarded : std::cout, quiet ? discarded : std::cerr);

@@ -1,7 +1,7 @@
 // `zionsim merge SHARD...`: the shard files of one sweep (`zionsim whatif ...
 // --shard K/N`, one per share) joined into exactly what the sweep prints when
 // one process runs it (wall times aside): the shards' command is run again
-// with its points read back instead of simulated (tools/sweep_shards.h,
+// with its points read back instead of simulated (experiments/sweep_shards.h,
 // docs/sweeps.md).
 
 #include <CLI/CLI.hpp>
@@ -15,9 +15,9 @@
 #include "base/error.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
-#include "tools/interrupt.h"
-#include "tools/sweep_shards.h"
-#include "tools/whatif.h"
+#include "experiments/interrupt.h"
+#include "experiments/sweep_shards.h"
+#include "experiments/whatif.h"
 
 namespace zx::tools {
 

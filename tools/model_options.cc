@@ -14,7 +14,9 @@
 
 namespace zx::tools {
 
-std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search) {
+using experiments::parse_dense_optimizer;
+
+std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, experiments::WhatIfOptions& options, bool with_search) {
   auto batch = std::make_shared<ModelFlags>();
   cmd.add_option("--model", options.model, "A zoo model (zionsim list models) or a .json model file")
       ->capture_default_str();
@@ -40,7 +42,7 @@ std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
       ->capture_default_str();
   if (with_search) {
     cmd.add_option("--search-budget", options.search_budget,
-                   "Most iterations --sharding search simulates per size (tools/plan_search.h)")
+                   "Most iterations --sharding search simulates per size (experiments/plan_search.h)")
         ->check(in_range(1, 100000))
         ->capture_default_str();
   }
@@ -75,7 +77,7 @@ std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& opti
   return batch;
 }
 
-void apply_model_flags(const ModelFlags& flags, WhatIfOptions& o) {
+void apply_model_flags(const ModelFlags& flags, experiments::WhatIfOptions& o) {
   if (flags.batch_per_gpu > 0) o.batch_per_gpu = flags.batch_per_gpu;
   if (flags.global_batch > 0) o.global_batch = flags.global_batch;
   if (flags.index_zipf_alpha >= 0) o.index_zipf_alpha = flags.index_zipf_alpha;

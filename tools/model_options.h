@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 
 namespace CLI {
 class App;
@@ -36,10 +36,10 @@ struct ModelFlags {
 /// ModelFlags (apply them with apply_model_flags). The two batch flags
 /// exclude each other, as do --cache-hit-rate and --index-zipf-alpha. `with_search`: --sharding also takes "search",
 /// and --search-budget is added.
-std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, WhatIfOptions& options, bool with_search);
+std::shared_ptr<ModelFlags> add_model_options(CLI::App& cmd, experiments::WhatIfOptions& options, bool with_search);
 
 /// Sets o.batch_per_gpu / o.global_batch / o.index_zipf_alpha from the flags given.
-void apply_model_flags(const ModelFlags& flags, WhatIfOptions& o);
+void apply_model_flags(const ModelFlags& flags, experiments::WhatIfOptions& o);
 
 }  // namespace zx::tools
 

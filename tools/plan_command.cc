@@ -24,7 +24,7 @@
 #include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/network_backend.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
@@ -32,9 +32,9 @@
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
 #include "tools/model_options.h"
-#include "tools/plan_search.h"
+#include "experiments/plan_search.h"
 #include "tools/variations.h"
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 #include "workloads/dlrm_iteration.h"
 
 namespace zx::tools {
@@ -505,7 +505,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
                 "Fetch host-memory tables' cache misses for the next batch beside the iteration (for --search)");
   cmd->add_flag("--search", f->search,
                 "Search for the sharding that trains fastest in simulation: each table group's kinds are simulated "
-                "in turn, heaviest first, and kept when faster (tools/plan_search.h)");
+                "in turn, heaviest first, and kept when faster (experiments/plan_search.h)");
   cmd->add_option("--search-budget", options->search_budget, "Most iterations --search simulates")
       ->check(in_range(1, 100000))
       ->capture_default_str();

@@ -37,13 +37,13 @@
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
-#include "tools/memory_estimate.h"
-#include "tools/parallel.h"
-#include "tools/whatif_codec.h"
+#include "experiments/memory_estimate.h"
+#include "experiments/parallel.h"
+#include "experiments/whatif_codec.h"
 #include "tools/variations.h"
 #include "topology/router.h"
 #include "workloads/chakra_import.h"
@@ -341,7 +341,7 @@ std::int64_t all_to_all_gpus(const models::OpGraph& graph) {
 }
 
 // Refuses, before anything runs, runs estimated to need more memory than
-// this machine has (tools/memory_estimate.h, fitted on DLRM iterations, whose
+// this machine has (experiments/memory_estimate.h, fitted on DLRM iterations, whose
 // all-to-alls keep a few flows in flight per pair of GPUs): per run, the GPUs
 // of its largest all-to-all and whether it is analytical; the `threads`
 // largest run at once.

@@ -11,6 +11,8 @@
 #include <fmt/ostream.h>
 
 namespace zx::tools {
+
+using experiments::WhatIfPoint;
 namespace {
 
 std::string escape(const std::string& s) {

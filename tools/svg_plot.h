@@ -13,20 +13,20 @@
 #include <string>
 #include <vector>
 
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 
 namespace zx::tools {
 
 /// One curve: a variant's points and its legend label (empty: no legend).
 struct PlotSeries {
   std::string label;
-  std::vector<WhatIfPoint> points;
+  std::vector<experiments::WhatIfPoint> points;
 };
 
 void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, const std::string& title);
 
 /// One unlabelled series.
-void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points, const std::string& title);
+void write_whatif_svg(std::ostream& out, const std::vector<experiments::WhatIfPoint>& points, const std::string& title);
 
 /// One column of a collective sweep: per message size, time and bus bandwidth.
 struct CollectiveSeries {

@@ -3,6 +3,7 @@
 // when series are labelled, labels escaped, and a plot that says so when
 // nothing fits.
 
+#include "tools/commands.h"
 #include "tools/svg_plot.h"
 
 #include <gtest/gtest.h>

@@ -35,7 +35,7 @@
 #include "base/json_reader.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 
 namespace zx::tools {
 namespace {

@@ -21,8 +21,8 @@
 #include "base/json_reader.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
-#include "tools/interrupt.h"
-#include "tools/parallel.h"
+#include "experiments/interrupt.h"
+#include "experiments/parallel.h"
 #include "tools/svg_plot.h"
 #include "validation/case.h"
 

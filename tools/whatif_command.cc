@@ -25,17 +25,17 @@
 #include "tools/cli_checks.h"
 #include "tools/algorithm_sources.h"
 #include "tools/backend_options.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 #include "tools/cli.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
 #include "tools/model_options.h"
 #include "tools/svg_plot.h"
 #include "experiments/distribution.h"
-#include "tools/sweep_cache.h"
-#include "tools/sweep_shards.h"
-#include "tools/whatif.h"
-#include "tools/whatif_codec.h"
+#include "experiments/sweep_cache.h"
+#include "experiments/sweep_shards.h"
+#include "experiments/whatif.h"
+#include "experiments/whatif_codec.h"
 #include "topology/degrade.h"
 #include "workloads/chakra_export.h"
 #include "workloads/trace.h"
@@ -67,7 +67,7 @@ struct Flags {
   std::vector<std::string> vary;
   std::vector<std::string> scenarios;  ///< --scenario 'KEY=VALUE KEY=VALUE', each one variant
   std::string shard;       ///< --shard K/N; empty: the Slurm array's, or none
-  std::string results;     ///< --results DIR: keep and reuse points (tools/sweep_cache.h)
+  std::string results;     ///< --results DIR: keep and reuse points (experiments/sweep_cache.h)
   double sensitivity = 0;  ///< 0: off
   /// Flags given on the command line that a --vary knob would contradict.
   std::set<std::string> given;

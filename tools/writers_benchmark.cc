@@ -40,7 +40,7 @@
 
 #include "tools/cli.h"
 #include "tools/commands.h"
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 #include "workloads/chakra_et.h"
 #include "workloads/chakra_export.h"
 #include "workloads/trace.h"

@@ -1,4 +1,4 @@
-// File: tools/plan_search.h
+// File: experiments/plan_search.h
 //
 // Sharding search: the embedding plan that trains fastest in simulation.
 // The planner balances its own estimate of embedding time; it does not see
@@ -20,8 +20,8 @@
 // What it does not do: move single tables of a group, pin ranks (the
 // planner still places shards), or choose host memory (left to the planner).
 
-#ifndef ZIONSIM_TOOLS_PLAN_SEARCH_H_
-#define ZIONSIM_TOOLS_PLAN_SEARCH_H_
+#ifndef ZIONSIM_EXPERIMENTS_PLAN_SEARCH_H_
+#define ZIONSIM_EXPERIMENTS_PLAN_SEARCH_H_
 
 #include <cstdint>
 #include <functional>
@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "models/dlrm/sharding.h"
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 struct SearchOptions {
   int max_simulations = 200;  ///< the first (start) simulation counts
@@ -65,6 +65,6 @@ struct SearchResult {
 SearchResult search_sharding(const WhatIfOptions& o, int nodes, const SearchOptions& search,
                              const std::function<void(const SearchResult&, const std::string& group)>& progress = {});
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_PLAN_SEARCH_H_
+#endif  // ZIONSIM_EXPERIMENTS_PLAN_SEARCH_H_

@@ -1,4 +1,4 @@
-// File: tools/sweep_shards.h
+// File: experiments/sweep_shards.h
 //
 // Shard files: what `zionsim whatif ... --shard K/N` writes instead of its
 // table, and what `zionsim merge` joins back into the bytes one process
@@ -12,10 +12,10 @@
 //    "results": [{"task": 3, "outcome": {"point": {...}}}, ...]}
 //
 // A task is one (variant, size) point, numbered as the one-process run lists
-// them; an outcome is tools/whatif_codec.h's.
+// them; an outcome is experiments/whatif_codec.h's.
 
-#ifndef ZIONSIM_TOOLS_SWEEP_SHARDS_H_
-#define ZIONSIM_TOOLS_SWEEP_SHARDS_H_
+#ifndef ZIONSIM_EXPERIMENTS_SWEEP_SHARDS_H_
+#define ZIONSIM_EXPERIMENTS_SWEEP_SHARDS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +30,7 @@
 #include "base/hash.h"
 #include "experiments/distribution.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 inline constexpr int kShardFormatVersion = 1;
 
@@ -59,6 +59,6 @@ struct MergedShards {
 /// missing (which), a task given twice or missing.
 MergedShards read_shards(const std::vector<std::string>& paths);
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_SWEEP_SHARDS_H_
+#endif  // ZIONSIM_EXPERIMENTS_SWEEP_SHARDS_H_

@@ -4,11 +4,11 @@
 // and the machine's available memory is read from /proc/meminfo and cgroup v2
 // text, refusing malformed text rather than guessing.
 
-#include "tools/memory_estimate.h"
+#include "experiments/memory_estimate.h"
 
 #include <gtest/gtest.h>
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024;
@@ -80,4 +80,4 @@ TEST(MemoryEstimateTest, ReadsCgroupHeadroom) {
 }
 
 }  // namespace
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -1,4 +1,4 @@
-#include "tools/sweep_cache.h"
+#include "experiments/sweep_cache.h"
 
 #include <unistd.h>
 
@@ -14,10 +14,10 @@
 #include "base/error.h"
 #include "base/input_file.h"
 #include "base/json_reader.h"
-#include "tools/sweep_shards.h"
-#include "tools/whatif_codec.h"
+#include "experiments/sweep_shards.h"
+#include "experiments/whatif_codec.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 constexpr int kPointFileVersion = 1;
@@ -154,4 +154,4 @@ void PointCache::store(const Settings& settings, int nodes, const WhatIfPoint& p
   }
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments

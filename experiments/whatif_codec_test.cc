@@ -1,4 +1,4 @@
-#include "tools/whatif_codec.h"
+#include "experiments/whatif_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include "base/check.h"
 #include "base/error.h"
 #include "sim/time.h"
-#include "tools/interrupt.h"
-#include "tools/sweep_cache.h"
+#include "experiments/interrupt.h"
+#include "experiments/sweep_cache.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 // Every field set, none to its default; doubles that do not print short.
@@ -192,4 +192,4 @@ TEST(SweepCache, PointShapingWords) {
 }
 
 }  // namespace
-}  // namespace zx::tools
+}  // namespace zx::experiments

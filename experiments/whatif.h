@@ -1,4 +1,4 @@
-// File: tools/whatif.h
+// File: experiments/whatif.h
 //
 // What-if simulation of DLRM training: for each cluster size, build the
 // cluster, plan the sharding, build one training iteration and simulate it
@@ -6,8 +6,8 @@
 // breakdown and the bottleneck. The `zionsim whatif` command is a thin layer
 // over run_whatif(); tests call it directly.
 
-#ifndef ZIONSIM_TOOLS_WHATIF_H_
-#define ZIONSIM_TOOLS_WHATIF_H_
+#ifndef ZIONSIM_EXPERIMENTS_WHATIF_H_
+#define ZIONSIM_EXPERIMENTS_WHATIF_H_
 
 #include <cstdint>
 #include <functional>
@@ -28,13 +28,14 @@
 #include "models/execution/network_backend.h"
 #include "models/execution/op_graph.h"
 #include "models/execution/timeline.h"
-#include "tools/variations.h"
 #include "topology/cluster_file.h"
 #include "workloads/dlrm_iteration.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
-using experiments::dlrm_default_algorithms;
+/// Ranks a --timeline shows (Perfetto slows down beyond a few dozen tracks
+/// of busy GPUs); transfers touching them and their NICs are shown too.
+inline constexpr int kTimelineRanks = 64;
 
 /// What whatif simulates (the scenario, experiments/scenario.h) and how this
 /// process runs it.
@@ -42,7 +43,7 @@ struct WhatIfOptions : experiments::Scenario {
   int threads = 0;  ///< 0: all cores
   /// Refuse, before simulating, sizes whose estimated memory (the sizes
   /// running at once, together) exceeds what the machine has available
-  /// (tools/memory_estimate.h); false tries anyway.
+  /// (experiments/memory_estimate.h); false tries anyway.
   bool memory_check = true;
 };
 
@@ -169,7 +170,7 @@ struct SweepPlacement {
   /// nothing is simulated.
   const std::map<std::size_t, nlohmann::json>* merged = nullptr;
   std::string merged_source;
-  /// Points kept by an earlier run (--results, tools/sweep_cache.h): a
+  /// Points kept by an earlier run (--results, experiments/sweep_cache.h): a
   /// task's kept point, or nullopt to simulate it; and where a simulated
   /// point is kept. Either may be empty.
   std::function<std::optional<WhatIfPoint>(std::size_t task)> kept;
@@ -259,6 +260,6 @@ std::vector<WhatIfVariant> expand_whatif_variations(const WhatIfOptions& base,
 /// throws zx::InputError naming --sensitivity otherwise.
 std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, double factor);
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_WHATIF_H_
+#endif  // ZIONSIM_EXPERIMENTS_WHATIF_H_

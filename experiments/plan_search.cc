@@ -1,4 +1,4 @@
-#include "tools/plan_search.h"
+#include "experiments/plan_search.h"
 
 #include <algorithm>
 #include <numeric>
@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "models/dlrm/model.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 constexpr models::ShardingKind kKinds[] = {models::ShardingKind::kTableWise, models::ShardingKind::kRowWise,
@@ -139,4 +139,4 @@ SearchResult search_sharding(const WhatIfOptions& base, int nodes, const SearchO
   return result;
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -1,4 +1,4 @@
-// File: tools/memory_estimate.h
+// File: experiments/memory_estimate.h
 //
 // How much memory a what-if simulation will take, and how much the machine
 // has, so that a size too large for it is refused with the numbers before it
@@ -21,15 +21,15 @@
 // MiB on 256 GPUs, 682 on 512 and 1,977 on 1,024 (`--fidelity analytical`
 // 654 on 512), 1.6 to 3 times a run without.
 
-#ifndef ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_
-#define ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_
+#ifndef ZIONSIM_EXPERIMENTS_MEMORY_ESTIMATE_H_
+#define ZIONSIM_EXPERIMENTS_MEMORY_ESTIMATE_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace zx::tools {
+namespace zx::experiments {
 
 /// Upper estimate of the peak memory, in bytes, of simulating one iteration
 /// on `gpus` GPUs (see the header comment); `keep_flows`: every flow's record
@@ -52,6 +52,6 @@ std::optional<std::int64_t> parse_cgroup_headroom(std::string_view max, std::str
 /// neither is (then nothing is checked).
 std::optional<std::int64_t> available_memory_bytes();
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_MEMORY_ESTIMATE_H_
+#endif  // ZIONSIM_EXPERIMENTS_MEMORY_ESTIMATE_H_

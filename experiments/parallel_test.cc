@@ -1,7 +1,7 @@
 // Tests of parallel_for: every index runs exactly once whatever the thread
 // count, and the error rethrown is the lowest index's, not the first in time.
 
-#include "tools/parallel.h"
+#include "experiments/parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 TEST(ParallelForTest, EveryIndexOnce) {
@@ -39,4 +39,4 @@ TEST(ParallelForTest, RethrowsTheLowestIndexAfterAllRan) {
 }
 
 }  // namespace
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -1,4 +1,4 @@
-// File: tools/sweep_cache.h
+// File: experiments/sweep_cache.h
 //
 // `whatif --results DIR`: every point of a sweep, once simulated, is kept in
 // DIR as a file of its own, named by the hash of what determines it; a rerun
@@ -17,12 +17,12 @@
 //   - the bytes of this zionsim binary: a rebuilt simulator may give other
 //     numbers, so nothing kept by another build is reused.
 // The file is DIR/<FNV-1a of the identity>.json and holds the identity and
-// the point (tools/whatif_codec.h); a file whose identity differs is not
+// the point (experiments/whatif_codec.h); a file whose identity differs is not
 // used. Only points that ran to the end are kept, each written whole (a
 // temporary file renamed into place) as soon as it is done.
 
-#ifndef ZIONSIM_TOOLS_SWEEP_CACHE_H_
-#define ZIONSIM_TOOLS_SWEEP_CACHE_H_
+#ifndef ZIONSIM_EXPERIMENTS_SWEEP_CACHE_H_
+#define ZIONSIM_EXPERIMENTS_SWEEP_CACHE_H_
 
 #include <optional>
 #include <string>
@@ -30,10 +30,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/variations.h"
-#include "tools/whatif.h"
+#include "experiments/knobs.h"
+#include "experiments/whatif.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 /// The words of a whatif command line that shape its points (see above).
 std::vector<std::string> point_shaping_words(const std::vector<std::string>& args);
@@ -62,6 +62,6 @@ class PointCache {
   std::string binary_;  // FNV-1a of this program's bytes
 };
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_SWEEP_CACHE_H_
+#endif  // ZIONSIM_EXPERIMENTS_SWEEP_CACHE_H_

@@ -1,11 +1,11 @@
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 
 #include <atomic>
 #include <iostream>
 #include <mutex>
 #include <utility>
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 std::atomic<bool> g_interrupt{false};
@@ -46,4 +46,4 @@ void write_progress(std::string_view line) {
   }
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "base/error.h"
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 WhatIfPoint one(WhatIfOptions o, int nodes) {
@@ -717,4 +717,4 @@ TEST(WhatIfVaryTest, BadVariationsAreRefused) {
 }
 
 }  // namespace
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -1,4 +1,4 @@
-#include "tools/memory_estimate.h"
+#include "experiments/memory_estimate.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,17 +8,17 @@
 
 #include <fmt/format.h>
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 // Per ordered pair of GPUs: the largest of the measured 1,130 to 1,260 bytes
-// (tools/memory_estimate.h), rounded up; and what a run takes besides (the
+// (experiments/memory_estimate.h), rounded up; and what a run takes besides (the
 // binary, the model, the topology: 16 MiB in all at 64 GPUs).
 constexpr double kBytesPerGpuPair = 1300;
 constexpr double kBaseBytes = 32.0 * 1024 * 1024;
 // --fidelity analytical: 158 / 314 and 553 / 1,208 MiB at 512 and 1,024 GPUs.
 constexpr double kAnalyticalShare = 0.5;
-// Every flow's record kept (tools/memory_estimate.h): on top of the estimate
+// Every flow's record kept (experiments/memory_estimate.h): on top of the estimate
 // for the flows in flight (whose 1,300 bytes per pair cover the kept flows'
 // 3.1 x 380), 2,140 flows x 380 bytes per GPU, rounded up. That puts the
 // measured 269, 682 and 1,977 MiB (256, 512, 1,024 GPUs) at 338, 806 and
@@ -92,4 +92,4 @@ std::optional<std::int64_t> available_memory_bytes() {
   return available;
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "base/error.h"
-#include "tools/plan_search.h"
-#include "tools/whatif.h"
+#include "experiments/plan_search.h"
+#include "experiments/whatif.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 // One hot table (100 lookups per sample) and fifteen cold ones (one each),
@@ -101,4 +101,4 @@ TEST(PlanSearchTest, RefusesAStartThatDoesNotFit) {
 }
 
 }  // namespace
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -1,4 +1,4 @@
-#include "tools/sweep_shards.h"
+#include "experiments/sweep_shards.h"
 
 #include <cstdint>
 #include <set>
@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "base/json_reader.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 std::vector<std::string> command_without_shard(const std::vector<std::string>& args) {
   std::vector<std::string> out;
@@ -178,4 +178,4 @@ MergedShards read_shards(const std::vector<std::string>& paths) {
   return out;
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -1,4 +1,4 @@
-#include "tools/parallel.h"
+#include "experiments/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "tools/whatif_codec.h"
+#include "experiments/whatif_codec.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 void parallel_for(std::size_t count, int threads, const std::function<void(std::size_t)>& fn) {
   std::vector<std::exception_ptr> errors(count);
@@ -59,4 +59,4 @@ nlohmann::ordered_json outcome_error(std::exception_ptr error) {
 }
 
 }  // namespace internal
-}  // namespace zx::tools
+}  // namespace zx::experiments

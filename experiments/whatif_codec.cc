@@ -1,4 +1,4 @@
-#include "tools/whatif_codec.h"
+#include "experiments/whatif_codec.h"
 
 #include <cmath>
 #include <limits>
@@ -12,9 +12,9 @@
 #include "base/error.h"
 #include "models/collectives/plan.h"
 #include "sim/time.h"
-#include "tools/interrupt.h"
+#include "experiments/interrupt.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
@@ -351,4 +351,4 @@ WhatIfPoint point_or_rethrow(const json& outcome, const std::string& source, con
   rethrow_error_json(r.member("error"), source, where + "/error");
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments

@@ -1,7 +1,7 @@
-// File: tools/whatif_codec.h
+// File: experiments/whatif_codec.h
 //
 // A what-if point as JSON, losslessly: what an MPI rank sends rank 0 and
-// what a shard file keeps (tools/sweep_shards.h), so that the point printed
+// what a shard file keeps (experiments/sweep_shards.h), so that the point printed
 // after the trip is the point simulated, to the bit. Doubles are written with
 // nlohmann's shortest round-trip form (non-finite ones as the strings "inf",
 // "-inf", "nan"); 64-bit counters as numbers. The graph, the execution and
@@ -13,17 +13,17 @@
 // thrown: input errors with their diagnostics, range errors, invariant
 // failures, interruptions.
 
-#ifndef ZIONSIM_TOOLS_WHATIF_CODEC_H_
-#define ZIONSIM_TOOLS_WHATIF_CODEC_H_
+#ifndef ZIONSIM_EXPERIMENTS_WHATIF_CODEC_H_
+#define ZIONSIM_EXPERIMENTS_WHATIF_CODEC_H_
 
 #include <exception>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 nlohmann::ordered_json whatif_point_to_json(const WhatIfPoint& point);
 
@@ -57,6 +57,6 @@ nlohmann::ordered_json task_outcome_to_json(const WhatIfPoint* point, std::excep
 /// Throws zx::InputError (naming `source`, `where`) for a malformed outcome.
 WhatIfPoint point_or_rethrow(const nlohmann::json& outcome, const std::string& source, const std::string& where);
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_WHATIF_CODEC_H_
+#endif  // ZIONSIM_EXPERIMENTS_WHATIF_CODEC_H_

@@ -1,5 +1,6 @@
-#include "tools/interrupt.h"
-#include "tools/whatif.h"
+#include "experiments/interrupt.h"
+#include "experiments/whatif.h"
+#include "experiments/stack.h"
 
 #include <algorithm>
 #include <atomic>
@@ -24,19 +25,15 @@
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
-#include "tools/algorithm_sources.h"
-#include "tools/backend_options.h"
-#include "tools/memory_estimate.h"
-#include "tools/commands.h"
-#include "tools/plan_search.h"
-#include "tools/cluster_options.h"
-#include "tools/whatif_codec.h"
+#include "experiments/memory_estimate.h"
+#include "experiments/plan_search.h"
+#include "experiments/whatif_codec.h"
 #include "base/check.h"
 #include "experiments/distribution.h"
 #include "topology/router.h"
 #include "workloads/dlrm_iteration.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 double ms(sim::Duration d) { return d.to_seconds() * 1e3; }
@@ -349,7 +346,7 @@ std::optional<std::int64_t> gpus_at(const WhatIfOptions& o, int nodes) {
 
 // Refuses, before any size runs, a sweep whose largest `threads` sizes
 // together are estimated to need more memory than the machine has
-// (tools/memory_estimate.h): the kernel would kill the run minutes in.
+// (experiments/memory_estimate.h): the kernel would kill the run minutes in.
 // The size `kept_nodes`, if any, keeps every flow's record for a timeline or
 // a trace.
 void check_memory(const std::vector<WhatIfOptions>& variants,
@@ -677,7 +674,7 @@ void check_whatif_options(const WhatIfOptions& o) {
     }
   }
   models::collectives::CollectiveRegistry registry;
-  fill_registry({o.plugins, o.schedules}, registry);
+  fill_registry(o.plugins, o.schedules, registry);
   for (const auto& [kind, name] : o.algorithms) {
     check_algorithm_for(registry, "--algo", kind, name);
   }
@@ -788,4 +785,4 @@ std::vector<WhatIfVariant> sensitivity_variants(const WhatIfOptions& base, doubl
   return out;
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments

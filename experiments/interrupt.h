@@ -1,4 +1,4 @@
-// File: tools/interrupt.h
+// File: experiments/interrupt.h
 //
 // Two hooks for callers that run the commands in process (the Python
 // package, python/): stopping a run from outside, and where the commands'
@@ -16,14 +16,14 @@
 // without its newline, from whichever thread finished the work (calls are
 // serialised).
 
-#ifndef ZIONSIM_TOOLS_INTERRUPT_H_
-#define ZIONSIM_TOOLS_INTERRUPT_H_
+#ifndef ZIONSIM_EXPERIMENTS_INTERRUPT_H_
+#define ZIONSIM_EXPERIMENTS_INTERRUPT_H_
 
 #include <functional>
 #include <stdexcept>
 #include <string_view>
 
-namespace zx::tools {
+namespace zx::experiments {
 
 /// A run stopped by request_interrupt().
 class Interrupted : public std::runtime_error {
@@ -43,6 +43,6 @@ void set_progress_sink(ProgressSink sink);
 /// Writes one progress line (a trailing newline, if any, is dropped).
 void write_progress(std::string_view line);
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_INTERRUPT_H_
+#endif  // ZIONSIM_EXPERIMENTS_INTERRUPT_H_

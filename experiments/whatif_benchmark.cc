@@ -1,4 +1,4 @@
-// File: tools/whatif_benchmark.cc
+// File: experiments/whatif_benchmark.cc
 //
 // The what-if simulation end to end, as `zionsim whatif --model dlrm-a
 // --nodes N` runs one size: building the cluster, sharding, the iteration's
@@ -7,7 +7,7 @@
 //
 //   bazel build --config=opt //tools:whatif_benchmark
 //   for n in 16 24 32 48 64; do
-//     bazel-bin/tools/whatif_benchmark --benchmark_filter="ModelA/$n/"; done
+//     bazel-bin/experiments/whatif_benchmark --benchmark_filter="ModelA/$n/"; done
 //
 // Counters: sim_s (the point's own wall time, what the CLI reports),
 // iteration_ms (the simulated result: the same at every speed-up, or the
@@ -36,9 +36,9 @@
 
 #include <sys/resource.h>
 
-#include "tools/whatif.h"
+#include "experiments/whatif.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 double peak_rss_mib() {
@@ -128,7 +128,7 @@ BENCHMARK(BM_WhatIfModelAAllToAll)
 // duration, each instant a re-solve; coalesced lets finishes within 1e-4 of
 // a flow's transfer time share one. The figures are in docs/network_model.md
 // ("Coalesced finishes"), from this binary:
-//   bazel-bin/tools/whatif_benchmark --benchmark_filter='ModelAKnob/32/'
+//   bazel-bin/experiments/whatif_benchmark --benchmark_filter='ModelAKnob/32/'
 constexpr const char* kKnobFidelities[] = {"flow", "coalesced"};
 void BM_WhatIfModelAKnob(benchmark::State& state) {
   WhatIfOptions options = model_a(state);
@@ -153,4 +153,4 @@ BENCHMARK(BM_WhatIfModelAKnob)
     ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-}  // namespace zx::tools
+}  // namespace zx::experiments

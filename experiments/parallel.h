@@ -1,11 +1,11 @@
-// File: tools/parallel.h
+// File: experiments/parallel.h
 //
 // Independent simulations on a few threads (each owns its simulator and
 // network; nothing is shared but read-only inputs), or over the ranks of an
 // MPI job (experiments/distribution.h).
 
-#ifndef ZIONSIM_TOOLS_PARALLEL_H_
-#define ZIONSIM_TOOLS_PARALLEL_H_
+#ifndef ZIONSIM_EXPERIMENTS_PARALLEL_H_
+#define ZIONSIM_EXPERIMENTS_PARALLEL_H_
 
 #include <cstddef>
 #include <exception>
@@ -18,7 +18,7 @@
 
 #include "experiments/distribution.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 /// Calls fn(i) once for every i in [0, count), on up to `threads` threads
 /// (0: one per CPU this process may use), taking indices in increasing
@@ -79,6 +79,6 @@ bool parallel_map(std::size_t count, int threads, std::span<const double> costs,
   return true;
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_PARALLEL_H_
+#endif  // ZIONSIM_EXPERIMENTS_PARALLEL_H_
