@@ -21,7 +21,7 @@ set -uo pipefail
 
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
-ALL_TARGETS=(cluster_file flow_set trace kineto chakra chakra_et device_profile model schedule_file measurement nccl_tests sharding validation_case cli)
+ALL_TARGETS=(cluster_file flow_set trace kineto chakra chakra_et device_profile model schedule_file measurement nccl_tests sharding validation_case cli shard_file)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
