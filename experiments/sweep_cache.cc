@@ -29,7 +29,7 @@ const std::map<std::string, int>& sweep_flags() {
   static const std::map<std::string, int> flags = {
       {"--nodes", 1},   {"--vary", -1},      {"--scenario", 1},      {"--sensitivity", 1}, {"--threads", 1},
       {"--format", 1},  {"--plot", 1},       {"--shard", 1},       {"--results", 1},
-      {"--timeline", 1}, {"--emit-trace", 1}, {"--skip-memory-check", 0},
+      {"--timeline", 1}, {"--emit-trace", 1}, {"--emit-scenarios", 1}, {"--skip-memory-check", 0},
   };
   return flags;
 }

@@ -17,6 +17,7 @@
 
 #include "tools/backend_options.h"
 #include "experiments/knobs.h"
+#include "experiments/scenario.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "experiments/interrupt.h"
@@ -932,6 +933,36 @@ TEST(CliTest, EveryKnobOnTheVaryOfEveryCommandItClaims) {
   }
   EXPECT_GE(claimed, 40);
   std::filesystem::remove("never_written.json");
+}
+
+// --emit-scenarios writes each variant's scenario: it reads back as one,
+// carries the variant's knob and the base's flags, and its hash is the
+// scenario's.
+TEST(CliTest, EmitScenariosWritesEachVariantsScenario) {
+  const std::string path = "emitted_scenarios.json";
+  const Result r = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1,2", "--unfused", "--vary",
+                        "nic-gbit=100,400", "--format", "csv", "--emit-scenarios", path});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc["scenarios"].size(), 2u);
+  const char* speeds[] = {"100", "400"};
+  for (std::size_t v = 0; v < 2; ++v) {
+    const nlohmann::json& e = doc["scenarios"][v];
+    const experiments::Scenario s = experiments::scenario_from_json(e["scenario"], path);
+    EXPECT_EQ(e["variant"]["nic-gbit"], std::stoi(speeds[v]));
+    EXPECT_EQ(e["hash"], experiments::scenario_hash(s));
+    EXPECT_EQ(s.model, "dlrm-a-small");
+    EXPECT_EQ(s.nodes, (std::vector<int>{1, 2}));
+    EXPECT_FALSE(s.fused_embeddings);
+    EXPECT_EQ(s.cluster.overrides, std::vector<std::string>{std::string("nic.bandwidth_gbit_per_s=") + speeds[v]});
+  }
+  EXPECT_NE(doc["scenarios"][0]["hash"], doc["scenarios"][1]["hash"]);
+  std::filesystem::remove(path);
+  // A failed run leaves no file.
+  const Result bad = run({"whatif", "--model", "dlrm-z", "--nodes", "1", "--emit-scenarios", path});
+  EXPECT_EQ(bad.status, kExitBadInput);
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 // The flags the table declares set what --vary sets, and name themselves

@@ -64,6 +64,7 @@ struct Flags {
   std::string timeline;
   std::string plot;
   std::string emit_trace;
+  std::string emit_scenarios;  ///< --emit-scenarios FILE: each variant's scenario as JSON
   std::vector<std::string> vary;
   std::vector<std::string> scenarios;  ///< --scenario 'KEY=VALUE KEY=VALUE', each one variant
   std::string shard;       ///< --shard K/N; empty: the Slurm array's, or none
@@ -504,6 +505,19 @@ std::vector<WhatIfVariant> variants_of(const WhatIfOptions& o, const Flags& f) {
   return variants;
 }
 
+// --emit-scenarios: each variant's knob settings, the scenario it simulated
+// (experiments/scenario.h) and that scenario's hash.
+nlohmann::ordered_json scenarios_json(const std::vector<WhatIfVariant>& variants) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const WhatIfVariant& v : variants) {
+    const experiments::Scenario& s = v.options;
+    list.push_back({{"variant", settings_json(v.settings)},
+                    {"hash", experiments::scenario_hash(s)},
+                    {"scenario", experiments::scenario_to_json(s)}});
+  }
+  return {{"schema_version", 1}, {"scenarios", std::move(list)}};
+}
+
 constexpr const char* kDefaultNodes = "1,2,4,8,16";
 
 // Without --nodes: a preset sweeps kDefaultNodes; a file that lists its
@@ -588,7 +602,8 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
   check_algorithm_options_used(o.algorithm_options, used);
 
   // Output files first: an unwritable path must not cost the simulation.
-  OutputFile timeline_file, trace_file, plot_file;
+  OutputFile timeline_file, trace_file, plot_file, scenarios_file;
+  if (writes_files && !f.emit_scenarios.empty()) scenarios_file = open_output_file("--emit-scenarios", f.emit_scenarios);
   if (writes_files && !f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
   // A prefix ending in .et (or .et.gz) asks for Chakra files, one per rank
   // (PREFIX.<rank>.et); rank 0's is opened now, so that an unwritable
@@ -760,6 +775,10 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
     write_whatif_svg(plot_file, series, fmt::format("{} on {}", o.model, o.cluster.cluster));
     close_output_file("--plot", f.plot, plot_file);
   }
+  if (writes_files && !f.emit_scenarios.empty()) {
+    scenarios_file << scenarios_json(variants).dump(2) << '\n';
+    close_output_file("--emit-scenarios", f.emit_scenarios, scenarios_file);
+  }
   return kExitOk;
 }
 
@@ -796,6 +815,10 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--emit-trace", f->emit_trace,
                   "Write the largest size's iteration as a zionsim trace (zionsim run --trace reads it); a FILE "
                   "ending in .et or .et.gz writes Chakra execution traces instead, one per rank (FILE.0.et, ...)")
+      ->option_text("FILE");
+  cmd->add_option("--emit-scenarios", f->emit_scenarios,
+                  "Write each variant's scenario as JSON: its knob settings, every setting it simulated and the "
+                  "scenario's hash (docs/sweeps.md, \"The knobs\")")
       ->option_text("FILE");
   cmd->add_option("--sensitivity", f->sensitivity,
                   "Which resource matters: also simulate each of NIC, NVLink, HBM bandwidth, GPU FLOP/s, "
