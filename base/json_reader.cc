@@ -361,6 +361,10 @@ std::string ArrayReader::element_pointer(std::size_t index) const {
   return fmt::format("{}/{}", pointer_, index);
 }
 
+void ArrayReader::error(std::size_t index, std::string message) {
+  diagnostics_->error(element_pointer(index), std::move(message));
+}
+
 ObjectReader ArrayReader::object(std::size_t index) {
   return ObjectReader(value_.at(index), element_pointer(index), *diagnostics_);
 }

@@ -142,6 +142,8 @@ class ArrayReader {
   bool read_int(std::size_t index, std::int64_t& out, IntRange range = {});
   bool read_number(std::size_t index, double& out, NumberRange range = {});
   bool read_string(std::size_t index, std::string& out);
+  /// Reports a problem at element `index`.
+  void error(std::size_t index, std::string message);
 
  private:
   const nlohmann::json& value_;

@@ -183,22 +183,26 @@ std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const top
 void fill_registry(const std::vector<std::string>& plugins, const std::vector<std::string>& schedules,
                    models::collectives::CollectiveRegistry& registry) {
   models::collectives::register_builtin_collectives(registry);
+  models::register_backend_algorithms(registry);  // before plug-ins: their names are taken
   for (const std::string& path : plugins) models::collectives::load_collective_plugin(path, registry);
   for (const std::string& path : schedules) models::collectives::register_schedule_file(path, registry);
 }
 
 void check_algorithm_for(const models::collectives::CollectiveRegistry& registry, const std::string& flag,
                          const std::string& kind, const std::string& name) {
-  if (models::is_nccl_algorithm(name)) return;  // NCCL's cost model prices every kind
-  if (models::is_auto_algorithm(name)) return;   // its candidates are checked per call
   const std::optional<models::collectives::CollectiveKind> k = models::collectives::parse_collective_kind(kind);
   ZX_CHECK(k.has_value(), "check_algorithm_for: kind " + kind);
-  std::vector<std::string> runs_kind;
-  for (const std::string& n : registry.names()) {
-    if (registry.create(n)->supports(*k)) runs_kind.push_back(n);
+  // NCCL's cost model prices every kind; the tuner's candidates are checked per call.
+  if (registry.role(name).value_or(models::collectives::AlgorithmRole::kPlan) !=
+      models::collectives::AlgorithmRole::kPlan) {
+    return;
   }
-  for (const std::string& n : models::nccl_algorithm_names()) runs_kind.push_back(n);
-  runs_kind.push_back(models::kAutoAlgorithm);
+  std::vector<std::string> runs_kind;  // in the registry's order: plan algorithms, cost models, the tuner
+  for (const std::string& n : registry.names()) {
+    if (registry.role(n) != models::collectives::AlgorithmRole::kPlan || registry.create(n)->supports(*k)) {
+      runs_kind.push_back(n);
+    }
+  }
   if (!registry.contains(name)) {
     std::string message = fmt::format("unknown collective algorithm '{}' for {}", name, kind);
     if (const auto guess = json::closest_match(name, runs_kind)) message += fmt::format(" (did you mean '{}'?)", *guess);
@@ -214,17 +218,8 @@ void check_algorithm_options(const std::map<std::string, std::string>& options,
                              const models::collectives::CollectiveRegistry& registry) {
   for (const auto& [name, text] : options) {
     const std::string flag = name + "=" + text;
-    if (models::is_nccl_algorithm(name)) {
-      (void)models::parse_nccl_options(text, name);  // NCCL_ALGO / NCCL_PROTO, checked before anything runs
-      continue;
-    }
-    if (models::is_auto_algorithm(name)) {
-      (void)models::parse_auto_options(text, registry);  // its own errors, before anything runs
-      continue;
-    }
     if (!registry.contains(name)) {
-      std::vector<std::string> names = registry.names();
-      names.push_back(models::kAutoAlgorithm);
+      const std::vector<std::string> names = registry.names();
       std::string message = fmt::format("'{}': unknown collective algorithm '{}'", flag, name);
       if (const auto guess = json::closest_match(name, names)) message += fmt::format(" (did you mean '{}'?)", *guess);
       throw InputError(Diagnostic{"--options", "", message + fmt::format("; valid: {}", fmt::join(names, ", "))});

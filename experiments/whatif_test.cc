@@ -20,6 +20,8 @@
 namespace zx::experiments {
 namespace {
 
+namespace mc = models::collectives;
+
 WhatIfPoint one(WhatIfOptions o, int nodes) {
   o.nodes = {nodes};
   o.threads = 1;
@@ -655,7 +657,7 @@ TEST(WhatIfTest, AllReduceBucketIsAKnob) {
     const WhatIfPoint p = run_whatif(o, 2).front();
     std::pair<int, std::int64_t> count_bytes{0, 0};
     for (const models::CollectiveCall& c : p.graph->collectives) {
-      if (c.kind != "all_reduce") continue;
+      if (c.kind != mc::CollectiveKind::kAllReduce) continue;
       ++count_bytes.first;
       count_bytes.second += c.bytes_per_rank.count();
     }

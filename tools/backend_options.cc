@@ -134,7 +134,7 @@ std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::
   std::string bare;
   for (const std::string& a : flags) {
     // NCCL's cost model and the tuner run every kind: a bare name sets them all.
-    if (models::is_nccl_algorithm(a) || models::is_auto_algorithm(a)) {
+    if (models::backend_algorithm_role(a).has_value()) {
       if (!bare.empty()) {
         throw InputError(Diagnostic{"--algo", "", fmt::format("'{}' and '{}' both set every kind; give one", bare, a)});
       }

@@ -364,7 +364,7 @@ int run(const topology::ClusterRequest& given, const AlgorithmSources& sources, 
     bool across = false;
     for (int g : c.ranks) across |= g / gpn != c.ranks.front() / gpn;
     across_row.resize(measured.size(), across);
-    if (models::is_nccl_algorithm(c.algorithm) && f.fit != "none") {
+    if (models::is_nccl_cost_model(c.algorithm) && f.fit != "none") {
       throw InputError(Diagnostic{"--algo", "", fmt::format("{} is NCCL's closed-form cost model, which does not run on "
                                                             "the links a fit moves; use a flow algorithm or --fit none",
                                                             c.algorithm)});

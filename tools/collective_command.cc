@@ -54,7 +54,7 @@ namespace coll = models::collectives;
 
 // Columns whose rows say what ran: auto's pick, or NCCL's cost model's.
 bool picks_per_call(const std::string& algorithm) {
-  return models::is_auto_algorithm(algorithm) || models::is_nccl_algorithm(algorithm);
+  return models::backend_algorithm_role(algorithm).has_value();
 }
 
 struct Flags {
@@ -363,7 +363,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
     const std::int64_t count = bytes / elem / (per_block ? setup.ranks : 1);
     // What the tuner ran: auto's algorithm, or NCCL's algorithm/protocol.
     const std::vector<models::AutoChoice>& picks =
-        models::is_nccl_algorithm(a) ? stack.backend().nccl_choices() : stack.backend().auto_choices();
+        models::is_nccl_cost_model(a) ? stack.backend().nccl_choices() : stack.backend().auto_choices();
     return Row{v,    setup.ranks, bytes, count, a, us, algbw, algbw * bus_factor(*kind, setup.ranks),
                picks.empty() ? std::string() : picks.front().chosen,
                picks.empty() ? std::vector<models::AutoChoice::Candidate>() : picks.front().candidates};
@@ -382,7 +382,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
   // on every server (the model needs both).
   std::vector<std::string> graph_algorithms;
   for (const std::string& a : algorithms) {
-    if (models::is_nccl_algorithm(a) &&
+    if (models::is_nccl_cost_model(a) &&
         std::find(graph_algorithms.begin(), graph_algorithms.end(), a) == graph_algorithms.end()) {
       graph_algorithms.push_back(a);
     }
@@ -527,7 +527,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
       i = j + labels.size();
     }
     fmt::print(out, "# {} ran {} ({})\n", labels[c], fmt::join(spans, "; "),
-               models::is_nccl_algorithm(rows[c].algorithm)
+               models::is_nccl_cost_model(rows[c].algorithm)
                    ? "algorithm/protocol as NCCL's tuner picks them, by its cost model"
                    : "the fastest of its candidates, each alone on an idle network");
   }
@@ -546,7 +546,7 @@ int run(const topology::ClusterRequest& base_request, const AlgorithmSources& so
              : *kind == coll::CollectiveKind::kBroadcast || *kind == coll::CollectiveKind::kReduce ? "1"
                                                                                                    : "(n-1)/n");
   const topology::CommunicationLatencies& c = setups.front().cluster.communication;
-  const bool nccl = std::any_of(algorithms.begin(), algorithms.end(), models::is_nccl_algorithm);
+  const bool nccl = std::any_of(algorithms.begin(), algorithms.end(), [](const std::string& a) { return models::is_nccl_cost_model(a); });
   fmt::print(out, "# communication library{}: launch {}, per transfer {} inside a server, {} between servers{}{}\n",
              varied ? " (first variant)" : "", c.launch.to_string(), c.transfer.to_string(),
              c.network_transfer.to_string(),

@@ -21,15 +21,6 @@ std::vector<std::pair<std::string, std::string>> collective_algorithms(const Alg
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources != nullptr ? *sources : AlgorithmSources{}, registry);
   std::vector<std::pair<std::string, std::string>> out = registry.describe();
-  // Analytical algorithms the network backend runs on NCCL's cost model.
-  for (const models::nccl::NcclVersionInfo& v : models::nccl::nccl_versions()) {
-    out.emplace_back(fmt::format("nccl-{}", v.name), fmt::format("NCCL's own cost model: {}", v.description));
-  }
-  out.emplace_back("nccl",
-                   "NCCL's cost model with the current constants (nccl-2.20): picks algorithm and protocol as NCCL "
-                   "would; options algo, proto (NCCL_ALGO, NCCL_PROTO: {\"algo\": \"Ring\", \"proto\": \"^LL128\"})");
-  // The network backend's tuner.
-  out.emplace_back(models::kAutoAlgorithm, models::auto_algorithm_description());
   return out;
 }
 

@@ -305,13 +305,11 @@ Summary decode_summary(const nlohmann::json& j) {
 models::OpGraph load_run_graph(const Flags& f, const AlgorithmSources& sources, const std::string& trace_name,
                                const topology::LoadedCluster& cluster, const models::DeviceProfile& device) {
   // The algorithms a trace's collectives may name: the registry's (built-in,
-  // plug-ins, schedules), NCCL's cost model and the tuner.
+  // plug-ins, schedules, NCCL's cost model and the tuner).
   models::collectives::CollectiveRegistry registry;
   fill_registry(sources, registry);
   check_algorithm_options(parse_algorithm_options(sources.options), registry);
-  std::vector<std::string> algorithms = registry.names();
-  for (const std::string& n : models::nccl_algorithm_names()) algorithms.push_back(n);
-  algorithms.push_back(models::kAutoAlgorithm);
+  const std::vector<std::string> algorithms = registry.names();
   models::OpGraph graph = load_any_trace(f.trace, f.trace_format, device, algorithms);
   if (graph.num_ranks > cluster.topology.num_gpus()) {
     throw InputError(Diagnostic{trace_name, "/ranks",
@@ -335,7 +333,7 @@ models::OpGraph load_run_graph(const Flags& f, const AlgorithmSources& sources, 
 std::int64_t all_to_all_gpus(const models::OpGraph& graph) {
   std::size_t largest = 0;
   for (const models::CollectiveCall& c : graph.collectives) {
-    if (c.kind == "all_to_all") largest = std::max(largest, c.ranks.size());
+    if (c.kind == models::collectives::CollectiveKind::kAllToAll) largest = std::max(largest, c.ranks.size());
   }
   return static_cast<std::int64_t>(largest);
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <queue>
 
+#include "base/check.h"
 #include "base/error.h"
 
 namespace zx::workloads {
@@ -19,10 +20,23 @@ using chakra_et::Attribute;
 // (mlcommons/chakra at 21585d8f2d65603d791d2121e3d4632351120262).
 constexpr std::int64_t kMetadataNode = 1, kMemLoadNode = 2, kMemStoreNode = 3, kCompNode = 4, kSendNode = 5,
                        kRecvNode = 6, kCollNode = 7;
-const std::map<std::string, std::int64_t>& comm_types() {
-  static const std::map<std::string, std::int64_t> kTypes = {{"all_reduce", 0}, {"reduce", 1},     {"all_gather", 2},
-                                                             {"broadcast", 5},  {"all_to_all", 6}, {"reduce_scatter", 7}};
-  return kTypes;
+std::int64_t comm_type(models::collectives::CollectiveKind kind) {
+  using enum models::collectives::CollectiveKind;
+  switch (kind) {
+    case kAllReduce:
+      return 0;
+    case kReduce:
+      return 1;
+    case kAllGather:
+      return 2;
+    case kBroadcast:
+      return 5;
+    case kAllToAll:
+      return 6;
+    case kReduceScatter:
+      return 7;
+  }
+  ZX_UNREACHABLE("bad CollectiveKind");
 }
 
 Attribute bool_attr(const std::string& name, bool v) {
@@ -193,17 +207,15 @@ void export_chakra(const models::OpGraph& g, const ChakraRankSink& each_rank) {
           break;
         case models::OpKind::kCollective: {
           const models::CollectiveCall& c = g.collectives.at(static_cast<std::size_t>(op.collective));
-          const auto type = comm_types().find(c.kind);
-          if (type == comm_types().end()) fail(fmt::format("collective kind '{}' has no Chakra CollectiveCommType", c.kind));
           node.type = kCollNode;
           const int group = group_of[static_cast<std::size_t>(op.collective)];
           sequence[group].push_back(op.collective);
-          attr.integer("comm_type", type->second);
+          attr.integer("comm_type", comm_type(c.kind));
           attr.integer("comm_size", c.bytes_per_rank.count());
           attr.text("pg_name", fmt::format("zionsim_group_{}", group));
           attr.integer("zionsim_collective", op.collective);
           attr.list("zionsim_group_ranks", c.ranks);
-          attr.text("zionsim_dtype", c.dtype);
+          attr.text("zionsim_dtype", models::collectives::to_string(c.dtype));
           if (!c.algorithm.empty()) attr.text("zionsim_algorithm", c.algorithm);
           if (c.root != 0) attr.integer("zionsim_root", c.root);
           if (!c.all_to_all_v_bytes.empty()) {

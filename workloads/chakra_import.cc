@@ -23,6 +23,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "base/check.h"
 #include "base/error.h"
 #include "base/input_file.h"
 #include "base/json_reader.h"
@@ -842,9 +843,12 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
     }
     for (std::size_t k = 0; k < most; ++k) {
       const Node& first = node_at(most_rank, per_rank[static_cast<std::size_t>(most_rank)][k]);
-      const std::string kind = kCollectiveKinds[static_cast<std::size_t>(*first.comm_type)];
+      // Only comm_types with a kind get here (checked where the nodes were read).
+      const auto kind = models::collectives::parse_collective_kind(
+          kCollectiveKinds[static_cast<std::size_t>(*first.comm_type)]);
+      ZX_CHECK(kind.has_value(), "a supported comm_type without a collective kind");
       models::CollectiveCall call{
-          .kind = kind, .ranks = members, .bytes_per_rank = sim::Bytes(*first.comm_size)};
+          .kind = *kind, .ranks = members, .bytes_per_rank = sim::Bytes(*first.comm_size)};
       const std::int64_t index = static_cast<std::int64_t>(g.collectives.size());
       bool complete = true;
       for (int r : members) {
@@ -892,7 +896,15 @@ models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
           call.ranks = order;
         }
       }
-      if (first.z_dtype) call.dtype = *first.z_dtype;
+      if (first.z_dtype) {
+        if (const auto dtype = models::collectives::parse_data_type(*first.z_dtype)) {
+          call.dtype = *dtype;
+        } else {
+          problem(file_of(most_rank), first.pointer,
+                  fmt::format("zionsim_dtype '{}' is not an element type; valid: bf16, fp16, fp32, fp8",
+                              *first.z_dtype));
+        }
+      }
       if (first.z_algorithm) call.algorithm = *first.z_algorithm;
       if (first.z_root) {
         if (*first.z_root >= static_cast<std::int64_t>(call.ranks.size())) {

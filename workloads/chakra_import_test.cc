@@ -17,6 +17,8 @@
 namespace zx::workloads {
 namespace {
 
+namespace mc = models::collectives;
+
 using zx::testing::runfile;
 
 // Communication takes no time: only the ops' dependencies and durations count.
@@ -64,7 +66,7 @@ TEST(ChakraImportTest, ExampleImportsIntoTheExpectedGraph) {
   EXPECT_EQ(op_named(g, 1, "fwd").duration, sim::Duration::us(150));  // node id 0, left out
   // One all-reduce of 1 MiB over both ranks.
   ASSERT_EQ(g.collectives.size(), 1u);
-  EXPECT_EQ(g.collectives[0].kind, "all_reduce");
+  EXPECT_EQ(g.collectives[0].kind, mc::CollectiveKind::kAllReduce);
   EXPECT_EQ(g.collectives[0].ranks, (std::vector<int>{0, 1}));
   EXPECT_EQ(g.collectives[0].bytes_per_rank, sim::Bytes(1048576));
   EXPECT_EQ(op_named(g, 0, "all_reduce_grads").collective, 0);

@@ -8,11 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "base/check.h"
 #include "base/error.h"
 
 namespace zx::workloads {
 namespace {
 
+namespace mc = models::collectives;
 using models::DataType;
 using models::KernelCost;
 using models::Op;
@@ -28,6 +30,23 @@ DataType parse_type(const std::string& name, const char* flag) {
   } catch (const std::invalid_argument& e) {
     throw InputError(Diagnostic{flag, "", e.what()});
   }
+}
+
+// The element type a collective carries for a tensor of type `t`: TF32 is
+// a math mode, its tensors are 4-byte fp32 in memory and on the wire.
+mc::DataType wire_type(DataType t) {
+  switch (t) {
+    case DataType::kFp32:
+    case DataType::kTf32:
+      return mc::DataType::kFp32;
+    case DataType::kFp16:
+      return mc::DataType::kFp16;
+    case DataType::kBf16:
+      return mc::DataType::kBf16;
+    case DataType::kFp8:
+      return mc::DataType::kFp8;
+  }
+  ZX_UNREACHABLE("bad DataType");
 }
 
 using Matrix = std::vector<std::vector<std::int64_t>>;
@@ -87,9 +106,9 @@ std::uint32_t Builder::compute(int rank, int stream, const std::string& name, co
 std::vector<std::int64_t> Builder::collective(models::CollectiveCall call, int stream,
                                               const std::string& category,
                                               const std::vector<std::vector<std::uint32_t>>& deps) {
-  if (auto it = o_.algorithms.find(call.kind); it != o_.algorithms.end()) call.algorithm = it->second;
+  const std::string name(models::collectives::to_string(call.kind));
+  if (auto it = o_.algorithms.find(name); it != o_.algorithms.end()) call.algorithm = it->second;
   const std::vector<int> ranks = call.ranks;
-  const std::string name = call.kind;
   g_.collectives.push_back(std::move(call));
   const auto index = static_cast<std::int64_t>(g_.collectives.size() - 1);
   std::vector<std::int64_t> ops(static_cast<std::size_t>(n_), -1);
@@ -281,7 +300,10 @@ OpGraph Builder::build() {
   };
   std::vector<std::int64_t> input_a2a(static_cast<std::size_t>(n_), -1);
   if (n_ > 1) {
-    input_a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = indices, .dtype = "fp32"},
+    input_a2a = collective({.kind = mc::CollectiveKind::kAllToAll,
+                            .ranks = all,
+                            .all_to_all_v_bytes = indices,
+                            .dtype = mc::DataType::kFp32},
                            input_comm, o_.pipeline_input ? "input_all_to_all_next_batch" : "input_all_to_all",
                            o_.pipeline_input ? none : each(per_rank(h2d)));
   }
@@ -372,14 +394,14 @@ OpGraph Builder::build() {
   std::vector<std::vector<std::uint32_t>> pooled_ready = each(per_rank(emb_fwd));
   std::vector<std::vector<std::uint32_t>> fwd_comm_done(static_cast<std::size_t>(n_));
   if (n_ > 1) {
-    const auto a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = pooled,
-                                 .dtype = std::string(models::to_string(fwd_t))},
+    const auto a2a = collective({.kind = mc::CollectiveKind::kAllToAll, .ranks = all, .all_to_all_v_bytes = pooled,
+                                 .dtype = wire_type(fwd_t)},
                                 emb_comm, "all_to_all", pooled_ready);
     for (int r = 0; r < n_; ++r) fwd_comm_done[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(a2a[static_cast<std::size_t>(r)]));
     if (row_wise_dims > 0) {
-      const auto rs = collective({.kind = "reduce_scatter", .ranks = all,
+      const auto rs = collective({.kind = mc::CollectiveKind::kReduceScatter, .ranks = all,
                                   .bytes_per_rank = sim::Bytes(global * row_wise_dims * models::element_bytes(fwd_t)),
-                                  .dtype = std::string(models::to_string(fwd_t))},
+                                  .dtype = wire_type(fwd_t)},
                                  emb_comm, "reduce_scatter", pooled_ready);
       for (int r = 0; r < n_; ++r) fwd_comm_done[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(rs[static_cast<std::size_t>(r)]));
     }
@@ -387,9 +409,9 @@ OpGraph Builder::build() {
       if (node_dims[node] == 0 || gpn_ == 1) continue;
       std::vector<int> members;
       for (int i = 0; i < gpn_; ++i) members.push_back(static_cast<int>(node) * gpn_ + i);
-      const auto rs = collective({.kind = "reduce_scatter", .ranks = members,
+      const auto rs = collective({.kind = mc::CollectiveKind::kReduceScatter, .ranks = members,
                                   .bytes_per_rank = sim::Bytes(global * node_dims[node] * models::element_bytes(fwd_t)),
-                                  .dtype = std::string(models::to_string(fwd_t))},
+                                  .dtype = wire_type(fwd_t)},
                                  emb_comm, "reduce_scatter", pooled_ready);
       for (int m : members) fwd_comm_done[static_cast<std::size_t>(m)].push_back(static_cast<std::uint32_t>(rs[static_cast<std::size_t>(m)]));
     }
@@ -495,14 +517,14 @@ OpGraph Builder::build() {
       }
     }
     const auto deps = each(per_rank(grads_ready));
-    const auto a2a = collective({.kind = "all_to_all", .ranks = all, .all_to_all_v_bytes = pooled_grad,
-                                 .dtype = std::string(models::to_string(bwd_t))},
+    const auto a2a = collective({.kind = mc::CollectiveKind::kAllToAll, .ranks = all, .all_to_all_v_bytes = pooled_grad,
+                                 .dtype = wire_type(bwd_t)},
                                 emb_comm, "all_to_all", deps);
     for (int r = 0; r < n_; ++r) grads_arrived[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(a2a[static_cast<std::size_t>(r)]));
     if (row_wise_dims > 0) {
-      const auto ag = collective({.kind = "all_gather", .ranks = all,
+      const auto ag = collective({.kind = mc::CollectiveKind::kAllGather, .ranks = all,
                                   .bytes_per_rank = sim::Bytes(global * row_wise_dims * models::element_bytes(bwd_t)),
-                                  .dtype = std::string(models::to_string(bwd_t))},
+                                  .dtype = wire_type(bwd_t)},
                                  emb_comm, "all_gather", deps);
       for (int r = 0; r < n_; ++r) grads_arrived[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(ag[static_cast<std::size_t>(r)]));
     }
@@ -510,9 +532,9 @@ OpGraph Builder::build() {
       if (node_dims[node] == 0 || gpn_ == 1) continue;
       std::vector<int> members;
       for (int i = 0; i < gpn_; ++i) members.push_back(static_cast<int>(node) * gpn_ + i);
-      const auto ag = collective({.kind = "all_gather", .ranks = members,
+      const auto ag = collective({.kind = mc::CollectiveKind::kAllGather, .ranks = members,
                                   .bytes_per_rank = sim::Bytes(global * node_dims[node] * models::element_bytes(bwd_t)),
-                                  .dtype = std::string(models::to_string(bwd_t))},
+                                  .dtype = wire_type(bwd_t)},
                                  emb_comm, "all_gather", deps);
       for (int m : members) grads_arrived[static_cast<std::size_t>(m)].push_back(static_cast<std::uint32_t>(ag[static_cast<std::size_t>(m)]));
     }
@@ -547,8 +569,8 @@ OpGraph Builder::build() {
     if (bucket > 0 && n_ > 1) {
       std::vector<std::vector<std::uint32_t>> deps(static_cast<std::size_t>(n_));
       for (int r = 0; r < n_; ++r) deps[static_cast<std::size_t>(r)].push_back(bwd_op[static_cast<std::size_t>(r)][grads[i].first]);
-      const auto ar = collective({.kind = "all_reduce", .ranks = all, .bytes_per_rank = sim::Bytes(bucket),
-                                  .dtype = std::string(models::to_string(ar_t))},
+      const auto ar = collective({.kind = mc::CollectiveKind::kAllReduce, .ranks = all, .bytes_per_rank = sim::Bytes(bucket),
+                                  .dtype = wire_type(ar_t)},
                                  dense_comm, "all_reduce", deps);
       for (int r = 0; r < n_; ++r) buckets_done[static_cast<std::size_t>(r)].push_back(static_cast<std::uint32_t>(ar[static_cast<std::size_t>(r)]));
     }

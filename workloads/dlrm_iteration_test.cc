@@ -18,6 +18,8 @@
 namespace zx::workloads {
 namespace {
 
+namespace mc = models::collectives;
+
 const models::DeviceProfile& a100() {
   static const models::DeviceProfile p = models::builtin_device_profile("a100-40gb");
   return p;
@@ -59,8 +61,8 @@ TEST(DlrmIterationTest, CollectiveSizesFollowTheSharding) {
   std::map<std::string, int> kinds;
   std::int64_t all_reduce_bytes = 0;
   for (const models::CollectiveCall& c : g.collectives) {
-    ++kinds[c.kind];
-    if (c.kind == "all_reduce") all_reduce_bytes += c.bytes_per_rank.count();
+    ++kinds[std::string(mc::to_string(c.kind))];
+    if (c.kind == mc::CollectiveKind::kAllReduce) all_reduce_bytes += c.bytes_per_rank.count();
   }
   EXPECT_EQ(kinds["all_to_all"], 3);  // indices (next batch), pooled forward, gradients backward
   EXPECT_EQ(kinds["reduce_scatter"], 0);
@@ -87,14 +89,14 @@ TEST(DlrmIterationTest, RowWiseUsesReduceScatterAndPrecisionsApply) {
   bool found_rs = false;
   bool found_ag = false;
   for (const models::CollectiveCall& c : g.collectives) {
-    if (c.kind == "reduce_scatter") {
+    if (c.kind == mc::CollectiveKind::kReduceScatter) {
       found_rs = true;
       EXPECT_EQ(c.bytes_per_rank.count(), 8LL * 512 * 4096 * 94 * 2);
-      EXPECT_EQ(c.dtype, "fp16");
+      EXPECT_EQ(c.dtype, mc::DataType::kFp16);
     }
-    if (c.kind == "all_gather") {
+    if (c.kind == mc::CollectiveKind::kAllGather) {
       found_ag = true;
-      EXPECT_EQ(c.dtype, "bf16");
+      EXPECT_EQ(c.dtype, mc::DataType::kBf16);
     }
   }
   EXPECT_TRUE(found_rs);
@@ -118,9 +120,9 @@ TEST(DlrmIterationTest, EverySchemeHasItsCollectives) {
     int node_reduce_scatters = 0;
     std::int64_t pooled = 0;
     for (const models::CollectiveCall& c : g.collectives) {
-      if (c.kind == "all_reduce") all_reduce += c.bytes_per_rank.count();
-      if (c.kind == "reduce_scatter" && c.ranks.size() == 8) ++node_reduce_scatters;
-      if (c.kind == "all_to_all" && &c == &g.collectives[1]) pooled = matrix_total(c.all_to_all_v_bytes);
+      if (c.kind == mc::CollectiveKind::kAllReduce) all_reduce += c.bytes_per_rank.count();
+      if (c.kind == mc::CollectiveKind::kReduceScatter && c.ranks.size() == 8) ++node_reduce_scatters;
+      if (c.kind == mc::CollectiveKind::kAllToAll && &c == &g.collectives[1]) pooled = matrix_total(c.all_to_all_v_bytes);
     }
     const std::string s = scheme;
     if (s == "table_row_wise") {

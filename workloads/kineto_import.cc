@@ -77,6 +77,8 @@
 namespace zx::workloads {
 namespace {
 
+namespace mc = models::collectives;
+
 struct GpuEvent {
   std::size_t index = 0;  // in traceEvents
   std::string cat;
@@ -118,8 +120,8 @@ struct Launch {
 // One NCCL collective of one rank, before matching across ranks.
 struct RankCollective {
   std::size_t gpu_event = 0;  // index into RankTrace::gpu
-  std::string kind;
-  std::string dtype = "fp32";
+  mc::CollectiveKind kind = mc::CollectiveKind::kAllReduce;
+  mc::DataType dtype = mc::DataType::kFp32;
   std::int64_t bytes = 0;
   std::vector<int> ranks;  // empty: every rank
   std::vector<std::int64_t> send_bytes;     // all_to_allv: to each member, in group order
@@ -149,16 +151,16 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// The zionsim kind of a c10d "Collective name", or "" if not a collective we map.
-std::string kind_from_collective_name(std::string_view name) {
+// The zionsim kind of a c10d "Collective name", or nullopt if not a collective we map.
+std::optional<mc::CollectiveKind> kind_from_collective_name(std::string_view name) {
   const std::string n = lower(name);
-  if (n.find("allreduce") != std::string::npos) return "all_reduce";
-  if (n.find("allgather") != std::string::npos) return "all_gather";
-  if (n.find("reducescatter") != std::string::npos) return "reduce_scatter";
-  if (n.find("alltoall") != std::string::npos) return "all_to_all";
-  if (n.find("broadcast") != std::string::npos) return "broadcast";
-  if (n == "reduce") return "reduce";
-  return "";
+  if (n.find("allreduce") != std::string::npos) return mc::CollectiveKind::kAllReduce;
+  if (n.find("allgather") != std::string::npos) return mc::CollectiveKind::kAllGather;
+  if (n.find("reducescatter") != std::string::npos) return mc::CollectiveKind::kReduceScatter;
+  if (n.find("alltoall") != std::string::npos) return mc::CollectiveKind::kAllToAll;
+  if (n.find("broadcast") != std::string::npos) return mc::CollectiveKind::kBroadcast;
+  if (n == "reduce") return mc::CollectiveKind::kReduce;
+  return std::nullopt;
 }
 
 bool is_nccl_kernel(std::string_view name) {
@@ -166,25 +168,26 @@ bool is_nccl_kernel(std::string_view name) {
 }
 
 // The kind from an NCCL kernel name, or "" (SendRecv, Generic, unknown).
-std::string kind_from_kernel_name(std::string_view name) {
+std::optional<mc::CollectiveKind> kind_from_kernel_name(std::string_view name) {
   name.remove_prefix(name.starts_with("ncclDevKernel_") ? 14 : 11);
   const std::size_t end = name.find_first_of("_(");
   const std::string_view func = name.substr(0, end);
-  if (func == "AllReduce") return "all_reduce";
-  if (func == "AllGather") return "all_gather";
-  if (func == "ReduceScatter") return "reduce_scatter";
-  if (func == "Broadcast") return "broadcast";
-  if (func == "Reduce") return "reduce";
-  return "";
+  if (func == "AllReduce") return mc::CollectiveKind::kAllReduce;
+  if (func == "AllGather") return mc::CollectiveKind::kAllGather;
+  if (func == "ReduceScatter") return mc::CollectiveKind::kReduceScatter;
+  if (func == "Broadcast") return mc::CollectiveKind::kBroadcast;
+  if (func == "Reduce") return mc::CollectiveKind::kReduce;
+  return std::nullopt;
 }
 
 // Bytes per element and zionsim dtype of a c10 ScalarType name.
-std::optional<std::pair<int, std::string>> dtype_info(std::string_view name) {
-  static const std::map<std::string, std::pair<int, std::string>, std::less<>> table = {
-      {"Float", {4, "fp32"}},  {"Half", {2, "fp16"}},          {"BFloat16", {2, "bf16"}},
-      {"Double", {8, "fp32"}}, {"Int", {4, "fp32"}},           {"Long", {8, "fp32"}},
-      {"Short", {2, "fp16"}},  {"Char", {1, "fp32"}},          {"Byte", {1, "fp32"}},
-      {"Bool", {1, "fp32"}},   {"Float8_e4m3fn", {1, "fp32"}}, {"Float8_e5m2", {1, "fp32"}},
+std::optional<std::pair<int, mc::DataType>> dtype_info(std::string_view name) {
+  using enum mc::DataType;
+  static const std::map<std::string, std::pair<int, mc::DataType>, std::less<>> table = {
+      {"Float", {4, kFp32}},  {"Half", {2, kFp16}},          {"BFloat16", {2, kBf16}},
+      {"Double", {8, kFp32}}, {"Int", {4, kFp32}},           {"Long", {8, kFp32}},
+      {"Short", {2, kFp16}},  {"Char", {1, kFp32}},          {"Byte", {1, kFp32}},
+      {"Bool", {1, kFp32}},   {"Float8_e4m3fn", {1, kFp32}}, {"Float8_e5m2", {1, kFp32}},
   };
   const auto it = table.find(name);
   if (it == table.end()) return std::nullopt;
@@ -373,7 +376,7 @@ std::optional<RankCollective> classify(const RankTrace& t, std::size_t gi) {
   if (g.cat != "kernel" || !is_nccl_kernel(g.name)) return std::nullopt;
   RankCollective c;
   c.gpu_event = gi;
-  c.kind = kind_from_kernel_name(g.name);
+  std::optional<mc::CollectiveKind> kind = kind_from_kernel_name(g.name);
   const ParamComms* enclosing = nullptr;
   if (const auto launch = t.launches.find(g.correlation); launch != t.launches.end()) {
     for (const ParamComms& p : t.comms) {
@@ -385,13 +388,12 @@ std::optional<RankCollective> classify(const RankTrace& t, std::size_t gi) {
     }
   }
   if (enclosing != nullptr) {
-    const std::string kind = kind_from_collective_name(enclosing->collective_name);
-    if (!kind.empty()) c.kind = kind;
+    if (const auto named = kind_from_collective_name(enclosing->collective_name)) kind = named;
     if (const auto info = dtype_info(enclosing->dtype)) {
       c.dtype = info->second;
       c.bytes = checked_bytes(t, *enclosing, std::max<std::int64_t>(0, std::max(enclosing->in_nelems, enclosing->out_nelems)),
                               info->first, "max(In msg nelems, Out msg nelems)");
-      if (c.kind == "all_to_all") {
+      if (kind == mc::CollectiveKind::kAllToAll) {
         for (std::int64_t n : enclosing->in_splits) {
           c.send_bytes.push_back(checked_bytes(t, *enclosing, n, info->first, "an In split size"));
         }
@@ -403,7 +405,8 @@ std::optional<RankCollective> classify(const RankTrace& t, std::size_t gi) {
     c.ranks = enclosing->ranks;
     c.pointer = enclosing->pointer;
   }
-  if (c.kind.empty()) return std::nullopt;
+  if (!kind) return std::nullopt;
+  c.kind = *kind;
   return c;
 }
 
@@ -513,7 +516,8 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
               traces[f].source,
               fmt::format("/traceEvents/{}", traces[f].gpu[list[k].gpu_event].index),
               fmt::format("NCCL collective {} of process group {} is {}, but in {} it is {}", k,
-                          ranks_text(key), list[k].kind, traces[ref].source, ref_list[k].kind)});
+                          ranks_text(key), mc::to_string(list[k].kind), traces[ref].source,
+                          mc::to_string(ref_list[k].kind))});
         }
       }
     }
@@ -530,7 +534,7 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
       call.bytes_per_rank = sim::Bytes(bytes);
       // all_to_allv: each member's "In split size" is its row of the byte
       // matrix; every member's "Out split size" must be its column.
-      if (call.kind == "all_to_all") {
+      if (call.kind == mc::CollectiveKind::kAllToAll) {
         bool all_rows = true;
         for (int r : members) {
           const std::size_t f = static_cast<std::size_t>(file_of_rank[static_cast<std::size_t>(r)]);
@@ -582,7 +586,7 @@ models::OpGraph import_kineto(const std::vector<std::string>& rank_files) {
       if (const auto it = collective_of[f].find(gi); it != collective_of[f].end()) {
         op.kind = models::OpKind::kCollective;
         op.collective = it->second;
-        op.category = g.collectives[static_cast<std::size_t>(it->second)].kind;
+        op.category = mc::to_string(g.collectives[static_cast<std::size_t>(it->second)].kind);
       } else {
         op.kind = models::OpKind::kCompute;
         op.duration = from_us(e.dur);

@@ -29,6 +29,8 @@
 namespace zx::workloads {
 namespace {
 
+namespace mc = models::collectives;
+
 using zx::testing::runfile;
 
 // Every collective takes `collective` (zero: unlimited bandwidth).
@@ -108,10 +110,10 @@ TEST(KinetoImportTest, ExampleGraph) {
   ASSERT_EQ(g.ops.size(), 10u);
   ASSERT_EQ(g.collectives.size(), 1u);
   const models::CollectiveCall& c = g.collectives[0];
-  EXPECT_EQ(c.kind, "all_reduce");
+  EXPECT_EQ(c.kind, mc::CollectiveKind::kAllReduce);
   EXPECT_EQ(c.ranks, (std::vector<int>{0, 1}));
   EXPECT_EQ(c.bytes_per_rank, sim::Bytes(1048576 * 4));  // Float: 4 bytes
-  EXPECT_EQ(c.dtype, "fp32");
+  EXPECT_EQ(c.dtype, mc::DataType::kFp32);
 
   for (int rank = 0; rank < 2; ++rank) {
     const std::vector<std::uint32_t> ops = ops_of(g, rank);
@@ -216,9 +218,9 @@ TEST(KinetoImportTest, CollectivesWithoutOrWithTruncatedParams) {
   const std::string b = write_temp("bare1.json", R"js({"traceEvents": [)js" + old_name + "]}");
   const models::OpGraph g = import_kineto({a, b});
   ASSERT_EQ(g.collectives.size(), 1u);
-  EXPECT_EQ(g.collectives[0].kind, "reduce_scatter");
+  EXPECT_EQ(g.collectives[0].kind, mc::CollectiveKind::kReduceScatter);
   EXPECT_EQ(g.collectives[0].bytes_per_rank, sim::Bytes(0));
-  EXPECT_EQ(g.collectives[0].dtype, "fp32");
+  EXPECT_EQ(g.collectives[0].dtype, mc::DataType::kFp32);
   EXPECT_EQ(g.collectives[0].ranks, (std::vector<int>{0, 1}));
 
   const std::string with_params = R"js({"traceEvents": [
@@ -235,9 +237,9 @@ TEST(KinetoImportTest, CollectivesWithoutOrWithTruncatedParams) {
   const models::OpGraph h =
       import_kineto({write_temp("ag0.json", with_params), write_temp("ag1.json", with_params)});
   ASSERT_EQ(h.collectives.size(), 1u);
-  EXPECT_EQ(h.collectives[0].kind, "all_gather");
+  EXPECT_EQ(h.collectives[0].kind, mc::CollectiveKind::kAllGather);
   EXPECT_EQ(h.collectives[0].bytes_per_rank, sim::Bytes(4000));  // 2000 x bf16
-  EXPECT_EQ(h.collectives[0].dtype, "bf16");
+  EXPECT_EQ(h.collectives[0].dtype, mc::DataType::kBf16);
   EXPECT_EQ(h.collectives[0].ranks, (std::vector<int>{0, 1}));
 }
 
@@ -325,7 +327,7 @@ TEST(KinetoImportTest, AllToAllVFromSplitSizes) {
   const models::OpGraph g = import_kineto({write_temp("v0.json", alltoallv_rank("4", "[1, 3]", "[1, 2]")),
                                            write_temp("v1.json", alltoallv_rank("6", "[2, 4]", "[3, 4]"))});
   ASSERT_EQ(g.collectives.size(), 1u);
-  EXPECT_EQ(g.collectives[0].kind, "all_to_all");
+  EXPECT_EQ(g.collectives[0].kind, mc::CollectiveKind::kAllToAll);
   EXPECT_EQ(g.collectives[0].all_to_all_v_bytes, (std::vector<std::vector<std::int64_t>>{{4, 12}, {8, 16}}));
   // Truncated or empty splits: the even split of max(in, out) elements.
   const models::OpGraph h = import_kineto({write_temp("t0.json", alltoallv_rank("4", "[1, ...]", "[]")),

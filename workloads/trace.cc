@@ -104,7 +104,9 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
       collective_pointer.push_back(list->element_pointer(i));
       if (!collective_index.emplace(id, i).second) c.error("id", fmt::format("duplicate collective id {}", id));
       c.require("kind");
-      c.read_enum("kind", call.kind, kCollectiveKinds);
+      std::string kind;
+      // read_enum accepts only kCollectiveKinds, which are the kinds' names.
+      if (c.read_enum("kind", kind, kCollectiveKinds)) call.kind = *models::collectives::parse_collective_kind(kind);
       c.require("ranks");
       if (auto ranks = c.array("ranks")) {
         for (std::size_t k = 0; k < ranks->size(); ++k) {
@@ -134,7 +136,8 @@ models::OpGraph read_trace(json::Document& doc, const models::DeviceProfile* dev
           call.all_to_all_v_bytes.clear();
         }
       }
-      c.read_enum("dtype", call.dtype, kTypes);
+      std::string dtype;
+      if (c.read_enum("dtype", dtype, kTypes)) call.dtype = *models::collectives::parse_data_type(dtype);
       if (algorithms != nullptr) {
         c.read_enum("algorithm", call.algorithm, *algorithms);
       } else {
@@ -329,7 +332,8 @@ void write_trace(std::ostream& out, const models::OpGraph& g) {
   text.put("],\n  \"collectives\": [");
   for (std::size_t i = 0; i < g.collectives.size(); ++i) {
     const models::CollectiveCall& c = g.collectives[i];
-    text.print(R"({}{{"id":{},"kind":{},"ranks":)", i == 0 ? "\n    " : ",\n    ", i, JsonString{c.kind});
+    text.print(R"({}{{"id":{},"kind":{},"ranks":)", i == 0 ? "\n    " : ",\n    ", i,
+               JsonString{models::collectives::to_string(c.kind)});
     put_int_array(text, c.ranks);
     text.print(R"(,"size_bytes":{})", c.bytes_per_rank.count());
     if (!c.all_to_all_v_bytes.empty()) {
@@ -340,7 +344,7 @@ void write_trace(std::ostream& out, const models::OpGraph& g) {
       }
       text.put(']');
     }
-    text.print(R"(,"dtype":{})", JsonString{c.dtype});
+    text.print(R"(,"dtype":{})", JsonString{models::collectives::to_string(c.dtype)});
     if (!c.algorithm.empty()) text.print(R"(,"algorithm":{})", JsonString{c.algorithm});
     if (c.root != 0) text.print(R"(,"root":{})", c.root);
     text.put('}');

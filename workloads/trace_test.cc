@@ -21,6 +21,8 @@
 namespace zx::workloads {
 namespace {
 
+namespace mc = models::collectives;
+
 // Collectives take 1 ns per KiB of bytes_per_rank.
 class FixedBackend : public models::CommunicationBackend {
  public:
@@ -100,11 +102,11 @@ TEST(TraceTest, WriterWritesEveryFieldExactly) {
   g.num_ranks = 2;
   g.stream_names = {"comp\"ute", "comm"};
   models::CollectiveCall c;
-  c.kind = "all_to_all";
+  c.kind = mc::CollectiveKind::kAllToAll;
   c.ranks = {0, 1};
   c.bytes_per_rank = sim::Bytes(64);
   c.all_to_all_v_bytes = {{0, 32}, {16, 0}};
-  c.dtype = "fp16";
+  c.dtype = mc::DataType::kFp16;
   c.algorithm = "direct";
   c.root = 1;
   g.collectives.push_back(c);

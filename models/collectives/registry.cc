@@ -19,10 +19,10 @@
 
 namespace zx::models::collectives {
 
-void CollectiveRegistry::add(std::string name, std::string description, Factory factory) {
+void CollectiveRegistry::add(std::string name, std::string description, Factory factory, AlgorithmRole role) {
   ZX_CHECK(!entries_.contains(name), "collective algorithm '" + name + "' registered twice");
   ZX_CHECK(factory != nullptr, "collective algorithm '" + name + "' has no factory");
-  entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory)});
+  entries_.emplace(std::move(name), Entry{std::move(description), std::move(factory), role});
 }
 
 void CollectiveRegistry::merge(CollectiveRegistry&& other, std::string_view description_suffix) {
@@ -31,7 +31,7 @@ void CollectiveRegistry::merge(CollectiveRegistry&& other, std::string_view desc
   }
   for (auto& [name, entry] : other.entries_) {
     entries_.emplace(name, Entry{entry.description + std::string(description_suffix),
-                                 std::move(entry.factory)});
+                                 std::move(entry.factory), entry.role});
   }
   other.entries_.clear();
 }
@@ -43,13 +43,29 @@ void CollectiveRegistry::wrap_factories(
 
 std::vector<std::string> CollectiveRegistry::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, entry] : entries_) out.push_back(name);
+  for (AlgorithmRole role : {AlgorithmRole::kPlan, AlgorithmRole::kCostModel, AlgorithmRole::kTuner}) {
+    for (std::string& name : names(role)) out.push_back(std::move(name));
+  }
   return out;
+}
+
+std::vector<std::string> CollectiveRegistry::names(AlgorithmRole role) const {
+  std::vector<std::string> out;
+  for (const auto& [name, entry] : entries_) {
+    if (entry.role == role) out.push_back(name);
+  }
+  return out;
+}
+
+std::optional<AlgorithmRole> CollectiveRegistry::role(std::string_view name) const {
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.role;
 }
 
 std::vector<std::pair<std::string, std::string>> CollectiveRegistry::describe() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [name, entry] : entries_) out.emplace_back(name, entry.description);
+  for (const std::string& name : names()) out.emplace_back(name, entries_.find(name)->second.description);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,19 @@ class ObjectReader;
 
 namespace zx::models::collectives {
 
+/// How the executor carries out the calls of a registered algorithm.
+enum class AlgorithmRole {
+  /// lower() gives a plan of transfers that the network model carries: the
+  /// built-in algorithms, plug-ins and schedule files.
+  kPlan,
+  /// A closed-form model predicts the call's time; nothing is lowered and no
+  /// flow runs (NCCL's own cost model: "nccl", "nccl-2.13", "nccl-2.20").
+  kCostModel,
+  /// Picks, for each distinct call, one of the plan algorithms, which then
+  /// runs the call (the network backend's "auto").
+  kTuner,
+};
+
 class CollectiveRegistry {
  public:
   /// Builds an algorithm from its options object (read keys from it; the
@@ -33,7 +47,8 @@ class CollectiveRegistry {
   using Factory = std::function<std::unique_ptr<CollectiveAlgorithm>(json::ObjectReader& options)>;
 
   /// Adds an algorithm. A duplicate name is a programming error (InvariantError).
-  void add(std::string name, std::string description, Factory factory);
+  void add(std::string name, std::string description, Factory factory,
+           AlgorithmRole role = AlgorithmRole::kPlan);
 
   /// Moves every algorithm of `other` here, appending `description_suffix` to
   /// each description. A name taken here is a programming error: callers that
@@ -54,15 +69,21 @@ class CollectiveRegistry {
                                               std::string_view options_json = {}) const;
 
   bool contains(std::string_view name) const { return entries_.contains(name); }
-  /// Sorted names.
+  /// Every name: the plan algorithms, then the cost models, then the
+  /// tuners, each group sorted (the order listings and "valid:" lists use).
   std::vector<std::string> names() const;
-  /// Sorted (name, description) pairs, for help texts and error messages.
+  /// Sorted names of the algorithms of one role.
+  std::vector<std::string> names(AlgorithmRole role) const;
+  /// The role `name` was registered with; nullopt when it is not registered.
+  std::optional<AlgorithmRole> role(std::string_view name) const;
+  /// (name, description) pairs in names()' order, for help texts and error messages.
   std::vector<std::pair<std::string, std::string>> describe() const;
 
  private:
   struct Entry {
     std::string description;
     Factory factory;
+    AlgorithmRole role = AlgorithmRole::kPlan;
   };
   std::map<std::string, Entry, std::less<>> entries_;  // ordered: deterministic listings
 };

@@ -98,7 +98,7 @@ TEST(AutoAlgorithmTest, RunsTheFastestCandidate) {
         std::string best_name;
         std::size_t runs_kind = 0;
         std::vector<const AutoChoice::Candidate*> losers;
-        for (const std::string& name : rig.registry.names()) {
+        for (const std::string& name : rig.registry.names(collectives::AlgorithmRole::kPlan)) {
           // nccl_p2p is a candidate only when listed (NcclP2pOnlyWhenListed).
           if (name == "nccl_p2p" || !rig.registry.create(name)->supports(c.kind)) continue;
           ++runs_kind;
@@ -230,6 +230,7 @@ TEST(AutoAlgorithmTest, SkipsCandidatesThatCannotRunTheCall) {
 TEST(AutoAlgorithmTest, OptionsAreValidated) {
   collectives::CollectiveRegistry registry;
   collectives::register_builtin_collectives(registry);
+  register_backend_algorithms(registry);
   EXPECT_TRUE(parse_auto_options("", registry).candidates.empty());
   EXPECT_EQ(parse_auto_options(R"({"candidates": ["nvls", "ring"]})", registry).candidates,
             (std::vector<std::string>{"nvls", "ring"}));

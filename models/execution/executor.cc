@@ -175,7 +175,7 @@ void Executor::maybe_ready(std::uint32_t i) {
                                 fmt::join(call.ranks.end() - 2, call.ranks.end(), ", "), call.ranks.size());
           d.message += fmt::format(" (the {} over ranks {}, {} bytes per rank, whose last member to arrive was "
                                    "{} on rank {})",
-                                   call.kind, ranks, call.bytes_per_rank.count(),
+                                   collectives::to_string(call.kind), ranks, call.bytes_per_rank.count(),
                                    op.name.empty() ? std::string("an op") : fmt::format("op '{}'", op.name),
                                    op.rank);
         }

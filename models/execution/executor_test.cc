@@ -15,6 +15,8 @@
 namespace zx::models {
 namespace {
 
+namespace mc = models::collectives;
+
 using sim::Duration;
 using sim::TimePoint;
 
@@ -96,7 +98,7 @@ TEST(ExecutorTest, OverlapAndExposedCommunication) {
   g.num_ranks = 1;
   const int cs = g.stream("compute");
   const int ms = g.stream("comm");
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0}, .bytes_per_rank = sim::Bytes(50'000)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0}, .bytes_per_rank = sim::Bytes(50'000)});
   const std::uint32_t a = g.add(compute(0, cs, 10));
   g.add(collective(0, ms, 0, {a}));
   g.add(compute(0, cs, 30));
@@ -119,7 +121,7 @@ TEST(ExecutorTest, CollectiveWaitsForTheLastMember) {
   OpGraph g;
   g.num_ranks = 2;
   const int s = g.stream("compute");
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(20'000)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(20'000)});
   g.add(compute(0, s, 10));   // 0
   g.add(compute(1, s, 50));   // 1
   g.add(collective(0, s, 0));  // 2
@@ -154,7 +156,7 @@ TEST(ExecutorTest, RefusedCollectiveNamesTheCall) {
   OpGraph g;
   g.num_ranks = 2;
   const int s = g.stream("comm");
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(4096)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(4096)});
   g.add(collective(0, s, 0));
   Op last = collective(1, s, 0);
   last.name = "dense_allreduce";
@@ -181,7 +183,7 @@ TEST(ExecutorTest, SlowComputeStretchesOnlyTheStragglersKernels) {
   OpGraph g;
   g.num_ranks = 3;
   const int s = g.stream("compute");
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(20'000)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(20'000)});
   g.add(compute(0, s, 10));    // 0
   g.add(compute(1, s, 30));    // 1
   g.add(collective(0, s, 0));  // 2
@@ -249,7 +251,7 @@ TEST(ExecutorTest, SlicedRunWithProgressIsTheSameRun) {
   const int cs = g.stream("compute");
   const int ms = g.stream("comm");
   for (int i = 0; i < 20; ++i) {
-    g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(3'000 + 1'000 * i)});
+    g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(3'000 + 1'000 * i)});
   }
   std::vector<std::uint32_t> last(2);
   for (int i = 0; i < 20; ++i) {
@@ -337,7 +339,7 @@ TEST(ExecutorTest, CommunicationKernelsTakeSmsFromCompute) {
   const int s = g.stream("compute");
   const int c = g.stream("comm");
   g.add(compute(0, s, 1'000));
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0}, .bytes_per_rank = sim::Bytes(500'000)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0}, .bytes_per_rank = sim::Bytes(500'000)});
   g.add(collective(0, c, 0));
   const SmContention contention{.sm_count = 100, .communication_sms = 20};
   EXPECT_DOUBLE_EQ(contention.compute_speed(0), 1.0);
@@ -385,8 +387,8 @@ TEST(ExecutorTest, ConcurrentAndWaitingCommunicationKernels) {
   const int s = g.stream("compute");
   const int a = g.stream("a");
   const int b = g.stream("b");
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(200'000)});
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0}, .bytes_per_rank = sim::Bytes(100'000)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(200'000)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0}, .bytes_per_rank = sim::Bytes(100'000)});
   g.add(compute(0, s, 1'200));
   g.add(collective(0, a, 0));
   g.add(collective(0, b, 1));
@@ -438,7 +440,7 @@ TEST(OpGraphTest, ValidationFindsEveryProblem) {
   OpGraph g;
   g.num_ranks = 2;
   const int s = g.stream("compute");
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
   g.add(compute(0, s, 1, {7}));
   g.add(compute(3, s, -1));
   g.add(collective(0, s, 0));
@@ -463,8 +465,8 @@ TEST(OpGraphTest, ValidationFindsEveryProblem) {
   OpGraph deadlock;
   deadlock.num_ranks = 2;
   const int d = deadlock.stream("comm");
-  deadlock.collectives.push_back({.kind = "all_reduce", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
-  deadlock.collectives.push_back({.kind = "all_to_all", .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
+  deadlock.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
+  deadlock.collectives.push_back({.kind = mc::CollectiveKind::kAllToAll, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(1)});
   deadlock.add(collective(0, d, 0));
   deadlock.add(collective(0, d, 1));
   deadlock.add(collective(1, d, 1));

@@ -54,7 +54,7 @@ NetworkActivity collect_network_activity(const OpGraph& graph, const NetworkBack
     t.finish_ps = record.finish.count_ps();
     if (tag.collective >= 0) {
       const CollectiveCall& call = graph.collectives[static_cast<std::size_t>(tag.collective)];
-      t.name = fmt::format("{} GPU {} -> GPU {}", call.kind, tag.src_rank, tag.dst_rank);
+      t.name = fmt::format("{} GPU {} -> GPU {}", collectives::to_string(call.kind), tag.src_rank, tag.dst_rank);
       t.from_op = op_of(tag.collective, tag.src_rank);
       t.to_op = op_of(tag.collective, tag.dst_rank);
     } else if (tag.transfer >= 0) {

@@ -20,6 +20,8 @@
 namespace zx::models {
 namespace {
 
+namespace mc = models::collectives;
+
 struct SmallRun {
   topology::Topology topo = topology::build_cluster(topology::preset_spec("zionex", 2));
   topology::Router router{topo};
@@ -37,7 +39,7 @@ struct SmallRun {
     const int s = graph.stream("comm");
     graph.transfers.push_back({.src = 0, .dst = 8, .size = sim::Bytes(1 << 20)});  // across servers
     graph.transfers.push_back({.src = 1, .dst = 2, .size = sim::Bytes(1 << 20)});  // inside server 0
-    graph.collectives.push_back({.kind = "all_to_all", .ranks = {0, 8}, .bytes_per_rank = sim::Bytes(2 << 20),
+    graph.collectives.push_back({.kind = mc::CollectiveKind::kAllToAll, .ranks = {0, 8}, .bytes_per_rank = sim::Bytes(2 << 20),
                                  .algorithm = "direct"});
     const auto add = [&](OpKind kind, int rank, std::int64_t transfer, std::int64_t collective) {
       Op op;

@@ -72,15 +72,11 @@ std::size_t most_peers(const collectives::Step& step) {
 
 collectives::CollectiveRequest to_request(const CollectiveCall& call) {
   collectives::CollectiveRequest r;
-  const auto kind = collectives::parse_collective_kind(call.kind);
-  if (!kind) throw InputError(Diagnostic{"collective", "", fmt::format("unknown collective kind '{}'", call.kind)});
-  const auto dtype = collectives::parse_data_type(call.dtype);
-  if (!dtype) throw InputError(Diagnostic{"collective", "", fmt::format("unknown data type '{}'", call.dtype)});
-  r.kind = *kind;
+  r.kind = call.kind;
   r.ranks = call.ranks;
   r.bytes_per_rank = call.bytes_per_rank;
   r.all_to_all_v_bytes = call.all_to_all_v_bytes;
-  r.dtype = *dtype;
+  r.dtype = call.dtype;
   r.root = call.root;
   return r;
 }
@@ -125,91 +121,32 @@ const collectives::CollectiveAlgorithm& NetworkBackend::algorithm(const std::str
   return *it->second;
 }
 
-std::vector<std::string> nccl_algorithm_names() { return {"nccl", "nccl-2.13", "nccl-2.20"}; }
-
-bool is_nccl_algorithm(const std::string& name) {
-  const std::vector<std::string> names = nccl_algorithm_names();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-bool is_auto_algorithm(const std::string& name) { return name == kAutoAlgorithm; }
-
-std::string auto_algorithm_description() {
-  return "per distinct call, the fastest of its candidates, each simulated alone on an idle copy of the network "
-         "(NCCL's tuner picks per call from its cost model); options candidates (default: every algorithm that "
-         "runs the kind) and exhaustive (true: time every candidate to its end, not only until it has lost)";
-}
-
-AutoOptions parse_auto_options(std::string_view options_json, const collectives::CollectiveRegistry& registry) {
-  json::Document doc = json::Document::parse(options_json.empty() ? "{}" : options_json,
-                                             fmt::format("options of collective algorithm '{}'", kAutoAlgorithm));
-  json::ObjectReader root = doc.root();
-  AutoOptions out;
-  if (std::optional<json::ArrayReader> list = root.array("candidates")) {
-    if (list->size() == 0) root.error("candidates", "expected at least one algorithm");
-    std::vector<std::string> valid = registry.names();
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      std::string name;
-      if (!list->read_string(i, name)) continue;
-      const std::string where = list->element_pointer(i);
-      if (is_auto_algorithm(name)) {
-        doc.diagnostics().error(where, "'auto' cannot be its own candidate");
-      } else if (is_nccl_algorithm(name)) {
-        doc.diagnostics().error(where, fmt::format("'{}' is NCCL's closed-form cost model, not a plan the flows "
-                                                   "carry; the candidates are algorithms: {}",
-                                                   name, fmt::join(valid, ", ")));
-      } else if (!registry.contains(name)) {
-        std::string message = fmt::format("unknown collective algorithm '{}'", name);
-        if (const auto guess = json::closest_match(name, valid)) message += fmt::format(" (did you mean '{}'?)", *guess);
-        doc.diagnostics().error(where, message + fmt::format("; valid: {}", fmt::join(valid, ", ")));
-      } else if (std::find(out.candidates.begin(), out.candidates.end(), name) != out.candidates.end()) {
-        doc.diagnostics().error(where, fmt::format("'{}' is listed twice", name));
-      } else {
-        out.candidates.push_back(std::move(name));
-      }
-    }
-  }
-  root.read_bool("exhaustive", out.exhaustive);
-  root.finish();
-  doc.throw_if_errors();
-  return out;
-}
-
-nccl::NcclAllowed parse_nccl_options(std::string_view options_json, const std::string& name) {
-  json::Document doc = json::Document::parse(options_json.empty() ? "{}" : options_json,
-                                             fmt::format("options of collective algorithm '{}'", name));
-  json::ObjectReader root = doc.root();
-  nccl::NcclAllowed allowed;
-  const auto read = [&](const char* key, void (*parse)(std::string_view, nccl::NcclAllowed&)) {
-    std::string list;
-    if (!root.read_string(key, list)) return;
-    try {
-      parse(list, allowed);
-    } catch (const InputError& e) {
-      root.error(key, e.diagnostics().empty() ? std::string(e.what()) : e.diagnostics().front().message);
-    }
-  };
-  read("algo", &nccl::parse_nccl_algo);
-  read("proto", &nccl::parse_nccl_proto);
-  root.finish();
-  doc.throw_if_errors();
-  return allowed;
-}
-
-nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const std::string& name) {
+nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const NcclCostModelAlgorithm& algorithm) {
   nccl::NcclInput in;
   in.gpu = options.nccl_gpu;
   in.intra_bw_gbps = options.nccl_intra_gbps;
   in.inter_bw_gbps = options.nccl_inter_gbps;
   in.nic_pcie_gbps = options.nccl_nic_pcie_gbps;
   in.nvls = options.nccl_nvls;
-  in.version = name == "nccl-2.13"   ? nccl::NcclVersion::kV2_13
-               : name == "nccl-2.20" ? nccl::NcclVersion::kV2_20
-                                     : options.nccl_version;
-  const auto opts = options.algorithm_options.find(name);
-  in.allowed = parse_nccl_options(
-      opts == options.algorithm_options.end() ? std::string_view{} : std::string_view(opts->second), name);
+  in.version = algorithm.version().value_or(options.nccl_version);
+  in.allowed = algorithm.allowed();
   return in;
+}
+
+nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const std::string& name) {
+  // The registry knows the names and their versions; a private one, so that
+  // callers need not hold one.
+  collectives::CollectiveRegistry registry;
+  register_backend_algorithms(registry);
+  if (registry.role(name) != collectives::AlgorithmRole::kCostModel) {
+    throw InputError(Diagnostic{"collective", "", fmt::format("'{}' is not NCCL's cost model; those are: {}", name,
+                                                              fmt::join(registry.names(
+                                                                  collectives::AlgorithmRole::kCostModel), ", "))});
+  }
+  const auto opts = options.algorithm_options.find(name);
+  const std::unique_ptr<collectives::CollectiveAlgorithm> algorithm = registry.create(
+      name, opts == options.algorithm_options.end() ? std::string_view{} : std::string_view(opts->second));
+  return nccl_machine_input(options, static_cast<const NcclCostModelAlgorithm&>(*algorithm));
 }
 
 namespace {
@@ -249,8 +186,9 @@ AutoChoice unchosen(const collectives::CollectiveRequest& request) {
 
 }  // namespace
 
-void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
+void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, const NcclCostModelAlgorithm& model,
                               sim::EventCallback on_done) {
+  const std::string name(model.name());
   collectives::validate(request);
   const int n = static_cast<int>(request.ranks.size());
   ++collectives_run_;
@@ -259,9 +197,9 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
                         kCollectiveDone);
     return;
   }
-  // The machine's part, with NCCL_ALGO / NCCL_PROTO parsed once per name.
+  // The machine's part, once per name.
   auto machine = nccl_machines_.find(name);
-  if (machine == nccl_machines_.end()) machine = nccl_machines_.emplace(name, nccl_machine_input(options_, name)).first;
+  if (machine == nccl_machines_.end()) machine = nccl_machines_.emplace(name, nccl_machine_input(options_, model)).first;
   nccl::NcclInput in = machine->second;
   switch (request.kind) {
     case collectives::CollectiveKind::kAllReduce: in.collective = nccl::Collective::kAllReduce; break;
@@ -330,11 +268,18 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
     }
     chosen = it->second;
   }
-  if (is_nccl_algorithm(chosen)) {
-    run_nccl(request, chosen, std::move(on_done));
-    return;
+  // The registry says how the algorithm runs; the objects of the roles
+  // other than kPlan are this backend's own (backend_algorithms.h).
+  switch (registry_.role(chosen).value_or(collectives::AlgorithmRole::kPlan)) {
+    case collectives::AlgorithmRole::kCostModel:
+      run_nccl(request, dynamic_cast<const NcclCostModelAlgorithm&>(algorithm(chosen)), std::move(on_done));
+      return;
+    case collectives::AlgorithmRole::kTuner:
+      chosen = choose_algorithm(request, dynamic_cast<const AutoTunerAlgorithm&>(algorithm(chosen)).options());
+      break;
+    case collectives::AlgorithmRole::kPlan:
+      break;
   }
-  if (is_auto_algorithm(chosen)) chosen = choose_algorithm(request);
   collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
   view.set_switch_reduces(options_.nvls_efficiency > 0);
   view.set_nccl_channels(nccl_channels(view));
@@ -342,25 +287,20 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
                request.kind == collectives::CollectiveKind::kAllToAll ? 1.0 / options_.all_to_all_efficiency : 1.0);
 }
 
-const std::string& NetworkBackend::choose_algorithm(const collectives::CollectiveRequest& request) {
+const std::string& NetworkBackend::choose_algorithm(const collectives::CollectiveRequest& request,
+                                                    const AutoOptions& options) {
   collectives::validate(request);
   std::string key = call_key(request);
   if (const auto it = auto_index_.find(key); it != auto_index_.end()) return auto_choices_[it->second].chosen;
 
-  if (!auto_options_) {
-    const auto it = options_.algorithm_options.find(kAutoAlgorithm);
-    auto_options_ = parse_auto_options(it == options_.algorithm_options.end() ? std::string_view{}
-                                                                             : std::string_view(it->second),
-                                       registry_);
-  }
   const std::string kind(collectives::to_string(request.kind));
-  std::vector<std::string> names = auto_options_->candidates;
+  std::vector<std::string> names = options.candidates;
   const bool listed = !names.empty();
   if (!listed) {
     // Every algorithm but NCCL's point-to-point schedule, whose trials cost
     // the flow model 10x to 100x the others' past 16 ZionEX nodes (model A's
     // `auto` on 32 nodes: 93 s with it, 1.4 without); a list may name it.
-    names = registry_.names();
+    names = registry_.names(collectives::AlgorithmRole::kPlan);
     std::erase(names, std::string("nccl_p2p"));
   }
 
@@ -417,7 +357,7 @@ const std::string& NetworkBackend::choose_algorithm(const collectives::Collectiv
       refuse(i, e);
       continue;
     }
-    if (auto_options_->exhaustive) {
+    if (options.exhaustive) {
       // Timed to its end now, and its simulation freed before the next
       // candidate's is built: one trial in memory at a time.
       if (advance(*t, sim::TimePoint::max())) choice.candidates[i].time = t->finished->since_start();

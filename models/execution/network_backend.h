@@ -52,6 +52,7 @@
 
 #include "models/collectives/plan.h"
 #include "models/collectives/registry.h"
+#include "models/execution/backend_algorithms.h"
 #include "models/execution/executor.h"
 #include "models/network/flow_network.h"
 #include "models/nccl/nccl_model.h"
@@ -132,47 +133,15 @@ struct NetworkBackendOptions {
   SoftwareLatencies software;
 };
 
-/// Names the backend runs with NCCL's cost model instead of a plan.
-bool is_nccl_algorithm(const std::string& name);
-/// The names is_nccl_algorithm accepts: "nccl", "nccl-2.13", "nccl-2.20".
-std::vector<std::string> nccl_algorithm_names();
-
-/// The tuner's name (see the file comment).
-inline constexpr const char* kAutoAlgorithm = "auto";
-bool is_auto_algorithm(const std::string& name);
-/// One line for `zionsim list collectives`.
-std::string auto_algorithm_description();
-
-/// The tuner's options (algorithm_options["auto"]), e.g.
-/// {"candidates": ["ring", "nvls"]}: the algorithms it chooses among, in the
-/// order ties go. Without "candidates", every algorithm of the registry
-/// (plug-ins and schedule files included) that runs the call's kind, by
-/// name, but "nccl_p2p" (its trials cost the flow model 10-100x the
-/// others'; a list may name it). Candidates are registry names: not "auto", nor NCCL's cost model
-/// (a prediction, not a plan the flows carry). {"exhaustive": true} runs
-/// every candidate to its end, so that each has a time; by default a trial
-/// stops once it is slower than the best so far (same choice, less work).
-struct AutoOptions {
-  std::vector<std::string> candidates;
-  bool exhaustive = false;
-};
-/// Throws zx::InputError naming the bad entry: not an object, an unknown
-/// key, an empty or repeated candidate, a name the registry lacks (with a
-/// suggestion).
-AutoOptions parse_auto_options(std::string_view options_json, const collectives::CollectiveRegistry& registry);
-
-/// The options of NCCL's cost model (algorithm_options["nccl"], and of
-/// "nccl-2.13" / "nccl-2.20"), NCCL's own environment variables as JSON
-/// keys: {"algo": "Ring,Tree", "proto": "^LL128"} is NCCL_ALGO=Ring,Tree
-/// NCCL_PROTO=^LL128 (models/nccl: parse_nccl_algo, parse_nccl_proto).
-/// Throws zx::InputError naming the bad key or name.
-nccl::NcclAllowed parse_nccl_options(std::string_view options_json, const std::string& name);
-
-/// The machine as NCCL's cost model sees it through these options, for
-/// the NCCL cost-model algorithm `name` ("nccl", "nccl-2.13", "nccl-2.20"):
-/// GPU generation, NVLink, NIC and its PCIe path, NVLS, the version, and
-/// NCCL_ALGO / NCCL_PROTO from algorithm_options[name]. The call's
-/// collective, ranks and bytes are the caller's to fill.
+/// The machine as NCCL's cost model `algorithm` sees it through these
+/// options: GPU generation, NVLink, NIC and its PCIe path, NVLS, and the
+/// algorithm's version (the options' when it names none) and NCCL_ALGO /
+/// NCCL_PROTO. The call's collective, ranks and bytes are the caller's to
+/// fill.
+nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const NcclCostModelAlgorithm& algorithm);
+/// The same for the NCCL cost-model algorithm registered as `name` ("nccl",
+/// "nccl-2.13", "nccl-2.20"), with its options from algorithm_options[name].
+/// Throws zx::InputError for another name or bad options.
 nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const std::string& name);
 
 /// What "auto" chose for one distinct call, and why.
@@ -247,9 +216,10 @@ class NetworkBackend : public CommunicationBackend {
   /// time or why NCCL does not weigh it for the call.
   const std::vector<AutoChoice>& nccl_choices() const { return nccl_choices_; }
   /// The algorithm "auto" runs `request` with: the choice made for it
-  /// before, else a new one (simulating every candidate). Throws
+  /// before, else a new one among `options`' candidates (simulating every
+  /// one). Throws
   /// zx::InputError when no candidate can run it, with each one's reason.
-  const std::string& choose_algorithm(const collectives::CollectiveRequest& request);
+  const std::string& choose_algorithm(const collectives::CollectiveRequest& request, const AutoOptions& options);
 
   /// Collectives and steps run so far.
   std::uint64_t collectives_run() const { return collectives_run_; }
@@ -275,7 +245,7 @@ class NetworkBackend : public CommunicationBackend {
                                                     const std::vector<int>& ranks) const;
   /// The software latency of a transfer between two GPUs (none to itself).
   sim::Duration transfer_latency(int src_rank, int dst_rank) const;
-  void run_nccl(const collectives::CollectiveRequest& request, const std::string& name,
+  void run_nccl(const collectives::CollectiveRequest& request, const NcclCostModelAlgorithm& model,
                 sim::EventCallback on_done);
   void finish(std::uint64_t run);
 
@@ -296,9 +266,8 @@ class NetworkBackend : public CommunicationBackend {
   std::vector<std::uint32_t> host_of_rank_;
   std::vector<std::vector<topology::NodeId>> cpus_by_server_;
   bool cpus_indexed_ = false;
-  // "auto": its options (parsed on first use) and its choices, indexed by
-  // the call's kind, ranks, bytes, all-to-all-v matrix, type and root.
-  std::optional<AutoOptions> auto_options_;
+  // "auto": its choices, indexed by the call's kind, ranks, bytes,
+  // all-to-all-v matrix, type and root.
   std::vector<AutoChoice> auto_choices_;
   std::map<std::string, std::size_t> auto_index_;
   // NCCL's cost model's picks, indexed the same way.
@@ -307,8 +276,7 @@ class NetworkBackend : public CommunicationBackend {
   std::map<std::string, nccl::NcclInput> nccl_machines_;  // by name, options parsed once
 };
 
-/// A CollectiveRequest from an op graph's collective call. Throws
-/// zx::InputError for an unknown kind or type.
+/// A CollectiveRequest from an op graph's collective call.
 collectives::CollectiveRequest to_request(const CollectiveCall& call);
 
 }  // namespace zx::models

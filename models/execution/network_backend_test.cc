@@ -21,6 +21,8 @@
 namespace zx::models {
 namespace {
 
+namespace mc = models::collectives;
+
 using sim::Duration;
 
 using Rig = testing::BackendRig;
@@ -205,7 +207,7 @@ TEST(NetworkBackendTest, RunsOpGraphs) {
   const int s = g.stream("compute");
   std::vector<int> all;
   for (int r = 0; r < 16; ++r) all.push_back(r);
-  g.collectives.push_back({.kind = "all_reduce", .ranks = all, .bytes_per_rank = sim::Bytes(1 << 20)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = all, .bytes_per_rank = sim::Bytes(1 << 20)});
   for (int r = 0; r < 16; ++r) {
     Op c;
     c.rank = r;

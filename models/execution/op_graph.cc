@@ -105,13 +105,13 @@ std::vector<OpGraphProblem> validate(const OpGraph& g, const OpGraphNames* names
     for (int r : call.ranks) {
       if (issued[r] != 1) {
         about(c, -1, fmt::format("collective {} ({}): member rank {} issues it {} times, expected once",
-                                 collective_name(c), call.kind, r, issued[r]));
+                                 collective_name(c), collectives::to_string(call.kind), r, issued[r]));
       }
     }
     for (const auto& [rank, count] : issued) {
       if (std::find(call.ranks.begin(), call.ranks.end(), rank) == call.ranks.end()) {
         about(c, -1, fmt::format("collective {} ({}): rank {} issues it but is not a member", collective_name(c),
-                                 call.kind, rank));
+                                 collectives::to_string(call.kind), rank));
       }
     }
   }
@@ -216,7 +216,7 @@ std::vector<OpGraphProblem> validate(const OpGraph& g, const OpGraphNames* names
           std::string call;
           if (op.kind == OpKind::kCollective) {
             const auto c = static_cast<std::size_t>(op.collective);
-            call = fmt::format("collective {} ({})", collective_name(c), g.collectives[c].kind);
+            call = fmt::format("collective {} ({})", collective_name(c), collectives::to_string(g.collectives[c].kind));
           } else if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
             const auto t = static_cast<std::size_t>(op.transfer);
             call = fmt::format("transfer {} ({} -> {})", transfer_name(t), g.transfers[t].src, g.transfers[t].dst);

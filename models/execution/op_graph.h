@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "models/collectives/kinds.h"
 #include "sim/time.h"
 #include "sim/units.h"
 
@@ -43,14 +44,16 @@ enum class OpKind { kCompute, kCollective, kSend, kRecv, kDelay, kHostCopy };
 
 std::string_view to_string(OpKind kind);
 
-/// A collective call shared by the ops of its members.
+/// A collective call shared by the ops of its members. Its kind and element
+/// type are typed: whoever builds the graph (a generator, a trace reader)
+/// turns names into them and reports a bad name where it read it.
 struct CollectiveCall {
-  std::string kind;               ///< "all_reduce", "all_to_all", ... (collectives' names)
+  collectives::CollectiveKind kind = collectives::CollectiveKind::kAllReduce;
   std::vector<int> ranks;         ///< member GPU ranks, in group order
   sim::Bytes bytes_per_rank;      ///< as nccl-tests counts it
   std::vector<std::vector<std::int64_t>> all_to_all_v_bytes;  ///< optional [src][dst]
-  std::string dtype = "fp32";
-  std::string algorithm;          ///< empty: the run's default for this kind
+  collectives::DataType dtype = collectives::DataType::kFp32;
+  std::string algorithm;          ///< a registry name; empty: the run's default for this kind
   int root = 0;
 };
 

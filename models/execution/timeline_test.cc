@@ -15,6 +15,8 @@
 namespace zx::models {
 namespace {
 
+namespace mc = models::collectives;
+
 std::string fmt_name(int k) { return "GPU 0 -> GPU 1 #" + std::to_string(k); }
 
 class NoComm : public CommunicationBackend {
@@ -118,7 +120,7 @@ TEST(TimelineTest, SlowedComputeSaysByHowMuch) {
   after.name = "after";
   after.deps = {first};
   g.add(after);
-  g.collectives.push_back({.kind = "all_reduce", .ranks = {0}, .bytes_per_rank = sim::Bytes(1)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kAllReduce, .ranks = {0}, .bytes_per_rank = sim::Bytes(1)});
   Op comm;
   comm.kind = OpKind::kCollective;
   comm.stream = c;

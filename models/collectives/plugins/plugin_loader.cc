@@ -200,6 +200,11 @@ std::vector<std::string> load_collective_plugin(const std::string& path,
   std::vector<std::string> names = staged.names();
   if (names.empty()) fail(fmt::format("plug-in {} registered no collective algorithms", path));
   for (const std::string& name : names) {
+    if (staged.role(name) != AlgorithmRole::kPlan) {
+      fail(fmt::format("plug-in {} registers collective algorithm '{}' as a cost model or tuner; plug-ins "
+                       "register algorithms that lower calls to plans",
+                       path, name));
+    }
     if (registry.contains(name)) {
       fail(fmt::format(
           "plug-in {} registers collective algorithm '{}', which is already registered (by "

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "models/collectives/registry.h"
+#include "models/execution/backend_algorithms.h"
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
@@ -25,6 +26,7 @@ struct BackendRig {
         router(topo),
         network(sim, link_params(topo)) {
     collectives::register_builtin_collectives(registry);
+    register_backend_algorithms(registry);
   }
   topology::Topology topo;
   topology::Router router;
