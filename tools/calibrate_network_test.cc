@@ -2,7 +2,9 @@
 // network model's own collective times, written as nccl-tests output for a
 // cluster whose link parameters were changed, must give those parameters
 // back from the fit, with the rows matched; the fitted cluster file must
-// read back; bad combinations exit 2 with a message.
+// read back; bad combinations exit 2 with a message. The fit's own cases
+// (peer gap, NVLink, both at once, a value at its bound) are
+// experiments/network_fit_test.cc's.
 
 #include <gtest/gtest.h>
 
@@ -120,98 +122,6 @@ TEST(CalibrateNetworkTest, RecoversTheFabricAcrossServers) {
   EXPECT_NE(report_text.find("fitted nic.efficiency"), std::string::npos) << report_text;
 }
 
-// All-to-alls of two group sizes (2 and 4 servers) tell the gap between a
-// rank's peers from the latency per transfer: the gap grows the small
-// all-to-all with the group, the latency does not. A fabric at 60% RoCE
-// efficiency, 1.5 us between peers and the default 1.2 us per transfer
-// fits back to all three, every row matched.
-TEST(CalibrateNetworkTest, AllToAllsOfTwoGroupSizesFitThePeerGap) {
-  const std::vector<std::string> truth = {"--op", "all_to_all", "--algo", "direct", "--set", "nic.efficiency=0.6",
-                                          "--set", "communication.peer_gap_ns=1500"};
-  std::vector<std::string> two = {"--nodes", "2"};
-  two.insert(two.end(), truth.begin(), truth.end());
-  std::vector<std::string> four = {"--nodes", "4"};
-  four.insert(four.end(), truth.begin(), truth.end());
-  const std::string small = measured_file("a2a_16.txt", two, "alltoall_perf", 2, 8, "16M");
-  const std::string large = measured_file("a2a_32.txt", four, "alltoall_perf", 4, 8, "16M");
-  const Result r = run({"calibrate-network", "--nccl-tests", small, large, "--format", "json"});
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["nodes"], 4);
-  ASSERT_TRUE(j["fitted"].contains("communication.peer_gap_ns")) << r.out;
-  EXPECT_NEAR(j["fitted"]["communication.peer_gap_ns"]["value"].get<double>(), 1500, 1500 * 0.03);
-  EXPECT_NEAR(j["fitted"]["communication.network_transfer_latency_ns"]["value"].get<double>(), 1200, 1200 * 0.1);
-  EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.6, 0.6 * 0.005);
-  EXPECT_FALSE(j["fitted"]["communication.peer_gap_ns"]["at_bound"].get<bool>());
-  for (const nlohmann::json& file : j["files"]) {
-    EXPECT_GT(file["mape_before_percent"].get<double>(), 10.0) << file["file"];
-    EXPECT_LT(file["mape_after_percent"].get<double>(), 0.5) << file["file"];
-  }
-  // One group size: no gap to fit.
-  const Result one = run({"calibrate-network", "--nccl-tests", small, "--format", "json"});
-  ASSERT_EQ(one.status, kExitOk) << one.err;
-  EXPECT_FALSE(nlohmann::json::parse(one.out)["fitted"].contains("communication.peer_gap_ns")) << one.out;
-}
-
-// All-to-all rows alone cannot tell the links from what all-to-all traffic
-// gets of them: only the link values are fitted.
-TEST(CalibrateNetworkTest, AllToAllAloneFitsTheLinks) {
-  const std::string file = measured_file(
-      "a2a_only.txt", {"--nodes", "2", "--op", "all_to_all", "--algo", "direct", "--set", "nic.efficiency=0.6"},
-      "alltoall_perf", 2, 8);
-  const Result r = run({"calibrate-network", "--nccl-tests", file, "--format", "json"});
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_FALSE(j["fitted"].contains("nic.all_to_all_efficiency")) << r.out;
-  EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.6, 0.6 * 0.005);
-}
-
-// Inside one server the fit moves NVLink's efficiency and the transfer
-// latency: 70% and 900 ns (the default is 400).
-TEST(CalibrateNetworkTest, RecoversNvlinkInsideOneServer) {
-  const std::string file =
-      measured_file("ag.txt", {"--nodes", "1", "--op", "all_gather", "--algo", "hierarchical", "--set",
-                               "nvlink.efficiency=0.7", "--set", "communication.transfer_latency_ns=900"},
-                    "all_gather_perf", 1, 8);
-  const Result r = run({"calibrate-network", "--nccl-tests", file, "--format", "json"});
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["fit"], "nvlink");
-  EXPECT_NEAR(j["fitted"]["nvlink.efficiency"]["value"].get<double>(), 0.7, 0.7 * 0.005);
-  EXPECT_NEAR(j["fitted"]["communication.transfer_latency_ns"]["value"].get<double>(), 900, 900 * 0.05);
-  EXPECT_LT(j["files"][0]["mape_after_percent"].get<double>(), 0.5);
-}
-
-// Runs inside one server and across two, measured on one cluster whose
-// NVLink and fabric both differ from the preset: auto fits NVLink to the
-// first and the fabric to the second, and finds both.
-TEST(CalibrateNetworkTest, FitsNvlinkAndTheFabricTogether) {
-  const std::vector<std::string> truth = {"--set", "nvlink.efficiency=0.6",
-                                          "--set", "communication.transfer_latency_ns=300",
-                                          "--set", "nic.efficiency=0.45",
-                                          "--set", "communication.network_transfer_latency_ns=2400"};
-  std::vector<std::string> inside = {"--nodes", "1", "--op", "all_gather", "--algo", "hierarchical"};
-  std::vector<std::string> across = {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical"};
-  inside.insert(inside.end(), truth.begin(), truth.end());
-  across.insert(across.end(), truth.begin(), truth.end());
-  const std::string ag = measured_file("ag_inside.txt", inside, "all_gather_perf", 1, 8);
-  const std::string ar = measured_file("ar_across.txt", across, "all_reduce_perf", 2, 8);
-  const Result r = run({"calibrate-network", "--nccl-tests", ag, ar, "--nodes", "2", "--format", "json"});
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["fit"], "nvlink and nic");
-  EXPECT_NEAR(j["fitted"]["nvlink.efficiency"]["value"].get<double>(), 0.6, 0.6 * 0.005);
-  EXPECT_NEAR(j["fitted"]["nic.efficiency"]["value"].get<double>(), 0.45, 0.45 * 0.01);
-  EXPECT_NEAR(j["fitted"]["communication.network_transfer_latency_ns"]["value"].get<double>(), 2400, 2400 * 0.1);
-  for (const nlohmann::json& file : j["files"]) EXPECT_LT(file["mape_after_percent"].get<double>(), 1.0) << file;
-  // --fit nvlink takes only the runs inside a server; with none, it says so.
-  const Result nvlink_only = run({"calibrate-network", "--nccl-tests", ar, "--fit", "nvlink"});
-  EXPECT_EQ(nvlink_only.status, kExitBadInput);
-  EXPECT_NE(nvlink_only.err.find("--fit: nvlink is fitted to runs inside one server, and every run spans servers"),
-            std::string::npos)
-      << nvlink_only.err;
-}
-
 // Comparison only, and the combinations that cannot work.
 TEST(CalibrateNetworkTest, ComparisonOnlyAndBadCombinations) {
   const std::string file = measured_file("ar2.txt", {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical"},
@@ -229,23 +139,12 @@ TEST(CalibrateNetworkTest, ComparisonOnlyAndBadCombinations) {
   const Result dense = run({"calibrate-network", "--nccl-tests", file, "--set", "gpus_per_node=4"});
   EXPECT_EQ(dense.status, kExitBadInput);
   EXPECT_NE(dense.err.find("host node0 runs more than 4 ranks"), std::string::npos) << dense.err;
-}
-
-// A truth at the end of a parameter's range is found there and flagged:
-// a communication library with no latency between servers fits to within
-// the search's resolution of 0.
-TEST(CalibrateNetworkTest, ValueAtTheEndOfItsRangeIsFlagged) {
-  const std::string file =
-      measured_file("ar_no_latency.txt",
-                    {"--nodes", "2", "--op", "all_reduce", "--algo", "hierarchical", "--set",
-                     "communication.network_transfer_latency_ns=0"},
-                    "all_reduce_perf", 2, 8);
-  const Result r = run({"calibrate-network", "--nccl-tests", file, "--format", "json"});
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_LT(j["fitted"]["communication.network_transfer_latency_ns"]["value"].get<double>(), 1.0);
-  EXPECT_TRUE(j["fitted"]["communication.network_transfer_latency_ns"]["at_bound"].get<bool>());
-  EXPECT_FALSE(j["fitted"]["nic.efficiency"]["at_bound"].get<bool>());
+  // --fit nvlink takes only the runs inside a server; with none, it says so.
+  const Result nvlink_only = run({"calibrate-network", "--nccl-tests", file, "--fit", "nvlink"});
+  EXPECT_EQ(nvlink_only.status, kExitBadInput);
+  EXPECT_NE(nvlink_only.err.find("--fit: nvlink is fitted to runs inside one server, and every run spans servers"),
+            std::string::npos)
+      << nvlink_only.err;
 }
 
 // Two parameters cannot be fitted to rows of one size.
