@@ -209,6 +209,11 @@ TEST(ChakraImportTest, BadTracesGiveExactErrors) {
                 write("r1.json", kMeta + comp(1, 1)) + ")");
   EXPECT_EQ(errors_of({kMeta + comp(1, 1), kMeta + recv}),
             "r1.json: /1: COMM_RECV_NODE needs attribute 'comm_src'");
+  // zionsim's own element-type attribute naming no element type: reported at
+  // the node when the graph is built, not when the collective runs.
+  const std::string fp64 = R"(, {"name": "zionsim_dtype", "stringVal": "fp64"})";
+  EXPECT_EQ(errors_of({kMeta + coll(1, 0, 8, fp64), kMeta + coll(1, 0, 8, fp64)}),
+            "r0.json: /1: zionsim_dtype 'fp64' is not an element type; valid: bf16, fp16, fp32, fp8");
   // Not JSON at all.
   EXPECT_EQ(errors_of({"{\"version\": "}).substr(0, 28), "r0.json: /0: not valid JSON:");
 }

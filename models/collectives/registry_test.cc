@@ -46,6 +46,35 @@ TEST(RegistryTest, BuiltinsAreSortedWithDescriptions) {
   }
 }
 
+TEST(RegistryTest, RolesGroupTheNames) {
+  // Plan algorithms first, then cost models, then tuners, each sorted: the
+  // order of listings and of "valid:" lists.
+  CollectiveRegistry registry;
+  const auto ring = [](json::ObjectReader& o) { return std::make_unique<RingAlgorithm>(parse_ring_options(o)); };
+  registry.add("zeta_tuner", "t", ring, AlgorithmRole::kTuner);
+  registry.add("b_model", "m", ring, AlgorithmRole::kCostModel);
+  registry.add("y_plan", "p", ring);
+  registry.add("a_model", "m", ring, AlgorithmRole::kCostModel);
+  registry.add("x_plan", "p", ring, AlgorithmRole::kPlan);
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"x_plan", "y_plan", "a_model", "b_model", "zeta_tuner"}));
+  EXPECT_EQ(registry.names(AlgorithmRole::kPlan), (std::vector<std::string>{"x_plan", "y_plan"}));
+  EXPECT_EQ(registry.names(AlgorithmRole::kCostModel), (std::vector<std::string>{"a_model", "b_model"}));
+  EXPECT_EQ(registry.role("y_plan"), AlgorithmRole::kPlan);
+  EXPECT_EQ(registry.role("zeta_tuner"), AlgorithmRole::kTuner);
+  EXPECT_EQ(registry.role("ring"), std::nullopt);
+  std::vector<std::string> described;
+  for (const auto& [name, description] : registry.describe()) described.push_back(name);
+  EXPECT_EQ(described, registry.names());
+  EXPECT_EQ(error_of(registry, "a_mdoel"),
+            "unknown collective algorithm 'a_mdoel' (did you mean 'a_model'?); valid: x_plan, y_plan, a_model, "
+            "b_model, zeta_tuner");
+  // merge() keeps each entry's role.
+  CollectiveRegistry other;
+  other.add("c_model", "m", ring, AlgorithmRole::kCostModel);
+  registry.merge(std::move(other));
+  EXPECT_EQ(registry.role("c_model"), AlgorithmRole::kCostModel);
+}
+
 TEST(RegistryTest, UnknownNameSuggestsAndListsValidNames) {
   EXPECT_EQ(error_of(builtins(), "rign"),
             "unknown collective algorithm 'rign' (did you mean 'ring'?); valid: direct, "
