@@ -28,6 +28,7 @@
 #include "sim/simulator.h"
 #include "topology/topology.h"
 #include "topology/cluster_file.h"
+#include "experiments/report_format.h"
 
 namespace zx::tools {
 
@@ -55,19 +56,11 @@ std::string to_string(const NcclGraphs& graphs);
 /// "channels_run"}.
 nlohmann::ordered_json to_json(const NcclGraphs& graphs);
 
-/// A choice's candidates as JSON: `algorithm` and `time_us` or `refused`.
-nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates);
-/// The tuner's choices as JSON (docs/output_formats.md, "auto_choices"): a
-/// row per distinct call, its candidates' times (time_us) or refusals.
-nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& choices);
-/// One line of them: per kind, each algorithm run with its number of
-/// distinct calls and their sizes ("all_reduce: nvls x3 (1 MiB to 25 MiB),
-/// hierarchical x1 (96 MiB)"). Empty without choices.
-std::string auto_choices_summary(const std::vector<models::AutoChoice>& choices);
-/// The heading of the same summary for NCCL's cost model's picks
-/// (NetworkBackend::nccl_choices()).
-inline constexpr std::string_view kNcclChoicesTitle =
-    "nccl picked (per distinct call, algorithm/protocol by NCCL's cost model; --format json has each one's time)";
+// The tuner's choices in reports (experiments/report_format.h).
+using experiments::auto_choices_json;
+using experiments::auto_choices_summary;
+using experiments::candidates_json;
+using experiments::kNcclChoicesTitle;
 
 /// Parses --algo KIND=NAME flags. Throws zx::InputError for a malformed one.
 std::map<std::string, std::string> parse_algorithm_flags(const std::vector<std::string>& flags);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/knobs.h"
+#include "experiments/report_format.h"
 
 namespace zx::tools {
 
@@ -56,24 +57,12 @@ std::set<std::string> knob_flags_given(const CLI::App& cmd, experiments::Sweeper
 /// refines it.
 std::set<std::string> algorithm_kinds_named(const std::vector<std::string>& algo_flags);
 
-/// A knob's value in JSON: a number when the text is one ("200", "0.5"),
-/// else the text ("h200", "gpu:0=0.8").
-nlohmann::ordered_json knob_value_json(const std::string& value);
-
-/// --vary's arguments as a JSON object, {"KEY": [V1, V2], ...} in order,
-/// each value as knob_value_json gives it.
-nlohmann::ordered_json variations_json(const std::vector<std::string>& texts);
-
-/// One combination as a JSON object, {"KEY": V, ...} in order (values as
-/// knob_value_json gives them).
-nlohmann::ordered_json settings_json(const Settings& settings);
-
-/// A CSV field in quotes, quotes inside doubled (RFC 4180).
-std::string csv_quoted(const std::string& text);
-
-/// A CSV field as RFC 4180 wants it: as it is, or quoted (csv_quoted) when
-/// it holds a comma, a quote or a line break (names from users' files).
-std::string csv_field(const std::string& text);
+// The reports' formatting helpers (experiments/report_format.h).
+using experiments::csv_field;
+using experiments::csv_quoted;
+using experiments::knob_value_json;
+using experiments::settings_json;
+using experiments::variations_json;
 
 }  // namespace zx::tools
 
