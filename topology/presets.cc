@@ -481,138 +481,179 @@ std::vector<std::pair<std::string, std::string>> preset_descriptions() {
   return out;
 }
 
-Topology build_cluster(const ClusterSpec& s) {
-  validate(s);
-  TopologyBuilder b(fmt::format("<preset {}>", s.preset));
-  const LinkSpec nvlink{.kind = LinkKind::kNvlink,
-                        .bandwidth = s.nvlink_bandwidth,
-                        .latency = s.nvlink_latency,
-                        .efficiency = s.nvlink_efficiency};
+namespace {
+
+// The links inside one server of `s`.
+struct ServerLinks {
+  LinkSpec nvlink, device, tray, host, c2c, upi;
+  int trays = 0;  // PCIe switches of GPUs per server
+};
+
+ServerLinks server_links(const ClusterSpec& s) {
   auto pcie = [&](LinkKind gen, int lanes) {
     return LinkSpec{.kind = gen,
                     .bandwidth = pcie_bandwidth(gen, lanes),
                     .latency = s.pcie_latency,
                     .efficiency = s.pcie_efficiency};
   };
-  const LinkSpec device_link = pcie(s.device_pcie, s.device_pcie_lanes);
-  const LinkSpec tray_link = pcie(s.device_pcie, s.tray_uplink_lanes);
-  const LinkSpec host_link = pcie(s.host_pcie, s.host_pcie_lanes);
-  const LinkSpec c2c{.kind = LinkKind::kNvlinkC2c,
-                     .bandwidth = s.c2c_bandwidth,
-                     .latency = s.nvlink_latency,
-                     .efficiency = s.nvlink_efficiency};
-  const LinkSpec upi{.kind = s.host_attach == HostAttach::kNvlinkC2c ? LinkKind::kNvlinkC2c : LinkKind::kUpi,
-                     .bandwidth = s.upi_bandwidth,
-                     .latency = s.upi_latency,
-                     .efficiency = s.upi_efficiency};
-  const int trays = (s.gpus_per_node + s.gpus_per_pcie_switch - 1) / s.gpus_per_pcie_switch;
+  return ServerLinks{
+      .nvlink = {.kind = LinkKind::kNvlink,
+                 .bandwidth = s.nvlink_bandwidth,
+                 .latency = s.nvlink_latency,
+                 .efficiency = s.nvlink_efficiency},
+      .device = pcie(s.device_pcie, s.device_pcie_lanes),
+      .tray = pcie(s.device_pcie, s.tray_uplink_lanes),
+      .host = pcie(s.host_pcie, s.host_pcie_lanes),
+      .c2c = {.kind = LinkKind::kNvlinkC2c,
+              .bandwidth = s.c2c_bandwidth,
+              .latency = s.nvlink_latency,
+              .efficiency = s.nvlink_efficiency},
+      .upi = {.kind = s.host_attach == HostAttach::kNvlinkC2c ? LinkKind::kNvlinkC2c : LinkKind::kUpi,
+              .bandwidth = s.upi_bandwidth,
+              .latency = s.upi_latency,
+              .efficiency = s.upi_efficiency},
+      .trays = (s.gpus_per_node + s.gpus_per_pcie_switch - 1) / s.gpus_per_pcie_switch};
+}
 
-  std::vector<std::vector<NodeId>> backend_nics, front_end_nics;
-  for (int n = 0; n < s.nodes; ++n) {
-    auto add = [&](NodeKind kind, std::string leaf, int local, int rank = -1) {
-      return b.add_node({.kind = kind,
-                         .name = fmt::format("node{}/{}", n, leaf),
-                         .server = n,
-                         .local_index = local,
-                         .rank = rank});
-    };
-    std::vector<NodeId> gpus;
-    for (int g = 0; g < s.gpus_per_node; ++g) {
-      gpus.push_back(add(NodeKind::kGpu, fmt::format("gpu{}", g), g, n * s.gpus_per_node + g));
-    }
-    if (s.gpus_per_node > 1) {
-      const NodeId nvswitch = add(NodeKind::kNvSwitch, "nvswitch", 0);
-      for (NodeId g : gpus) b.add_cable(g, nvswitch, nvlink);
-    }
-    std::vector<NodeId> cpus;
-    if (s.host_attach == HostAttach::kNvlinkC2c) {
-      // Superchips: socket c carries GPUs [c * per, (c + 1) * per) on C2C
-      // links and their NICs on PCIe (see HostAttach).
-      const int per = s.gpus_per_node / s.cpus_per_node;
-      std::vector<NodeId> nics;
-      if (s.backend_network) {
-        for (int i = 0; i < s.gpus_per_node; ++i) nics.push_back(add(NodeKind::kNic, fmt::format("nic{}", i), i));
-      }
-      for (int c = 0; c < s.cpus_per_node; ++c) cpus.push_back(add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
-      for (int g = 0; g < s.gpus_per_node; ++g) {
-        const NodeId cpu = cpus[static_cast<std::size_t>(g / per)];
-        b.add_cable(gpus[static_cast<std::size_t>(g)], cpu, c2c);
-        if (s.backend_network && s.nic_attach == NicAttach::kHost) {
-          b.add_cable(nics[static_cast<std::size_t>(g)], cpu, device_link);
-        }
-      }
-      if (s.backend_network && s.nic_attach == NicAttach::kGpuSwitch) {
-        // Switch t takes GPUs and NICs [t * k, (t + 1) * k), k =
-        // gpus_per_pcie_switch, and links up to their socket (validate()
-        // keeps a switch's GPUs on one socket).
-        for (int t = 0; t < trays; ++t) {
-          const NodeId sw = add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t);
-          b.add_cable(sw, cpus[static_cast<std::size_t>(t * s.gpus_per_pcie_switch / per)], host_link);
-          for (int g = t * s.gpus_per_pcie_switch; g < std::min(s.gpus_per_node, (t + 1) * s.gpus_per_pcie_switch);
-               ++g) {
-            b.add_cable(gpus[static_cast<std::size_t>(g)], sw, device_link);
-            b.add_cable(nics[static_cast<std::size_t>(g)], sw, device_link);
-          }
-        }
-      }
-      if (s.backend_network) backend_nics.push_back(std::move(nics));
-    } else {
-      std::vector<NodeId> gpu_trays, nic_trays;
-      for (int t = 0; t < trays; ++t) {
-        gpu_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t));
-      }
-      for (int g = 0; g < s.gpus_per_node; ++g) {
-        b.add_cable(gpus[static_cast<std::size_t>(g)],
-                    gpu_trays[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)], device_link);
-      }
-      if (s.backend_network) {
-        // NIC trays of their own behind the GPU trays, or (kGpuSwitch) the
-        // NICs on the GPU trays' switches.
-        if (s.nic_attach == NicAttach::kHost) {
-          for (int t = 0; t < trays; ++t) {
-            nic_trays.push_back(add(NodeKind::kPcieSwitch, fmt::format("pcie_nic{}", t), trays + t));
-            b.add_cable(gpu_trays[static_cast<std::size_t>(t)], nic_trays.back(), tray_link);
-          }
-        }
-        const std::vector<NodeId>& nic_switches = s.nic_attach == NicAttach::kHost ? nic_trays : gpu_trays;
-        auto& nics = backend_nics.emplace_back();
-        for (int i = 0; i < s.gpus_per_node; ++i) {
-          nics.push_back(add(NodeKind::kNic, fmt::format("nic{}", i), i));
-          b.add_cable(nics.back(), nic_switches[static_cast<std::size_t>(i / s.gpus_per_pcie_switch)],
-                      device_link);
-        }
-      }
-      // Every GPU tray has its own x16 link up to a socket: with as many
-      // sockets as trays or more (ZionEX: 4 and 4), socket c takes tray
-      // c mod trays; with fewer, consecutive trays share a socket (DGX H100:
-      // 2 sockets, GPUs 0-3 on the first, 4-7 on the second, as `nvidia-smi
-      // topo -m` there gives their NUMA affinity), so that no GPU is cut off
-      // from the host.
-      for (int c = 0; c < s.cpus_per_node; ++c) {
-        cpus.push_back(add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
-        if (s.cpus_per_node >= trays) {
-          b.add_cable(cpus.back(), gpu_trays[static_cast<std::size_t>(c % trays)], host_link);
-        }
-      }
-      if (s.cpus_per_node < trays) {
-        for (int t = 0; t < trays; ++t) {
-          b.add_cable(cpus[static_cast<std::size_t>(t * s.cpus_per_node / trays)],
-                      gpu_trays[static_cast<std::size_t>(t)], host_link);
-        }
-      }
-    }
-    // Sockets of one host are fully linked; hosts of one server are not.
-    const std::size_t host = s.cpus_per_host > 0 ? static_cast<std::size_t>(s.cpus_per_host) : cpus.size();
-    for (std::size_t a = 0; a < cpus.size(); ++a) {
-      for (std::size_t c = a + 1; c < cpus.size() && c / host == a / host; ++c) b.add_cable(cpus[a], cpus[c], upi);
-    }
-    auto& fe = front_end_nics.emplace_back();
-    for (int c = 0; c < s.cpus_per_node; ++c) {
-      // Assumption: the front-end NIC sits on its socket's x16 host PCIe link generation.
-      fe.push_back(add(NodeKind::kNic, fmt::format("fe_nic{}", c), s.gpus_per_node + c));
-      b.add_cable(cpus[static_cast<std::size_t>(c)], fe.back(), host_link);
+// Adds the nodes and cables of server `n`; its nodes are named
+// "node<n>/<leaf>".
+struct ServerBuilder {
+  TopologyBuilder& b;
+  const ClusterSpec& s;
+  const ServerLinks& links;
+  int n;
+
+  NodeId add(NodeKind kind, std::string leaf, int local, int rank = -1) const {
+    return b.add_node(
+        {.kind = kind, .name = fmt::format("node{}/{}", n, leaf), .server = n, .local_index = local, .rank = rank});
+  }
+};
+
+// Superchips: socket c carries GPUs [c * per, (c + 1) * per) on C2C links
+// and their NICs on PCIe (see HostAttach). Returns the sockets.
+std::vector<NodeId> add_superchip_host(const ServerBuilder& sb, const std::vector<NodeId>& gpus,
+                                       std::vector<std::vector<NodeId>>& backend_nics) {
+  const ClusterSpec& s = sb.s;
+  const int per = s.gpus_per_node / s.cpus_per_node;
+  std::vector<NodeId> nics, cpus;
+  if (s.backend_network) {
+    for (int i = 0; i < s.gpus_per_node; ++i) nics.push_back(sb.add(NodeKind::kNic, fmt::format("nic{}", i), i));
+  }
+  for (int c = 0; c < s.cpus_per_node; ++c) cpus.push_back(sb.add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
+  for (int g = 0; g < s.gpus_per_node; ++g) {
+    const NodeId cpu = cpus[static_cast<std::size_t>(g / per)];
+    sb.b.add_cable(gpus[static_cast<std::size_t>(g)], cpu, sb.links.c2c);
+    if (s.backend_network && s.nic_attach == NicAttach::kHost) {
+      sb.b.add_cable(nics[static_cast<std::size_t>(g)], cpu, sb.links.device);
     }
   }
+  if (s.backend_network && s.nic_attach == NicAttach::kGpuSwitch) {
+    // Switch t takes GPUs and NICs [t * k, (t + 1) * k), k =
+    // gpus_per_pcie_switch, and links up to their socket (validate()
+    // keeps a switch's GPUs on one socket).
+    for (int t = 0; t < sb.links.trays; ++t) {
+      const NodeId sw = sb.add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t);
+      sb.b.add_cable(sw, cpus[static_cast<std::size_t>(t * s.gpus_per_pcie_switch / per)], sb.links.host);
+      for (int g = t * s.gpus_per_pcie_switch; g < std::min(s.gpus_per_node, (t + 1) * s.gpus_per_pcie_switch);
+           ++g) {
+        sb.b.add_cable(gpus[static_cast<std::size_t>(g)], sw, sb.links.device);
+        sb.b.add_cable(nics[static_cast<std::size_t>(g)], sw, sb.links.device);
+      }
+    }
+  }
+  if (s.backend_network) backend_nics.push_back(std::move(nics));
+  return cpus;
+}
+
+// GPUs behind PCIe switches (trays), NICs on trays of their own or on the
+// GPUs', each GPU tray linked up to a socket. Returns the sockets.
+std::vector<NodeId> add_pcie_host(const ServerBuilder& sb, const std::vector<NodeId>& gpus,
+                                  std::vector<std::vector<NodeId>>& backend_nics) {
+  const ClusterSpec& s = sb.s;
+  const int trays = sb.links.trays;
+  std::vector<NodeId> gpu_trays, nic_trays, cpus;
+  for (int t = 0; t < trays; ++t) gpu_trays.push_back(sb.add(NodeKind::kPcieSwitch, fmt::format("pcie_gpu{}", t), t));
+  for (int g = 0; g < s.gpus_per_node; ++g) {
+    sb.b.add_cable(gpus[static_cast<std::size_t>(g)], gpu_trays[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)],
+                   sb.links.device);
+  }
+  if (s.backend_network) {
+    // NIC trays of their own behind the GPU trays, or (kGpuSwitch) the
+    // NICs on the GPU trays' switches.
+    if (s.nic_attach == NicAttach::kHost) {
+      for (int t = 0; t < trays; ++t) {
+        nic_trays.push_back(sb.add(NodeKind::kPcieSwitch, fmt::format("pcie_nic{}", t), trays + t));
+        sb.b.add_cable(gpu_trays[static_cast<std::size_t>(t)], nic_trays.back(), sb.links.tray);
+      }
+    }
+    const std::vector<NodeId>& nic_switches = s.nic_attach == NicAttach::kHost ? nic_trays : gpu_trays;
+    auto& nics = backend_nics.emplace_back();
+    for (int i = 0; i < s.gpus_per_node; ++i) {
+      nics.push_back(sb.add(NodeKind::kNic, fmt::format("nic{}", i), i));
+      sb.b.add_cable(nics.back(), nic_switches[static_cast<std::size_t>(i / s.gpus_per_pcie_switch)],
+                     sb.links.device);
+    }
+  }
+  // Every GPU tray has its own x16 link up to a socket: with as many
+  // sockets as trays or more (ZionEX: 4 and 4), socket c takes tray
+  // c mod trays; with fewer, consecutive trays share a socket (DGX H100:
+  // 2 sockets, GPUs 0-3 on the first, 4-7 on the second, as `nvidia-smi
+  // topo -m` there gives their NUMA affinity), so that no GPU is cut off
+  // from the host.
+  for (int c = 0; c < s.cpus_per_node; ++c) {
+    cpus.push_back(sb.add(NodeKind::kCpu, fmt::format("cpu{}", c), c));
+    if (s.cpus_per_node >= trays) {
+      sb.b.add_cable(cpus.back(), gpu_trays[static_cast<std::size_t>(c % trays)], sb.links.host);
+    }
+  }
+  if (s.cpus_per_node < trays) {
+    for (int t = 0; t < trays; ++t) {
+      sb.b.add_cable(cpus[static_cast<std::size_t>(t * s.cpus_per_node / trays)],
+                     gpu_trays[static_cast<std::size_t>(t)], sb.links.host);
+    }
+  }
+  return cpus;
+}
+
+// Server n: its GPUs and NVLink switch, its host side, its sockets' links
+// and front-end NICs.
+void add_server(const ServerBuilder& sb, std::vector<std::vector<NodeId>>& backend_nics,
+                std::vector<std::vector<NodeId>>& front_end_nics) {
+  const ClusterSpec& s = sb.s;
+  std::vector<NodeId> gpus;
+  for (int g = 0; g < s.gpus_per_node; ++g) {
+    gpus.push_back(sb.add(NodeKind::kGpu, fmt::format("gpu{}", g), g, sb.n * s.gpus_per_node + g));
+  }
+  if (s.gpus_per_node > 1) {
+    const NodeId nvswitch = sb.add(NodeKind::kNvSwitch, "nvswitch", 0);
+    for (NodeId g : gpus) sb.b.add_cable(g, nvswitch, sb.links.nvlink);
+  }
+  const std::vector<NodeId> cpus = s.host_attach == HostAttach::kNvlinkC2c
+                                       ? add_superchip_host(sb, gpus, backend_nics)
+                                       : add_pcie_host(sb, gpus, backend_nics);
+  // Sockets of one host are fully linked; hosts of one server are not.
+  const std::size_t host = s.cpus_per_host > 0 ? static_cast<std::size_t>(s.cpus_per_host) : cpus.size();
+  for (std::size_t a = 0; a < cpus.size(); ++a) {
+    for (std::size_t c = a + 1; c < cpus.size() && c / host == a / host; ++c) {
+      sb.b.add_cable(cpus[a], cpus[c], sb.links.upi);
+    }
+  }
+  auto& fe = front_end_nics.emplace_back();
+  for (int c = 0; c < s.cpus_per_node; ++c) {
+    // Assumption: the front-end NIC sits on its socket's x16 host PCIe link generation.
+    fe.push_back(sb.add(NodeKind::kNic, fmt::format("fe_nic{}", c), s.gpus_per_node + c));
+    sb.b.add_cable(cpus[static_cast<std::size_t>(c)], fe.back(), sb.links.host);
+  }
+}
+
+}  // namespace
+
+Topology build_cluster(const ClusterSpec& s) {
+  validate(s);
+  TopologyBuilder b(fmt::format("<preset {}>", s.preset));
+  const ServerLinks links = server_links(s);
+  std::vector<std::vector<NodeId>> backend_nics, front_end_nics;
+  for (int n = 0; n < s.nodes; ++n) add_server(ServerBuilder{b, s, links, n}, backend_nics, front_end_nics);
   if (s.backend_network) {
     build_clos(b, s,
                ClosParams{.leaf_name = "rsw",

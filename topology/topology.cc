@@ -188,36 +188,44 @@ std::vector<bool> reached_from_hosts(const G& g, const internal::Graph& nodes) {
 
 }  // namespace
 
-Topology TopologyBuilder::build() {
-  std::unique_ptr<Pending> p = std::exchange(pending_, std::make_unique<Pending>());
-  std::vector<Diagnostic> errors;
-  auto error = [&](std::string location, std::string message) {
-    errors.push_back(Diagnostic{source_, std::move(location), std::move(message)});
-  };
+namespace {
 
-  auto impl = std::make_shared<TopologyImpl>();
-  const std::size_t n = p->nodes.size();
-  // Node names are moved into the graph below; keep them for messages.
-  std::vector<std::string> node_names;
-  for (const NodeInfo& info : p->nodes) node_names.push_back(info.name);
-  const auto node_where = [&](std::size_t i) {
-    return p->node_origins[i].empty() ? fmt::format("node {} '{}'", i, node_names[i])
-                                      : p->node_origins[i];
-  };
+// The problems build() finds, each at its node or link (as the file that
+// made it names it, else by index).
+class BuildChecks {
+ public:
+  BuildChecks(const std::string& source, const TopologyBuilder::Pending& p) : source_(source), p_(p) {
+    // Node names are moved into the graph; keep them for messages.
+    for (const NodeInfo& info : p.nodes) node_names_.push_back(info.name);
+  }
+  void error(std::string location, std::string message) {
+    errors_.push_back(Diagnostic{source_, std::move(location), std::move(message)});
+  }
+  std::string node_where(std::size_t i) const {
+    return p_.node_origins[i].empty() ? fmt::format("node {} '{}'", i, node_names_[i]) : p_.node_origins[i];
+  }
+  std::vector<Diagnostic>& errors() { return errors_; }
 
-  // Nodes: unique names, rank only on GPUs, ranks dense.
+ private:
+  const std::string& source_;
+  const TopologyBuilder::Pending& p_;
+  std::vector<std::string> node_names_;
+  std::vector<Diagnostic> errors_;
+};
+
+// Nodes: unique names, rank only on GPUs, ranks dense. Returns how many GPUs
+// hold each rank.
+std::vector<int> check_nodes(const TopologyBuilder::Pending& p, TopologyImpl& impl, BuildChecks& checks) {
   std::vector<int> rank_count;
-  for (std::size_t i = 0; i < n; ++i) {
-    const NodeInfo& info = p->nodes[i];
-    const std::string where = node_where(i);
-    if (info.name.empty()) error(where, "expected a non-empty name");
-    auto [it, inserted] = impl->by_name.emplace(info.name, NodeId{static_cast<std::uint32_t>(i)});
-    if (!inserted) {
-      error(where, fmt::format("duplicate name, first used by node {}", index(it->second)));
-    }
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const NodeInfo& info = p.nodes[i];
+    const std::string where = checks.node_where(i);
+    if (info.name.empty()) checks.error(where, "expected a non-empty name");
+    auto [it, inserted] = impl.by_name.emplace(info.name, NodeId{static_cast<std::uint32_t>(i)});
+    if (!inserted) checks.error(where, fmt::format("duplicate name, first used by node {}", index(it->second)));
     if (info.kind == NodeKind::kGpu) {
       if (info.rank < 0) {
-        error(where, fmt::format("expected a GPU rank >= 0, got {}", info.rank));
+        checks.error(where, fmt::format("expected a GPU rank >= 0, got {}", info.rank));
       } else {
         if (static_cast<std::size_t>(info.rank) >= rank_count.size()) {
           rank_count.resize(static_cast<std::size_t>(info.rank) + 1);
@@ -225,134 +233,154 @@ Topology TopologyBuilder::build() {
         ++rank_count[static_cast<std::size_t>(info.rank)];
       }
     } else if (info.rank != -1) {
-      error(where,
-            fmt::format("expected rank -1 on a {}, got {}", to_string(info.kind), info.rank));
+      checks.error(where, fmt::format("expected rank -1 on a {}, got {}", to_string(info.kind), info.rank));
     }
     if ((info.tier != SwitchTier::kNone) != (info.kind == NodeKind::kEthernetSwitch)) {
-      error(where, fmt::format("switch tier '{}' does not fit a {}", to_string(info.tier),
-                               to_string(info.kind)));
+      checks.error(where,
+                   fmt::format("switch tier '{}' does not fit a {}", to_string(info.tier), to_string(info.kind)));
     }
   }
   for (std::size_t r = 0; r < rank_count.size(); ++r) {
     if (rank_count[r] != 1) {
-      error("gpu ranks", fmt::format("expected ranks dense in 0..n-1, rank {} is used by {} GPUs",
-                                     r, rank_count[r]));
+      checks.error("gpu ranks",
+                   fmt::format("expected ranks dense in 0..n-1, rank {} is used by {} GPUs", r, rank_count[r]));
     }
   }
+  return rank_count;
+}
 
-  // Links.
-  for (const LinkInfo& l : p->links) {
-    const std::string where = p->link_origins[index(l.id)].empty()
-                                  ? fmt::format("link {}", index(l.id))
-                                  : p->link_origins[index(l.id)];
+// Links: endpoints that exist, no self loop, efficiency and latency in range.
+void check_links(const TopologyBuilder::Pending& p, BuildChecks& checks) {
+  const std::size_t n = p.nodes.size();
+  for (const LinkInfo& l : p.links) {
+    const std::string where =
+        p.link_origins[index(l.id)].empty() ? fmt::format("link {}", index(l.id)) : p.link_origins[index(l.id)];
     bool endpoints_ok = true;
     for (NodeId end : {l.src, l.dst}) {
       if (index(end) >= n) {
-        error(where, fmt::format("endpoint node {} does not exist ({} nodes)", index(end), n));
+        checks.error(where, fmt::format("endpoint node {} does not exist ({} nodes)", index(end), n));
         endpoints_ok = false;
       }
     }
     if (endpoints_ok && l.src == l.dst) {
-      error(where, fmt::format("self loop on node '{}'", p->nodes[index(l.src)].name));
+      checks.error(where, fmt::format("self loop on node '{}'", p.nodes[index(l.src)].name));
     }
     if (!(l.efficiency >= sim::kMinEfficiency && l.efficiency <= 1.0)) {
-      error(where, fmt::format("expected efficiency in [{}, 1], got {}", sim::kMinEfficiency, l.efficiency));
+      checks.error(where, fmt::format("expected efficiency in [{}, 1], got {}", sim::kMinEfficiency, l.efficiency));
     }
     if (l.latency < sim::Duration::zero()) {
-      error(where, fmt::format("expected latency >= 0, got {}", l.latency.to_string()));
+      checks.error(where, fmt::format("expected latency >= 0, got {}", l.latency.to_string()));
     }
   }
+}
 
-  // The graph proper, only from links whose endpoints exist.
-  for (NodeInfo& info : p->nodes)
-    boost::add_vertex(internal::NodeProps{std::move(info)}, impl->graph);
-  for (const LinkInfo& l : p->links) {
+// The graph proper, only from links whose endpoints exist.
+void add_graph(TopologyBuilder::Pending& p, TopologyImpl& impl) {
+  const std::size_t n = p.nodes.size();
+  for (NodeInfo& info : p.nodes) boost::add_vertex(internal::NodeProps{std::move(info)}, impl.graph);
+  for (const LinkInfo& l : p.links) {
     if (index(l.src) >= n || index(l.dst) >= n) continue;
-    auto [e, added] =
-        boost::add_edge(index(l.src), index(l.dst), internal::LinkProps{l}, impl->graph);
+    auto [e, added] = boost::add_edge(index(l.src), index(l.dst), internal::LinkProps{l}, impl.graph);
     ZX_CHECK(added, "vecS out-edge lists accept parallel edges");
-    impl->edge_of.push_back(e);
-    impl->links.push_back(l);
+    impl.edge_of.push_back(e);
+    impl.links.push_back(l);
   }
+}
 
-  // GPU ranks and all-pairs reachability (forward from GPU 0 and backward to
-  // it: together every GPU reaches every other).
-  if (errors.empty()) {
-    impl->gpu_by_rank.resize(rank_count.size());
-    for (std::size_t i = 0; i < n; ++i) {
-      const NodeInfo& info = impl->graph[i].info;
-      if (info.kind == NodeKind::kGpu) {
-        impl->gpu_by_rank[static_cast<std::size_t>(info.rank)] =
-            NodeId{static_cast<std::uint32_t>(i)};
-      }
-    }
-    if (impl->gpu_by_rank.empty()) {
-      // Every command simulates GPUs: a graph without one is refused here,
-      // not found later as an empty rank range.
-      error("/nodes", "the cluster has no GPU: expected at least one node of kind \"gpu\"");
-    }
-    if (impl->gpu_by_rank.size() > 1) {
-      const std::size_t g0 = index(impl->gpu_by_rank[0]);
-      const std::vector<bool> fwd = reachable_from(impl->graph, g0);
-      const std::vector<bool> bwd = reachable_from(boost::make_reverse_graph(impl->graph), g0);
-      for (NodeId g : impl->gpu_by_rank) {
-        if (!fwd[index(g)] || !bwd[index(g)]) {
-          const NodeInfo& info = impl->graph[index(g)].info;
-          error(node_where(index(g)),
-                fmt::format("GPU rank {} and GPU rank 0 cannot reach each other", info.rank));
-        }
-      }
-    }
-    // Host copies (input batches, host-memory tables' rows) run between a
-    // GPU and a CPU socket of its server, inside the server: on a server
-    // with sockets, every GPU needs such a path each way.
-    std::vector<bool> has_host;
-    for (std::size_t i = 0; i < n; ++i) {
-      const NodeInfo& info = impl->graph[i].info;
-      if (info.kind != NodeKind::kCpu || info.server < 0) continue;
-      if (has_host.size() <= static_cast<std::size_t>(info.server)) {
-        has_host.resize(static_cast<std::size_t>(info.server) + 1, false);
-      }
-      has_host[static_cast<std::size_t>(info.server)] = true;
-    }
-    if (!has_host.empty()) {
-      const std::vector<bool> down = reached_from_hosts(impl->graph, impl->graph);
-      const std::vector<bool> up = reached_from_hosts(boost::make_reverse_graph(impl->graph), impl->graph);
-      for (NodeId g : impl->gpu_by_rank) {
-        const NodeInfo& info = impl->graph[index(g)].info;
-        const auto server = static_cast<std::size_t>(info.server);
-        if (info.server < 0 || server >= has_host.size() || !has_host[server]) continue;
-        if (!down[index(g)] || !up[index(g)]) {
-          error(node_where(index(g)),
-                fmt::format("GPU rank {} has no path {} a CPU socket of its server (server {}) inside the server, "
-                            "through switches only: its host copies (input batches) need one each way; "
-                            "link its PCIe switch to a socket",
-                            info.rank, !down[index(g)] ? "from" : "to", info.server));
-        }
-      }
+// GPU ranks and all-pairs reachability (forward from GPU 0 and backward to
+// it: together every GPU reaches every other).
+void index_gpus(TopologyImpl& impl, std::size_t ranks, BuildChecks& checks) {
+  impl.gpu_by_rank.resize(ranks);
+  for (std::size_t i = 0; i < boost::num_vertices(impl.graph); ++i) {
+    const NodeInfo& info = impl.graph[i].info;
+    if (info.kind == NodeKind::kGpu) impl.gpu_by_rank[static_cast<std::size_t>(info.rank)] = NodeId{static_cast<std::uint32_t>(i)};
+  }
+  if (impl.gpu_by_rank.empty()) {
+    // Every command simulates GPUs: a graph without one is refused here,
+    // not found later as an empty rank range.
+    checks.error("/nodes", "the cluster has no GPU: expected at least one node of kind \"gpu\"");
+  }
+  if (impl.gpu_by_rank.size() <= 1) return;
+  const std::size_t g0 = index(impl.gpu_by_rank[0]);
+  const std::vector<bool> fwd = reachable_from(impl.graph, g0);
+  const std::vector<bool> bwd = reachable_from(boost::make_reverse_graph(impl.graph), g0);
+  for (NodeId g : impl.gpu_by_rank) {
+    if (!fwd[index(g)] || !bwd[index(g)]) {
+      const NodeInfo& info = impl.graph[index(g)].info;
+      checks.error(checks.node_where(index(g)),
+                   fmt::format("GPU rank {} and GPU rank 0 cannot reach each other", info.rank));
     }
   }
-  if (!errors.empty()) throw InputError(std::move(errors));
+}
 
-  // Compressed adjacency in link insertion order.
-  impl->out_offsets.assign(n + 1, 0);
-  impl->in_offsets.assign(n + 1, 0);
-  for (const LinkInfo& l : p->links) {
-    ++impl->out_offsets[index(l.src) + 1];
-    ++impl->in_offsets[index(l.dst) + 1];
+// Host copies (input batches, host-memory tables' rows) run between a GPU
+// and a CPU socket of its server, inside the server: on a server with
+// sockets, every GPU needs such a path each way.
+void check_host_paths(const TopologyImpl& impl, BuildChecks& checks) {
+  std::vector<bool> has_host;
+  for (std::size_t i = 0; i < boost::num_vertices(impl.graph); ++i) {
+    const NodeInfo& info = impl.graph[i].info;
+    if (info.kind != NodeKind::kCpu || info.server < 0) continue;
+    if (has_host.size() <= static_cast<std::size_t>(info.server)) {
+      has_host.resize(static_cast<std::size_t>(info.server) + 1, false);
+    }
+    has_host[static_cast<std::size_t>(info.server)] = true;
+  }
+  if (has_host.empty()) return;
+  const std::vector<bool> down = reached_from_hosts(impl.graph, impl.graph);
+  const std::vector<bool> up = reached_from_hosts(boost::make_reverse_graph(impl.graph), impl.graph);
+  for (NodeId g : impl.gpu_by_rank) {
+    const NodeInfo& info = impl.graph[index(g)].info;
+    const auto server = static_cast<std::size_t>(info.server);
+    if (info.server < 0 || server >= has_host.size() || !has_host[server]) continue;
+    if (!down[index(g)] || !up[index(g)]) {
+      checks.error(checks.node_where(index(g)),
+                   fmt::format("GPU rank {} has no path {} a CPU socket of its server (server {}) inside the "
+                               "server, through switches only: its host copies (input batches) need one each way; "
+                               "link its PCIe switch to a socket",
+                               info.rank, !down[index(g)] ? "from" : "to", info.server));
+    }
+  }
+}
+
+// Compressed adjacency in link insertion order.
+void build_adjacency(const TopologyBuilder::Pending& p, TopologyImpl& impl) {
+  const std::size_t n = p.nodes.size();
+  impl.out_offsets.assign(n + 1, 0);
+  impl.in_offsets.assign(n + 1, 0);
+  for (const LinkInfo& l : p.links) {
+    ++impl.out_offsets[index(l.src) + 1];
+    ++impl.in_offsets[index(l.dst) + 1];
   }
   for (std::size_t i = 0; i < n; ++i) {
-    impl->out_offsets[i + 1] += impl->out_offsets[i];
-    impl->in_offsets[i + 1] += impl->in_offsets[i];
+    impl.out_offsets[i + 1] += impl.out_offsets[i];
+    impl.in_offsets[i + 1] += impl.in_offsets[i];
   }
-  impl->out_flat.resize(p->links.size());
-  impl->in_flat.resize(p->links.size());
-  std::vector<std::uint32_t> out_next(impl->out_offsets.begin(), impl->out_offsets.end() - 1);
-  std::vector<std::uint32_t> in_next(impl->in_offsets.begin(), impl->in_offsets.end() - 1);
-  for (const LinkInfo& l : p->links) {
-    impl->out_flat[out_next[index(l.src)]++] = l.id;
-    impl->in_flat[in_next[index(l.dst)]++] = l.id;
+  impl.out_flat.resize(p.links.size());
+  impl.in_flat.resize(p.links.size());
+  std::vector<std::uint32_t> out_next(impl.out_offsets.begin(), impl.out_offsets.end() - 1);
+  std::vector<std::uint32_t> in_next(impl.in_offsets.begin(), impl.in_offsets.end() - 1);
+  for (const LinkInfo& l : p.links) {
+    impl.out_flat[out_next[index(l.src)]++] = l.id;
+    impl.in_flat[in_next[index(l.dst)]++] = l.id;
   }
+}
+
+}  // namespace
+
+Topology TopologyBuilder::build() {
+  std::unique_ptr<Pending> p = std::exchange(pending_, std::make_unique<Pending>());
+  BuildChecks checks(source_, *p);
+  auto impl = std::make_shared<TopologyImpl>();
+  const std::vector<int> rank_count = check_nodes(*p, *impl, checks);
+  check_links(*p, checks);
+  add_graph(*p, *impl);
+  if (checks.errors().empty()) {
+    index_gpus(*impl, rank_count.size(), checks);
+    check_host_paths(*impl, checks);
+  }
+  if (!checks.errors().empty()) throw InputError(std::move(checks.errors()));
+  build_adjacency(*p, *impl);
   return Topology(std::move(impl));
 }
 

@@ -80,8 +80,11 @@ class TopologyBuilder {
   /// Validates and freezes. The builder is left empty.
   Topology build();
 
- private:
+  /// The nodes and links added so far (opaque; topology.cc's build stages
+  /// read it).
   struct Pending;
+
+ private:
   std::string source_;
   std::unique_ptr<Pending> pending_;
 };
