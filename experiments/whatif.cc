@@ -441,160 +441,201 @@ void finish_points(std::vector<std::vector<WhatIfPoint>>& points,
   }
 }
 
-PlacedSweep run_points(const std::vector<WhatIfOptions>& variants, std::optional<int> keep_trace_of,
-                       const std::function<void(const WhatIfPoint&, int, int)>& progress,
-                       const RunningHook& running, const std::function<std::string(std::size_t)>& context = {},
-                       const SweepPlacement& placement = {}) {
-  std::vector<std::pair<std::size_t, std::size_t>> tasks;  // (variant, index into its nodes)
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    for (std::size_t i = 0; i < variants[v].nodes.size(); ++i) tasks.emplace_back(v, i);
+// One sweep's points as they are read back, found kept, or simulated here,
+// over MPI or on this process's threads; errors held per task until the
+// end, which reports the first in task order (finish_points).
+class SweepRun {
+ public:
+  SweepRun(const std::vector<WhatIfOptions>& variants, std::optional<int> keep_trace_of,
+           const std::function<void(const WhatIfPoint&, int, int)>& progress, const RunningHook& running,
+           const SweepPlacement& placement)
+      : variants_(variants), keep_trace_of_(keep_trace_of), progress_(progress), placement_(placement) {
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      for (std::size_t i = 0; i < variants[v].nodes.size(); ++i) tasks_.emplace_back(v, i);
+    }
+    out_.points.resize(variants.size());
+    for (std::size_t v = 0; v < variants.size(); ++v) out_.points[v].resize(variants[v].nodes.size());
+    errors_.resize(tasks_.size());
+    if (running) {
+      running_ = [this, running](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
+        const std::lock_guard<std::mutex> lock(progress_mutex_);
+        running(variant, nodes, p, seconds);
+      };
+    }
   }
-  PlacedSweep out;
-  std::vector<std::vector<WhatIfPoint>>& points = out.points;
-  points.resize(variants.size());
-  for (std::size_t v = 0; v < variants.size(); ++v) points[v].resize(variants[v].nodes.size());
-  std::vector<std::exception_ptr> errors(tasks.size());
 
-  if (placement.merged != nullptr) {
-    // Read back, not simulated: every task's outcome, in task order.
-    for (std::size_t t = 0; t < tasks.size(); ++t) {
-      const auto it = placement.merged->find(t);
-      ZX_CHECK(it != placement.merged->end(), "merge hands over every task of the sweep");
-      const auto [v, i] = tasks[t];
-      try {
-        points[v][i] = point_or_rethrow(it->second, placement.merged_source, fmt::format("/tasks/{}", t));
-      } catch (...) {
-        errors[t] = std::current_exception();
+  PlacedSweep run(const std::function<std::string(std::size_t)>& context) {
+    if (placement_.merged != nullptr) {
+      read_merged();
+      finish_points(out_.points, tasks_, errors_, true, context);
+      return std::move(out_);
+    }
+    // The tasks this process runs (or, over MPI, this job): all, or a share.
+    const bool over_mpi = placement_.mpi && experiments::Mpi::active();
+    costs_ = placement_.shard || over_mpi ? sweep_task_costs(variants_) : std::vector<double>(tasks_.size(), 1.0);
+    std::vector<std::size_t> here;
+    if (placement_.shard) {
+      here = experiments::shard_tasks(costs_, *placement_.shard);
+    } else {
+      for (std::size_t t = 0; t < tasks_.size(); ++t) here.push_back(t);
+    }
+    out_.computed = here;
+    total_ = static_cast<int>(here.size());
+    wanted_ = variants_.front().threads > 0 ? variants_.front().threads : experiments::available_cpus();
+    // Points kept by an earlier run are read, not simulated (on rank 0 alone
+    // over MPI: it hands out what is left).
+    if (placement_.kept && experiments::Mpi::rank() == 0) here = read_kept(here);
+    if (over_mpi) {
+      simulate_over_mpi(here);
+      if (experiments::Mpi::rank() != 0) {
+        out_.prints = false;
+        return std::move(out_);
       }
-      out.computed.push_back(t);
+    } else {
+      simulate_on_threads(here);
     }
-    finish_points(points, tasks, errors, true, context);
-    return out;
+    finish_points(out_.points, tasks_, errors_, !placement_.shard, context);
+    return std::move(out_);
   }
 
-  // The tasks this process runs (or, over MPI, this job): all, or a share.
-  const bool over_mpi = placement.mpi && experiments::Mpi::active();
-  const std::vector<double> costs =
-      placement.shard || over_mpi ? sweep_task_costs(variants) : std::vector<double>(tasks.size(), 1.0);
-  std::vector<std::size_t> here;
-  if (placement.shard) {
-    here = experiments::shard_tasks(costs, *placement.shard);
-  } else {
-    for (std::size_t t = 0; t < tasks.size(); ++t) here.push_back(t);
-  }
-  out.computed = here;
-  const int total = static_cast<int>(here.size());
-  std::atomic<int> done{0};
-  std::mutex progress_mutex;
-  RunningHook locked_running;
-  if (running) {
-    locked_running = [&](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
-      const std::lock_guard<std::mutex> lock(progress_mutex);
-      running(variant, nodes, p, seconds);
-    };
-  }
-  const auto simulate_task = [&](std::size_t t, WhatIfPoint& point) {
-    const auto [v, i] = tasks[t];
-    const int nodes = variants[v].nodes[i];
-    point = simulate_point(variants[v], static_cast<int>(v), nodes, keep_trace_of && *keep_trace_of == nodes,
-                           locked_running);
-    point.variant = static_cast<int>(v);
-  };
-  const auto report = [&](const WhatIfPoint& point, bool failed) {
-    const int finished = ++done;
-    if (progress && !failed) {
-      const std::lock_guard<std::mutex> lock(progress_mutex);
-      progress(point, finished, total);
+ private:
+  WhatIfPoint& point(std::size_t t) { return out_.points[tasks_[t].first][tasks_[t].second]; }
+
+  // Read back, not simulated: every task's outcome, in task order.
+  void read_merged() {
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+      const auto it = placement_.merged->find(t);
+      ZX_CHECK(it != placement_.merged->end(), "merge hands over every task of the sweep");
+      try {
+        point(t) = point_or_rethrow(it->second, placement_.merged_source, fmt::format("/tasks/{}", t));
+      } catch (...) {
+        errors_[t] = std::current_exception();
+      }
+      out_.computed.push_back(t);
     }
-  };
-  const int wanted = variants.front().threads > 0 ? variants.front().threads : experiments::available_cpus();
-  // Points kept by an earlier run are read, not simulated (on rank 0 alone
-  // over MPI: it hands out what is left).
-  if (placement.kept && experiments::Mpi::rank() == 0) {
+  }
+
+  // The tasks of `here` that no earlier run kept.
+  std::vector<std::size_t> read_kept(const std::vector<std::size_t>& here) {
     std::vector<std::size_t> left;
     for (const std::size_t t : here) {
-      const auto [v, i] = tasks[t];
       try {
-        if (std::optional<WhatIfPoint> kept = placement.kept(t)) {
-          points[v][i] = std::move(*kept);
-          points[v][i].variant = static_cast<int>(v);
-          report(points[v][i], false);
+        if (std::optional<WhatIfPoint> kept = placement_.kept(t)) {
+          point(t) = std::move(*kept);
+          point(t).variant = static_cast<int>(tasks_[t].first);
+          report(point(t), false);
           continue;
         }
       } catch (...) {
-        errors[t] = std::current_exception();
+        errors_[t] = std::current_exception();
         continue;
       }
       left.push_back(t);
     }
-    here = std::move(left);
+    return left;
   }
-  const int to_simulate = static_cast<int>(here.size());
-  std::vector<std::pair<std::size_t, std::size_t>> here_tasks;
-  for (const std::size_t t : here) here_tasks.push_back(tasks[t]);
 
-  if (over_mpi) {
-    // Each rank checks the memory of the sizes it may get, on its threads.
-    check_memory(variants, here_tasks, std::max(1, std::min(to_simulate, wanted)), keep_trace_of);
-    std::vector<double> here_costs;
-    for (const std::size_t t : here) here_costs.push_back(costs[t]);
-    std::vector<std::size_t> order;
-    for (const std::size_t k : experiments::largest_first(here_costs)) order.push_back(here[k]);
-    const experiments::TaskFunction run_task = [&](std::size_t t) {
-      WhatIfPoint point;
-      std::exception_ptr error;
-      try {
-        if (interrupt_requested()) check_interrupt();
-        simulate_task(t, point);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      return task_outcome_to_json(error ? nullptr : &point, error).dump();
-    };
-    const experiments::ResultFunction arrived = [&](std::size_t t, std::string bytes) {
-      const auto [v, i] = tasks[t];
-      bool failed = false;
-      try {
-        points[v][i] = point_or_rethrow(nlohmann::json::parse(bytes), "an MPI rank's result", "");
-        if (placement.keep) placement.keep(t, points[v][i]);
-      } catch (...) {
-        errors[t] = std::current_exception();
-        failed = true;
-      }
-      report(points[v][i], failed);
-    };
-    experiments::run_over_mpi(order, std::max(1, wanted), run_task, arrived);
-    if (experiments::Mpi::rank() != 0) {
-      out.prints = false;
-      return out;
+  void simulate_task(std::size_t t, WhatIfPoint& p) {
+    const auto [v, i] = tasks_[t];
+    const int nodes = variants_[v].nodes[i];
+    p = simulate_point(variants_[v], static_cast<int>(v), nodes, keep_trace_of_ && *keep_trace_of_ == nodes,
+                       running_);
+    p.variant = static_cast<int>(v);
+  }
+
+  void report(const WhatIfPoint& p, bool failed) {
+    const int finished = ++done_;
+    if (progress_ && !failed) {
+      const std::lock_guard<std::mutex> lock(progress_mutex_);
+      progress_(p, finished, total_);
     }
-    finish_points(points, tasks, errors, !placement.shard, context);
+  }
+
+  std::vector<std::pair<std::size_t, std::size_t>> tasks_of(const std::vector<std::size_t>& here) const {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (const std::size_t t : here) out.push_back(tasks_[t]);
     return out;
   }
 
-  std::atomic<int> next{0};
-  const auto worker = [&] {
-    for (int k = next++; k < to_simulate && !interrupt_requested(); k = next++) {
-      const std::size_t t = here[static_cast<std::size_t>(k)];
-      const auto [v, i] = tasks[t];
-      WhatIfPoint& point = points[v][i];
+  // Handed out over the MPI job's ranks, largest first; rank 0 collects.
+  void simulate_over_mpi(const std::vector<std::size_t>& here) {
+    const int to_simulate = static_cast<int>(here.size());
+    // Each rank checks the memory of the sizes it may get, on its threads.
+    check_memory(variants_, tasks_of(here), std::max(1, std::min(to_simulate, wanted_)), keep_trace_of_);
+    std::vector<double> here_costs;
+    for (const std::size_t t : here) here_costs.push_back(costs_[t]);
+    std::vector<std::size_t> order;
+    for (const std::size_t k : experiments::largest_first(here_costs)) order.push_back(here[k]);
+    const experiments::TaskFunction run_task = [&](std::size_t t) {
+      WhatIfPoint p;
+      std::exception_ptr error;
       try {
-        simulate_task(t, point);
-        if (placement.keep) placement.keep(t, point);
+        if (interrupt_requested()) check_interrupt();
+        simulate_task(t, p);
       } catch (...) {
-        errors[t] = std::current_exception();
+        error = std::current_exception();
       }
-      report(point, errors[t] != nullptr);
-    }
-  };
-  const int threads = std::max(1, std::min(to_simulate, wanted));
-  check_memory(variants, here_tasks, threads, keep_trace_of);
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  finish_points(points, tasks, errors, !placement.shard, context);
-  return out;
+      return task_outcome_to_json(error ? nullptr : &p, error).dump();
+    };
+    const experiments::ResultFunction arrived = [&](std::size_t t, std::string bytes) {
+      bool failed = false;
+      try {
+        point(t) = point_or_rethrow(nlohmann::json::parse(bytes), "an MPI rank's result", "");
+        if (placement_.keep) placement_.keep(t, point(t));
+      } catch (...) {
+        errors_[t] = std::current_exception();
+        failed = true;
+      }
+      report(point(t), failed);
+    };
+    experiments::run_over_mpi(order, std::max(1, wanted_), run_task, arrived);
+  }
+
+  // On this process's threads, each taking the next task.
+  void simulate_on_threads(const std::vector<std::size_t>& here) {
+    const int to_simulate = static_cast<int>(here.size());
+    std::atomic<int> next{0};
+    const auto worker = [&] {
+      for (int k = next++; k < to_simulate && !interrupt_requested(); k = next++) {
+        const std::size_t t = here[static_cast<std::size_t>(k)];
+        WhatIfPoint& p = point(t);
+        try {
+          simulate_task(t, p);
+          if (placement_.keep) placement_.keep(t, p);
+        } catch (...) {
+          errors_[t] = std::current_exception();
+        }
+        report(p, errors_[t] != nullptr);
+      }
+    };
+    const int threads = std::max(1, std::min(to_simulate, wanted_));
+    check_memory(variants_, tasks_of(here), threads, keep_trace_of_);
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& t : pool) t.join();
+  }
+
+  const std::vector<WhatIfOptions>& variants_;
+  std::optional<int> keep_trace_of_;
+  const std::function<void(const WhatIfPoint&, int, int)>& progress_;
+  RunningHook running_;
+  const SweepPlacement& placement_;
+  std::vector<std::pair<std::size_t, std::size_t>> tasks_;  // (variant, index into its nodes)
+  PlacedSweep out_;
+  std::vector<std::exception_ptr> errors_;
+  std::vector<double> costs_;
+  int total_ = 0;
+  int wanted_ = 1;
+  std::atomic<int> done_{0};
+  std::mutex progress_mutex_;
+};
+
+PlacedSweep run_points(const std::vector<WhatIfOptions>& variants, std::optional<int> keep_trace_of,
+                       const std::function<void(const WhatIfPoint&, int, int)>& progress,
+                       const RunningHook& running, const std::function<std::string(std::size_t)>& context = {},
+                       const SweepPlacement& placement = {}) {
+  return SweepRun(variants, keep_trace_of, progress, running, placement).run(context);
 }
 
 }  // namespace
