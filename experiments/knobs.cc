@@ -304,6 +304,34 @@ std::string settings_label(const Settings& settings) {
   return out;
 }
 
+nlohmann::ordered_json knob_value_json(const std::string& value) {
+  double x = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, x);
+  if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(x)) return value;
+  std::int64_t i = 0;
+  const auto [iptr, iec] = std::from_chars(value.data(), end, i);
+  if (iec == std::errc() && iptr == end) return i;
+  return x;
+}
+
+nlohmann::ordered_json variations_json(const std::vector<std::string>& texts) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const std::string& text : texts) {
+    const Variation v = parse_variation(text);
+    nlohmann::ordered_json values = nlohmann::ordered_json::array();
+    for (const std::string& value : v.values) values.push_back(knob_value_json(value));
+    out[v.key] = std::move(values);
+  }
+  return out;
+}
+
+nlohmann::ordered_json settings_json(const Settings& settings) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : settings) out[key] = knob_value_json(value);
+  return out;
+}
+
 void check_knob_conflicts(const std::vector<Variation>& varied, const GivenFlags& given) {
   for (const Variation& v : varied) {
     const Knob* knob = find_knob(v.key);

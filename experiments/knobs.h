@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "experiments/scenario.h"
 
 namespace zx::experiments {
@@ -118,6 +120,18 @@ std::vector<Settings> all_combinations(const std::vector<Variation>& variations)
 
 /// "nic-gbit=400 a2a-precision=fp16"; "base" for no settings.
 std::string settings_label(const Settings& settings);
+
+/// A knob's value in JSON: a number when the text is one ("200", "0.5"),
+/// else the text ("h200", "gpu:0=0.8").
+nlohmann::ordered_json knob_value_json(const std::string& value);
+
+/// --vary's arguments as a JSON object, {"KEY": [V1, V2], ...} in order,
+/// each value as knob_value_json gives it.
+nlohmann::ordered_json variations_json(const std::vector<std::string>& texts);
+
+/// One combination as a JSON object, {"KEY": V, ...} in order (values as
+/// knob_value_json gives them).
+nlohmann::ordered_json settings_json(const Settings& settings);
 
 /// What a command was given besides --vary, for check_knob_conflicts: the
 /// knobs' flags on its command line ("--nic-gbit"), the collective kinds

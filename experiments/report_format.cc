@@ -17,44 +17,6 @@
 
 namespace zx::experiments {
 
-nlohmann::ordered_json knob_value_json(const std::string& value) {
-  double x = 0;
-  const char* end = value.data() + value.size();
-  const auto [ptr, ec] = std::from_chars(value.data(), end, x);
-  if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(x)) return value;
-  std::int64_t i = 0;
-  const auto [iptr, iec] = std::from_chars(value.data(), end, i);
-  if (iec == std::errc() && iptr == end) return i;
-  return x;
-}
-
-nlohmann::ordered_json variations_json(const std::vector<std::string>& texts) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const std::string& text : texts) {
-    const Variation v = parse_variation(text);
-    nlohmann::ordered_json values = nlohmann::ordered_json::array();
-    for (const std::string& value : v.values) values.push_back(knob_value_json(value));
-    out[v.key] = std::move(values);
-  }
-  return out;
-}
-
-nlohmann::ordered_json settings_json(const Settings& settings) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : settings) out[key] = knob_value_json(value);
-  return out;
-}
-
-std::string csv_quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string csv_field(const std::string& text) {
-  return text.find_first_of(",\"\r\n") == std::string::npos ? text : csv_quoted(text);
-}
-
 namespace {
 
 // "1 KiB", "25.5 MiB": binary units, three significant digits.
@@ -70,23 +32,6 @@ std::string binary_size(sim::Bytes bytes) {
 }
 
 }  // namespace
-
-nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const models::AutoChoice::Candidate& k : candidates) {
-    nlohmann::ordered_json one;
-    one["algorithm"] = k.algorithm;
-    if (k.time) {
-      one["time_us"] = k.time->to_seconds() * 1e6;
-    } else if (k.slower_than) {
-      one["slower_than_us"] = k.slower_than->to_seconds() * 1e6;
-    } else {
-      one["refused"] = k.refused;
-    }
-    out.push_back(std::move(one));
-  }
-  return out;
-}
 
 nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& choices) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();

@@ -1,9 +1,9 @@
 // File: experiments/report_format.h
 //
-// Pieces the reports of several commands share, in their text, CSV and JSON
-// forms: knob settings as JSON, CSV quoting (RFC 4180), and the tuner's and
-// NCCL's cost model's per-call choices (docs/output_formats.md,
-// "auto_choices").
+// What the reports of several commands say of the tuner's and NCCL's cost
+// model's per-call choices, as JSON and as one line (docs/output_formats.md,
+// "auto_choices"). Knob values as JSON are knobs.h's, CSV fields
+// result_schema.h's, a choice's candidates whatif_codec.h's.
 
 #ifndef ZIONSIM_EXPERIMENTS_REPORT_FORMAT_H_
 #define ZIONSIM_EXPERIMENTS_REPORT_FORMAT_H_
@@ -15,31 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/knobs.h"
+#include "experiments/whatif_codec.h"
 #include "models/execution/network_backend.h"
 
 namespace zx::experiments {
 
-/// A knob's value in JSON: a number when the text is one ("200", "0.5"),
-/// else the text ("h200", "gpu:0=0.8").
-nlohmann::ordered_json knob_value_json(const std::string& value);
-
-/// --vary's arguments as a JSON object, {"KEY": [V1, V2], ...} in order,
-/// each value as knob_value_json gives it.
-nlohmann::ordered_json variations_json(const std::vector<std::string>& texts);
-
-/// One combination as a JSON object, {"KEY": V, ...} in order (values as
-/// knob_value_json gives them).
-nlohmann::ordered_json settings_json(const Settings& settings);
-
-/// A CSV field in quotes, quotes inside doubled (RFC 4180).
-std::string csv_quoted(const std::string& text);
-
-/// A CSV field as RFC 4180 wants it: as it is, or quoted (csv_quoted) when
-/// it holds a comma, a quote or a line break (names from users' files).
-std::string csv_field(const std::string& text);
-
-/// A choice's candidates as JSON: `algorithm` and `time_us` or `refused`.
-nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates);
 /// The tuner's choices as JSON (docs/output_formats.md, "auto_choices"): a
 /// row per distinct call, its candidates' times (time_us) or refusals.
 nlohmann::ordered_json auto_choices_json(const std::vector<models::AutoChoice>& choices);

@@ -12,6 +12,7 @@
 #include "base/json_reader.h"
 #include "models/collectives/plugins/plugin_loader.h"
 #include "models/collectives/plugins/schedule_file.h"
+#include "models/execution/backend_algorithms.h"
 #include "models/network/topology_links.h"
 
 namespace zx::experiments {
@@ -225,6 +226,56 @@ void check_algorithm_options(const std::map<std::string, std::string>& options,
       throw InputError(Diagnostic{"--options", "", message + fmt::format("; valid: {}", fmt::join(names, ", "))});
     }
     (void)registry.create(name, text);  // its own errors, before anything runs
+  }
+}
+
+std::map<std::string, std::string> parse_algorithm_options(const std::vector<std::string>& flags) {
+  std::map<std::string, std::string> out;
+  for (const std::string& flag : flags) {
+    const auto eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+      throw InputError(Diagnostic{"--options", "", fmt::format("expected NAME=JSON, got '{}'", flag)});
+    }
+    const std::string name = flag.substr(0, eq);
+    json::check_json_depth(flag.substr(eq + 1), "--options " + name);  // before anything parses it
+    if (!out.emplace(name, flag.substr(eq + 1)).second) {
+      throw InputError(Diagnostic{
+          "--options", "", fmt::format("'{}': options for {} given twice; give them in one JSON object", flag, name)});
+    }
+  }
+  return out;
+}
+
+void check_algorithm_options_used(const std::map<std::string, std::string>& options,
+                                  const std::vector<std::string>& used) {
+  // "auto" runs its candidates: every algorithm of the registry unless its
+  // options list them (malformed options are check_algorithm_options's to
+  // report).
+  std::vector<std::string> runs = used;
+  if (std::find(used.begin(), used.end(), models::kAutoAlgorithm) != used.end()) {
+    const auto it = options.find(models::kAutoAlgorithm);
+    const nlohmann::json doc = it == options.end()                ? nlohmann::json::object()
+                               : !json::json_depth_ok(it->second) ? nlohmann::json()
+                                                                  : nlohmann::json::parse(it->second, nullptr, false);
+    if (!doc.is_object() || !doc.contains("candidates")) return;
+    if (doc["candidates"].is_array()) {
+      for (const nlohmann::json& c : doc["candidates"]) {
+        if (c.is_string()) runs.push_back(c.get<std::string>());
+      }
+    }
+  }
+  for (const auto& [name, text] : options) {
+    if (std::find(runs.begin(), runs.end(), name) != runs.end()) continue;
+    std::vector<std::string> sorted = used;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    std::string message = fmt::format("'{}={}': no collective of this run uses {}", name, text, name);
+    if (const auto guess = json::closest_match(name, sorted)) {
+      message += fmt::format(" (did you mean '{}'?); they use {}", *guess, fmt::join(sorted, ", "));
+    } else {
+      message += fmt::format("; they use {} (--algo KIND={} picks it)", fmt::join(sorted, ", "), name);
+    }
+    throw InputError(Diagnostic{"--options", "", message});
   }
 }
 

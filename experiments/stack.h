@@ -142,6 +142,17 @@ void check_algorithm_for(const models::collectives::CollectiveRegistry& registry
 void check_algorithm_options(const std::map<std::string, std::string>& options,
                              const models::collectives::CollectiveRegistry& registry);
 
+/// Algorithm name -> options JSON from --options flags (NAME=JSON, each
+/// NAME at most once). Throws zx::InputError naming --options otherwise.
+std::map<std::string, std::string> parse_algorithm_options(const std::vector<std::string>& flags);
+
+/// Checks that every algorithm given --options is among `used` (what the
+/// run picks, in any of its variants; "auto" runs its candidates too):
+/// options that nothing would read are a mistake. Throws zx::InputError
+/// naming --options.
+void check_algorithm_options_used(const std::map<std::string, std::string>& options,
+                                  const std::vector<std::string>& used);
+
 /// A simulator, the network model of a topology on it, the collective
 /// algorithms and the backend that runs collectives with them.
 class Stack {

@@ -184,6 +184,23 @@ std::vector<models::AutoChoice> decode_auto_choices(const json& list, const std:
   return choices_from_json(Reader(wrapper, source, parent), key);
 }
 
+ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates) {
+  ordered_json out = ordered_json::array();
+  for (const models::AutoChoice::Candidate& k : candidates) {
+    ordered_json one;
+    one["algorithm"] = k.algorithm;
+    if (k.time) {
+      one["time_us"] = k.time->to_seconds() * 1e6;
+    } else if (k.slower_than) {
+      one["slower_than_us"] = k.slower_than->to_seconds() * 1e6;
+    } else {
+      one["refused"] = k.refused;
+    }
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
 ordered_json encode_candidates(const std::vector<models::AutoChoice::Candidate>& candidates) {
   return candidates_to_json(candidates);
 }

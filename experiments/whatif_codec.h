@@ -39,6 +39,11 @@ nlohmann::ordered_json encode_candidates(const std::vector<models::AutoChoice::C
 std::vector<models::AutoChoice::Candidate> decode_candidates(const nlohmann::json& list, const std::string& source,
                                                              const std::string& where);
 
+/// A choice's candidates as the outputs write them (docs/output_formats.md):
+/// `algorithm` and `time_us`, `slower_than_us` or `refused`. Not lossless:
+/// encode_candidates is.
+nlohmann::ordered_json candidates_json(const std::vector<models::AutoChoice::Candidate>& candidates);
+
 /// Throws zx::InputError naming `source` and the JSON pointer below `where`
 /// for a document that is not one whatif_point_to_json wrote.
 WhatIfPoint whatif_point_from_json(const nlohmann::json& doc, const std::string& source, const std::string& where);

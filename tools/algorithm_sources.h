@@ -39,17 +39,10 @@ std::shared_ptr<AlgorithmSources> add_algorithm_options(CLI::App& cmd, bool with
 /// Throws zx::InputError for a plug-in or schedule that cannot be used.
 void fill_registry(const AlgorithmSources& sources, models::collectives::CollectiveRegistry& registry);
 
-/// Algorithm name -> options JSON from --options flags (NAME=JSON, each
-/// NAME at most once). Throws zx::InputError naming --options otherwise.
-std::map<std::string, std::string> parse_algorithm_options(const std::vector<std::string>& flags);
-
+// --options' parsing and checks are experiments/stack.h's.
 using experiments::check_algorithm_options;
-
-/// Checks that every algorithm given --options is among `used` (what the
-/// run picks, in any of its variants): options that nothing would read are
-/// a mistake. Throws zx::InputError naming --options.
-void check_algorithm_options_used(const std::map<std::string, std::string>& options,
-                                  const std::vector<std::string>& used);
+using experiments::check_algorithm_options_used;
+using experiments::parse_algorithm_options;
 
 }  // namespace zx::tools
 

@@ -249,29 +249,10 @@ TEST(CliTest, CollectiveTable) {
   for (const char* key : {"\"size_bytes\"", "\"time_us\"", "\"algbw_gbyte_per_s\"", "\"busbw_gbyte_per_s\""}) {
     EXPECT_TRUE(contains(j.out, key)) << key;
   }
-}
-
-// A sweep from zero bytes has one zero-byte row (zero time: nothing moves)
-// and continues from one element, doubling: 0, 4, 8, 16 for fp32.
-TEST(CliTest, CollectiveSweepFromZeroEnds) {
+  // A sweep from zero bytes (its sizes: experiments/collective_sweep_test.cc).
   const Result r = run({"collective", "--nodes", "1", "-b", "0", "-e", "16", "--format", "csv"});
   ASSERT_EQ(r.status, kExitOk) << r.err;
-  std::vector<std::string> sizes;
-  std::istringstream in(r.out);
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) sizes.push_back(line.substr(0, line.find(',')));
-  EXPECT_EQ(sizes, (std::vector<std::string>{"0", "4", "8", "16"})) << r.out;
-  EXPECT_TRUE(contains(r.out, "0,0,fp32,ring,0.000,")) << r.out;
-  // Steps smaller than an element round to the size before them: no
-  // repeated rows (1, 1.5, 2.25, ... bytes are 0 bytes of fp32 until 4).
-  const Result fine = run({"collective", "--nodes", "1", "-b", "1", "-e", "8", "-f", "1.5", "--format", "csv"});
-  ASSERT_EQ(fine.status, kExitOk) << fine.err;
-  std::vector<std::string> fine_sizes;
-  std::istringstream fine_in(fine.out);
-  std::getline(fine_in, line);  // header
-  while (std::getline(fine_in, line)) fine_sizes.push_back(line.substr(0, line.find(',')));
-  EXPECT_EQ(fine_sizes, (std::vector<std::string>{"0", "4", "8"})) << fine.out;
+  EXPECT_TRUE(contains(r.out, "\n0,0,fp32,ring,0.000,0.0000,0.0000\n4,1,fp32,ring,")) << r.out;
 }
 
 // The CSV data rows of a run, without the header.
@@ -284,86 +265,23 @@ std::vector<std::string> csv_rows(const std::string& text) {
   return rows;
 }
 
-// The hierarchical default pipelines a large collective across servers:
-// a 64 MiB all-reduce on two ZionEX servers (four slices) takes less than
-// in one slice, yet no less than its NICs allow: each GPU's NIC sends
-// (G-1)/G x S/L in the reduce-scatter and again in the all-gather, S/L =
-// 8 MiB in all, at 200 Gb/s at most.
-TEST(CliTest, PipelinedHierarchicalBeatsOneSliceButNotTheNics) {
-  const auto time_us = [](const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"collective", "--nodes", "2", "--algo", "hierarchical", "-b", "64M", "-e", "64M",
-                                     "--format", "csv"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const Result r = run(args);
-    EXPECT_EQ(r.status, kExitOk) << r.err;
-    const std::vector<std::string> rows = csv_rows(r.out);
-    EXPECT_EQ(rows.size(), 1u) << r.out;
-    if (rows.size() != 1) return 0.0;
-    // size_bytes,count,type,algorithm,time_us,...
-    std::stringstream fields(rows.front());
-    std::string field;
-    for (int i = 0; i < 5; ++i) std::getline(fields, field, ',');
-    return std::stod(field);
-  };
-  const double pipelined = time_us({});
-  const double whole = time_us({"--options", R"(hierarchical={"chunks": 1})"});
-  const double nic_bound_us = 8.0 * (1 << 20) / 25e9 * 1e6;  // 335.5 us
-  EXPECT_GE(pipelined, nic_bound_us);
-  EXPECT_LT(pipelined, 0.8 * whole) << pipelined << " us pipelined, " << whole << " us in one slice";
-}
-
-// collective --algo auto: at every size its time is the least of the
-// other columns (every algorithm that runs all-reduce, the candidates it
-// has by default) and its chosen column names that column; the table says
-// what it ran. On one HGX server NVLink SHARP wins some sizes, not all.
-TEST(CliTest, CollectiveAutoIsTheFastestColumn) {
-  const std::vector<std::string> algorithms = {"double_binary_tree", "halving_doubling", "hierarchical", "nvls",
-                                               "ring"};
-  std::vector<std::string> args = {"collective", "--cluster", "hgx", "-b", "1K", "-e", "1G", "-f", "32"};
-  for (const std::string& a : algorithms) {
-    args.push_back("--algo");
-    args.push_back(a);
-  }
-  args.push_back("--algo");
-  args.push_back("auto");
+// collective --algo auto: the CSV's `chosen` names what it ran (empty in
+// the other columns), and the table's footnote says so as runs of sizes.
+// That it is the fastest column: experiments/collective_sweep_test.cc.
+TEST(CliTest, CollectiveAutoSaysWhatItRan) {
+  const std::vector<std::string> args = {"collective", "--cluster", "hgx", "-b", "1K", "-e", "1G", "-f", "32",
+                                         "--algo", "ring", "--algo", "nvls", "--algo", "auto"};
   std::vector<std::string> csv = args;
-  csv.push_back("--format");
-  csv.push_back("csv");
+  csv.insert(csv.end(), {"--format", "csv"});
   const Result r = run(csv);
   ASSERT_EQ(r.status, kExitOk) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
             "size_bytes,count,type,algorithm,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s,chosen");
   const std::vector<std::string> rows = csv_rows(r.out);
-  const std::size_t columns = algorithms.size() + 1;
-  ASSERT_EQ(rows.size(), 5 * columns);
-  std::set<std::string> chosen;
-  for (std::size_t size = 0; size < 5; ++size) {
-    std::map<std::string, double> time_us;
-    std::string auto_chose;
-    for (std::size_t c = 0; c < columns; ++c) {
-      std::vector<std::string> fields;
-      std::stringstream line(rows[size * columns + c]);
-      for (std::string field; std::getline(line, field, ',');) fields.push_back(field);
-      if (fields.size() == 7) fields.push_back("");  // an empty last field
-      ASSERT_EQ(fields.size(), 8u) << rows[size * columns + c];
-      time_us[fields[3]] = std::stod(fields[4]);
-      if (fields[3] == "auto") auto_chose = fields[7];
-      else EXPECT_EQ(fields[7], "") << rows[size * columns + c];
-    }
-    double least = 1e300;
-    std::string fastest;
-    for (const std::string& a : algorithms) {
-      if (time_us[a] < least) {
-        least = time_us[a];
-        fastest = a;
-      }
-    }
-    EXPECT_EQ(auto_chose, fastest) << rows[size * columns];
-    EXPECT_EQ(time_us["auto"], least) << rows[size * columns];
-    chosen.insert(auto_chose);
-  }
-  EXPECT_TRUE(chosen.contains("nvls"));
-  EXPECT_GE(chosen.size(), 2u);
+  ASSERT_EQ(rows.size(), 5u * 3u);
+  EXPECT_TRUE(rows[0].starts_with("1024,256,fp32,ring,") && rows[0].ends_with(",")) << rows[0];  // chosen: empty
+  EXPECT_TRUE(rows[1].starts_with("1024,256,fp32,nvls,") && rows[1].ends_with(",")) << rows[1];
+  EXPECT_TRUE(rows[2].starts_with("1024,256,fp32,auto,") && rows[2].ends_with(",nvls")) << rows[2];
   const Result t = run(args);
   ASSERT_EQ(t.status, kExitOk) << t.err;
   EXPECT_TRUE(contains(t.out, "# auto ran nvls from 1 KiB to 32 KiB; ")) << t.out;
@@ -474,64 +392,10 @@ TEST(CliTest, TopologySummaryOfSuperchips) {
   EXPECT_FALSE(contains(zionex.out, "NVLink SHARP")) << zionex.out;
 }
 
-// NVLink SHARP on one HGX server: NVLS's all-reduce moves S + S/n up and
-// S down per GPU where the ring moves 2(n-1)/n S each way, at the
-// switch's fitted share of the link; at 1 GiB its bus bandwidth is about
-// 1.37x the ring's (NCCL measured 480 against 370 GB/s: 1.30x).
-TEST(CliTest, NvlsBeatsTheRingOnHopperSwitches) {
-  const Result r = run({"collective", "--cluster", "hgx", "--algo", "ring", "--algo", "nvls", "-b", "1G", "-e", "1G",
-                        "--format", "csv"});
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const auto rows = csv_records(r.out);
-  ASSERT_EQ(rows.size(), 2u) << r.out;
-  EXPECT_EQ(rows[0].at("algorithm"), "ring");
-  EXPECT_EQ(rows[1].at("algorithm"), "nvls");
-  const double nvls_busbw = std::stod(rows[1].at("busbw_gbyte_per_s"));
-  const double ratio = nvls_busbw / std::stod(rows[0].at("busbw_gbyte_per_s"));
-  EXPECT_GT(ratio, 1.3) << r.out;
-  EXPECT_LT(ratio, 1.45) << r.out;
-  EXPECT_NEAR(nvls_busbw, 480, 0.05 * 480) << r.out;
+// `list collectives` names NVLS (its figures: experiments/collective_sweep_test.cc).
+TEST(CliTest, ListCollectivesHasNvls) {
   const Result list = run({"list", "collectives"});
   EXPECT_TRUE(contains(list.out, "nvls")) << list.out;
-}
-
-// NCCL's cost model sees a B200 and a B300 as NCCL does: Hopper's tuning
-// rows with Blackwell's NVLink (18 links of 40.1 GB/s), so on one HGX
-// B200 or B300 server a 256 MiB all-reduce lands within 10% of the
-// flow-level ring (both bound by NVLink; with A100's 12 x 20 GB/s it would
-// take about three times as long, as it did for B300 before its profile
-// was known by name).
-TEST(CliTest, NcclModelKnowsBlackwellNvlink) {
-  for (const char* cluster : {"hgx-b200", "hgx-b300"}) {
-    SCOPED_TRACE(cluster);
-    const Result r = run({"collective", "--cluster", cluster, "--algo", "ring", "--algo", "nccl", "-b", "256M", "-e",
-                          "256M", "--format", "csv"});
-    ASSERT_EQ(r.status, kExitOk) << r.err;
-    const auto rows = csv_records(r.out);
-    ASSERT_EQ(rows.size(), 2u) << r.out;
-    const double ratio = std::stod(rows[1].at("time_us")) / std::stod(rows[0].at("time_us"));
-    EXPECT_GT(ratio, 0.9) << r.out;
-    EXPECT_LT(ratio, 1.1) << r.out;
-  }
-  for (const char* gpu : {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "gb200", "b300", "gb300"}) {
-    SCOPED_TRACE(gpu);
-    const std::string name(gpu);
-    const NcclGpuView view = nccl_gpu_view(name);
-    const bool ampere = name.starts_with("a100");
-    const bool hopper = name.starts_with("h");
-    EXPECT_EQ(view.generation, ampere ? models::nccl::GpuGeneration::kAmpere : models::nccl::GpuGeneration::kHopper);
-    EXPECT_EQ(view.nvlink_gbps, ampere   ? models::nccl::kA100NvlinkGbps
-                                : hopper ? models::nccl::kH100NvlinkGbps
-                                         : models::nccl::kB200NvlinkGbps);
-    // The share gives the same from the datasheet's NVLink per direction.
-    EXPECT_NEAR(view.nvlink_share * (ampere ? 300 : hopper ? 450 : 900), view.nvlink_gbps, 1e-9);
-    // A calibrated profile keeps its base's name as prefix.
-    EXPECT_EQ(nccl_gpu_view(name + "-calibrated").nvlink_gbps, view.nvlink_gbps);
-  }
-  // A name it does not know: Hopper's view with fp8, an A100's without.
-  EXPECT_EQ(nccl_gpu_view("lab-gpu", true).generation, models::nccl::GpuGeneration::kHopper);
-  EXPECT_EQ(nccl_gpu_view("lab-gpu", false).generation, models::nccl::GpuGeneration::kAmpere);
-  EXPECT_EQ(nccl_gpu_view("a100-40gb", true).generation, models::nccl::GpuGeneration::kAmpere);
 }
 
 // Expect: the GPU-to-NIC PCIe path as NCCL counts it, from the presets'
@@ -554,89 +418,10 @@ TEST(CliTest, NcclCountsThePcieWayToTheNic) {
   EXPECT_DOUBLE_EQ(nccl_nic_pcie_gbps(narrow), 6.0);
 }
 
-// `--algo nccl` weighs NVLS where NCCL 2.20 does: on one HGX H100 server a
-// 1 GiB all-reduce is predicted at NVLS's 23 us + size / (8 x 40 x 5/6
-// GB/s), bus bandwidth 464 GB/s, within 5% of the flow-level nvls plan and
-// of NCCL's measured 480, where the ring alone gives 369. ZionEX's A100
-// switch has no SHARP, and on a GB200 NVL72 rack (MNNVL) NCCL 2.20 turns
-// NVLS off, so both get the model's time without NVLS.
-TEST(CliTest, NcclModelWeighsNvlsOnOneHopperServer) {
-  const auto busbw = [](const std::string& cluster, const std::string& algo) {
-    const Result r = run({"collective", "--cluster", cluster, "--algo", algo, "-b", "1G", "-e", "1G", "--format",
-                          "csv"});
-    EXPECT_EQ(r.status, kExitOk) << r.err;
-    const auto rows = csv_records(r.out);
-    return rows.size() == 1 ? std::stod(rows[0].at("busbw_gbyte_per_s")) : -1.0;
-  };
-  const auto model = [](int ranks, const NcclGpuView& gpu, bool nvls) {
-    return models::nccl::predict({.ranks = ranks,
-                                  .ranks_per_node = ranks,
-                                  .bytes = std::int64_t{1} << 30,
-                                  .gpu = gpu.generation,
-                                  .intra_bw_gbps = gpu.nvlink_gbps,
-                                  .version = models::nccl::NcclVersion::kV2_20,
-                                  .nvls = nvls});
-  };
-  const models::nccl::NcclPrediction h100 = model(8, nccl_gpu_view("h100-sxm"), true);
-  ASSERT_EQ(h100.algorithm, models::nccl::Algorithm::kNvls);
-  const double hgx = busbw("hgx", "nccl");
-  EXPECT_NEAR(hgx, h100.busbw_gbps, 0.01);
-  EXPECT_NEAR(hgx, 464.0, 0.5);
-  EXPECT_NEAR(hgx / busbw("hgx", "nvls"), 1.0, 0.05);
-  EXPECT_NEAR(busbw("zionex", "nccl"), model(8, nccl_gpu_view("a100-40gb"), false).busbw_gbps, 0.01);
-  const NcclGpuView gb200 = nccl_gpu_view("gb200");
-  EXPECT_NEAR(busbw("gb200-nvl72", "nccl"), model(72, gb200, false).busbw_gbps, 0.01);
-  // With NVLS the rack would be 14% faster: the switch-off is visible.
-  EXPECT_GT(model(72, gb200, true).busbw_gbps, 1.1 * model(72, gb200, false).busbw_gbps);
-
-  // The cluster's NVLink reaches NCCL's model, as NCCL would count it
-  // (20.6 of every 25 GB/s): with twice H100's 450 GB/s, 741.6, NVLS's
-  // channels stop at the top of NCCL's list, 60 GB/s (8 x 60 x 5/6 = 400
-  // GB/s algbw), and so do the ring's: 12 rings of 60, split into 16 (the
-  // most) of 30, raised to 16 x 40 = 640 GB/s, x 8/14 = 365.7 algbw. NVLS
-  // still wins: bus bandwidth 694 at 1 GiB, against 464 with the preset's.
-  const Result doubled = run({"collective", "--cluster", "hgx", "--set", "nvlink.bandwidth_gbyte_per_s=900", "--algo",
-                              "nccl", "-b", "1G", "-e", "1G", "--format", "csv"});
-  ASSERT_EQ(doubled.status, kExitOk) << doubled.err;
-  NcclGpuView wide = nccl_gpu_view("h100-sxm");
-  wide.nvlink_gbps = 900 * 20.6 / 25;
-  const models::nccl::NcclPrediction wider = model(8, wide, true);
-  EXPECT_EQ(wider.algorithm, models::nccl::Algorithm::kNvls);
-  EXPECT_NEAR(std::stod(csv_records(doubled.out).at(0).at("busbw_gbyte_per_s")), wider.busbw_gbps, 0.01);
-  EXPECT_NEAR(wider.busbw_gbps, 694.1, 0.5);
-  for (const models::nccl::AlgoProtoTime& e : wider.table) {
-    if (e.algorithm == models::nccl::Algorithm::kRing && e.protocol == models::nccl::Protocol::kSimple) {
-      EXPECT_NEAR(e.bandwidth_gbps, 640.0 * 8 / 14, 1e-6);
-    }
-  }
-}
-
-// Expect: NCCL_ALGO / NCCL_PROTO as the nccl algorithm's options: one HGX
-// server's 1 GiB all-reduce is NVLS's by default and the ring's with
-// {"algo": "Ring"}, the others refused for it; they apply to the name they
-// are given for (nccl-2.13 keeps its own picks), and whatif takes them too.
+// Expect: NCCL_ALGO / NCCL_PROTO as the nccl algorithm's options: the JSON
+// says what they leave out, and whatif takes them too (what they pick per
+// name: experiments/collective_sweep_test.cc).
 TEST(CliTest, NcclTakesNcclAlgoAndProto) {
-  const auto chosen = [](const std::vector<std::string>& args) {
-    const Result r = run(args);
-    EXPECT_EQ(r.status, kExitOk) << r.err;
-    return r.status == kExitOk ? csv_records(r.out) : std::vector<std::map<std::string, std::string>>{};
-  };
-  const std::vector<std::string> base = {"collective", "--cluster", "hgx", "--algo", "nccl", "-b",
-                                         "1G",         "-e",        "1G",  "--format", "csv"};
-  EXPECT_EQ(chosen(base).at(0).at("chosen"), "nvls/Simple");
-  std::vector<std::string> ring = base;
-  ring.insert(ring.end(), {"--options", "nccl={\"algo\": \"Ring\"}"});
-  EXPECT_EQ(chosen(ring).at(0).at("chosen"), "ring/Simple");
-  std::vector<std::string> ll = base;
-  ll.insert(ll.end(), {"--options", "nccl={\"proto\": \"LL\"}"});
-  EXPECT_EQ(chosen(ll).at(0).at("chosen"), "ring/LL");
-  std::vector<std::string> other = base;
-  other.insert(other.end(), {"--algo", "nccl-2.20", "--options", "nccl-2.20={\"algo\": \"Tree\"}"});
-  const auto rows = chosen(other);
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows.at(0).at("chosen"), "nvls/Simple");
-  EXPECT_EQ(rows.at(1).at("chosen"), "tree/Simple");
-
   const Result json = run({"collective", "--cluster", "hgx", "--algo", "nccl", "--options", "nccl={\"algo\":\"ring\"}",
                            "-b", "1G", "-e", "1G", "--format", "json"});
   ASSERT_EQ(json.status, kExitOk) << json.err;
@@ -648,23 +433,12 @@ TEST(CliTest, NcclTakesNcclAlgoAndProto) {
   EXPECT_TRUE(contains(w.out, "1 node: all_reduce: ring/")) << w.out;
 }
 
-// What NCCL's cost model picked is in the output: the csv's `chosen` field
-// per size ("algorithm/protocol"), the table's footnote as runs of sizes,
-// and whatif's per-size summary. On one HGX H100 server: ring/LL at 1 KiB,
-// NVLS from 1 MiB (the crossover is at 494 kB, models/nccl's tests).
+// What NCCL's cost model picked is in the output: the table's footnote as
+// runs of sizes, the JSON's candidates and graphs, and whatif's per-size
+// summary (the picks themselves: experiments/collective_sweep_test.cc).
 TEST(CliTest, CollectiveAndWhatIfSayWhatNcclPicked) {
   const std::vector<std::string> sweep = {"collective", "--cluster", "hgx", "--algo", "nccl", "--algo", "ring",
                                           "-b",         "1K",        "-e",  "1G",     "-f",   "1024"};
-  std::vector<std::string> csv = sweep;
-  csv.insert(csv.end(), {"--format", "csv"});
-  const Result r = run(csv);
-  ASSERT_EQ(r.status, kExitOk) << r.err;
-  const auto rows = csv_records(r.out);
-  ASSERT_EQ(rows.size(), 6u) << r.out;
-  EXPECT_EQ(rows[0].at("chosen"), "ring/LL");
-  EXPECT_EQ(rows[2].at("chosen"), "nvls/Simple");
-  EXPECT_EQ(rows[4].at("chosen"), "nvls/Simple");
-  EXPECT_EQ(rows[1].at("chosen"), "");  // the ring's column
   const Result table = run(sweep);
   ASSERT_EQ(table.status, kExitOk) << table.err;
   EXPECT_TRUE(contains(table.out, "# nccl ran ring/LL at 1 KiB; nvls/Simple from 1 MiB to 1 GiB (algorithm/protocol"))
@@ -737,22 +511,17 @@ TEST(CliTest, CollectiveAndWhatIfSayWhatNcclPicked) {
   EXPECT_FALSE(contains(j.out, "\"auto_choices\"")) << j.out;
 }
 
-// The plan reports the host memory it placed tables against: the
-// collective --vary cluster=...: a column per cluster; a ring all-reduce
-// inside one server is bound by NVLink, 300 GB/s per direction on ZionEX
-// and 900 on HGX B200, so B200's takes about a third of the time (a little
-// less: its reductions also run on faster HBM).
+// collective --vary cluster=...: a column per cluster, in the CSV and the
+// table (the times: experiments/collective_sweep_test.cc); --cluster with it
+// is refused.
 TEST(CliTest, CollectiveVariesTheCluster) {
-  const Result r = run({"collective", "--algo", "ring", "-b", "256M", "-e", "256M", "--vary",
-                        "cluster=zionex,hgx-b200", "--format", "csv"});
+  const Result r = run({"collective", "--algo", "ring", "-b", "1K", "-e", "1K", "--vary", "cluster=zionex,hgx-b200",
+                        "--format", "csv"});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const auto rows = csv_records(r.out);
   ASSERT_EQ(rows.size(), 2u) << r.out;
   EXPECT_EQ(rows[0].at("cluster"), "zionex");
   EXPECT_EQ(rows[1].at("cluster"), "hgx-b200");
-  const double ratio = std::stod(rows[1].at("time_us")) / std::stod(rows[0].at("time_us"));
-  EXPECT_GT(ratio, 0.28) << r.out;
-  EXPECT_LT(ratio, 0.36) << r.out;
   const Result table = run({"collective", "--algo", "ring", "-b", "1K", "-e", "1K", "--vary", "cluster=zionex,hgx-b200"});
   ASSERT_EQ(table.status, kExitOk) << table.err;
   EXPECT_TRUE(contains(table.out, "all_reduce on the ranks and cluster of each variant, fp32")) << table.out;
@@ -762,6 +531,7 @@ TEST(CliTest, CollectiveVariesTheCluster) {
   EXPECT_TRUE(contains(both.err, "--vary: cluster: give --cluster or --vary cluster=..., not both")) << both.err;
 }
 
+// The plan reports the host memory it placed tables against: the
 // cluster's, 90% of it usable, in the table and in JSON.
 TEST(CliTest, PlanUsesTheClustersHostMemory) {
   const Result table = run({"plan", "--model", "dlrm-f", "--nodes", "8", "--set", "host.memory_gbyte=4000"});

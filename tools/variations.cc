@@ -1,9 +1,5 @@
 #include "tools/variations.h"
 
-#include <charconv>
-#include <cmath>
-#include <system_error>
-
 #include <fmt/format.h>
 
 #include "base/error.h"

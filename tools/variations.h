@@ -17,6 +17,7 @@
 
 #include "experiments/knobs.h"
 #include "experiments/report_format.h"
+#include "experiments/result_schema.h"
 
 namespace zx::tools {
 
@@ -57,7 +58,8 @@ std::set<std::string> knob_flags_given(const CLI::App& cmd, experiments::Sweeper
 /// refines it.
 std::set<std::string> algorithm_kinds_named(const std::vector<std::string>& algo_flags);
 
-// The reports' formatting helpers (experiments/report_format.h).
+// The JSON forms of knob values are experiments/knobs.h's, the CSV fields
+// experiments/result_schema.h's.
 using experiments::csv_field;
 using experiments::csv_quoted;
 using experiments::knob_value_json;

@@ -1,0 +1,240 @@
+#include "experiments/result_schema.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+
+namespace zx::experiments {
+namespace {
+
+const std::string& header_of(const Column& c) { return c.header.empty() ? c.name : c.header; }
+
+std::string unit_label(const Column& c) { return c.unit.empty() ? std::string() : "(" + c.unit + ")"; }
+
+// A grouped column's header: its title and unit on one line ("time(us)").
+std::string grouped_header(const Column& c) { return header_of(c) + unit_label(c); }
+
+std::string pad(const std::string& text, std::size_t width, Align align) {
+  return align == Align::kRight ? fmt::format("{:>{}}", text, width) : fmt::format("{:<{}}", text, width);
+}
+
+// The index a cell of `format` holds in Cell.
+std::size_t cell_index(Format format) {
+  switch (format) {
+    case Format::kInteger: return 1;
+    case Format::kFixed: return 2;
+    case Format::kText:
+    case Format::kQuotedText: return 3;
+    case Format::kJson: return 4;
+  }
+  ZX_UNREACHABLE("a format of no cell type");
+}
+
+std::vector<std::size_t> columns_in(const Schema& schema, Output output) {
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+    if ((schema.columns[c].outputs & output) != 0) out.push_back(c);
+  }
+  return out;
+}
+
+// Column c's width over `rows` (every `step`-th from `first`), and `title`.
+std::size_t width_of(const Schema& schema, std::size_t c, const std::vector<Row>& rows, std::size_t first,
+                     std::size_t step, const std::vector<std::string>& titles, const TableStyle& style) {
+  const Column& column = schema.columns[c];
+  std::size_t width = static_cast<std::size_t>(std::max(column.width, 0));
+  if (!style.fit) return width;
+  for (const std::string& t : titles) width = std::max(width, t.size());
+  for (std::size_t i = first; i < rows.size(); i += step) {
+    width = std::max(width, table_text(column, rows[i][c]).size());
+  }
+  return width;
+}
+
+// The cells `columns` of `row` at `widths`, joined by the style's separator.
+std::string join_cells(const Schema& schema, const std::vector<std::size_t>& columns,
+                       const std::vector<std::size_t>& widths, const Row& row, const std::string& separator) {
+  std::string line;
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const Column& column = schema.columns[columns[k]];
+    line += (k == 0 ? "" : separator) + pad(table_text(column, row[columns[k]]), widths[k], column.align);
+  }
+  return line;
+}
+
+// The titles (header, unit or both, as `title` gives) of `columns`, aligned.
+template <typename Title>
+std::string join_titles(const Schema& schema, const std::vector<std::size_t>& columns,
+                        const std::vector<std::size_t>& widths, const std::string& separator, Title title) {
+  std::string line;
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const Column& column = schema.columns[columns[k]];
+    line += (k == 0 ? "" : separator) + pad(title(column), widths[k], column.align);
+  }
+  return line;
+}
+
+void check_rows(const Schema& schema, const std::vector<Row>& rows) {
+  for (const Row& row : rows) check_row(schema, row);
+}
+
+}  // namespace
+
+std::size_t Schema::index(std::string_view name) const {
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c].name == name) return c;
+  }
+  ZX_CHECK(false, fmt::format("no column '{}' in the schema", name));
+  return 0;
+}
+
+void check_row(const Schema& schema, const Row& row) {
+  ZX_CHECK(row.size() == schema.columns.size(),
+           fmt::format("a row of {} cells for a schema of {} columns", row.size(), schema.columns.size()));
+  for (std::size_t c = 0; c < row.size(); ++c) {
+    const Column& column = schema.columns[c];
+    ZX_CHECK(row[c].index() == 0 || row[c].index() == cell_index(column.format),
+             fmt::format("the cell of column '{}' is not of its format's type", column.name));
+  }
+}
+
+std::string csv_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_field(const std::string& text) {
+  return text.find_first_of(",\"\r\n") == std::string::npos ? text : csv_quoted(text);
+}
+
+std::string table_text(const Column& column, const Cell& cell) {
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return fmt::format("{}", *i);
+  if (const auto* x = std::get_if<double>(&cell)) {
+    return fmt::format("{:.{}f}", *x, column.table_decimals >= 0 ? column.table_decimals : column.decimals);
+  }
+  if (const auto* s = std::get_if<std::string>(&cell)) return *s;
+  if (const auto* j = std::get_if<nlohmann::ordered_json>(&cell)) return j->dump();
+  return "";
+}
+
+void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>& rows, const TableStyle& style) {
+  check_rows(schema, rows);
+  const std::vector<std::size_t> columns = columns_in(schema, kTable);
+  std::vector<std::size_t> widths;
+  bool units = false;
+  for (std::size_t c : columns) {
+    const Column& column = schema.columns[c];
+    widths.push_back(width_of(schema, c, rows, 0, 1, {header_of(column), unit_label(column)}, style));
+    units = units || !column.unit.empty();
+  }
+  out << style.header_prefix << join_titles(schema, columns, widths, style.separator, header_of) << '\n';
+  if (units) out << style.header_prefix << join_titles(schema, columns, widths, style.separator, unit_label) << '\n';
+  for (const Row& row : rows) {
+    out << style.row_prefix << join_cells(schema, columns, widths, row, style.separator) << '\n';
+  }
+}
+
+void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>& rows, const TableGroups& groups,
+                 const TableStyle& style) {
+  check_rows(schema, rows);
+  const std::size_t n = groups.labels.size();
+  ZX_CHECK(n > 0 && rows.size() % n == 0,
+           fmt::format("{} rows do not make whole lines of {} groups", rows.size(), n));
+  std::vector<std::size_t> keys;
+  for (std::size_t c : columns_in(schema, kTable)) {
+    const std::string& name = schema.columns[c].name;
+    if (std::find(groups.columns.begin(), groups.columns.end(), name) == groups.columns.end()) keys.push_back(c);
+  }
+  std::vector<std::size_t> grouped;
+  for (const std::string& name : groups.columns) grouped.push_back(schema.index(name));
+  ZX_CHECK(!grouped.empty(), "a grouped table groups at least one column");
+
+  std::vector<std::size_t> key_widths;
+  for (std::size_t c : keys) {
+    const Column& column = schema.columns[c];
+    key_widths.push_back(width_of(schema, c, rows, 0, n, {header_of(column), unit_label(column)}, style));
+  }
+  // Each group's widths: its columns', the first widened to a longer label.
+  std::vector<std::vector<std::size_t>> widths(n);
+  std::vector<std::size_t> group_width(n);
+  for (std::size_t g = 0; g < n; ++g) {
+    for (std::size_t c : grouped) {
+      widths[g].push_back(width_of(schema, c, rows, g, n, {grouped_header(schema.columns[c])}, style));
+      group_width[g] += widths[g].back() + (widths[g].size() > 1 ? style.separator.size() : 0);
+    }
+    if (groups.labels[g].size() > group_width[g]) {
+      widths[g].front() += groups.labels[g].size() - group_width[g];
+      group_width[g] = groups.labels[g].size();
+    }
+  }
+
+  out << style.header_prefix << join_titles(schema, keys, key_widths, style.separator, header_of);
+  for (std::size_t g = 0; g < n; ++g) {
+    out << groups.separator << fmt::format("{:^{}}", groups.labels[g], group_width[g]);
+  }
+  out << '\n' << style.header_prefix << join_titles(schema, keys, key_widths, style.separator, unit_label);
+  for (std::size_t g = 0; g < n; ++g) {
+    out << groups.separator << join_titles(schema, grouped, widths[g], style.separator, grouped_header);
+  }
+  out << '\n';
+  for (std::size_t i = 0; i < rows.size(); i += n) {
+    out << style.row_prefix << join_cells(schema, keys, key_widths, rows[i], style.separator);
+    for (std::size_t g = 0; g < n; ++g) {
+      out << groups.separator << join_cells(schema, grouped, widths[g], rows[i + g], style.separator);
+    }
+    out << '\n';
+  }
+}
+
+void write_csv(std::ostream& out, const Schema& schema, const std::vector<Row>& rows) {
+  check_rows(schema, rows);
+  const std::vector<std::size_t> columns = columns_in(schema, kCsv);
+  std::string line;
+  for (std::size_t c : columns) line += (line.empty() ? "" : ",") + csv_field(schema.columns[c].name);
+  out << line << '\n';
+  for (const Row& row : rows) {
+    line.clear();
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      const Column& column = schema.columns[columns[k]];
+      const Cell& cell = row[columns[k]];
+      std::string field;
+      if (const auto* x = std::get_if<double>(&cell)) {
+        field = fmt::format("{:.{}f}", *x, column.decimals);
+      } else if (cell.index() != 0) {
+        field = column.format == Format::kQuotedText ? csv_quoted(table_text(column, cell))
+                                                     : csv_field(table_text(column, cell));
+      }
+      line += (k == 0 ? "" : ",") + field;
+    }
+    out << line << '\n';
+  }
+}
+
+nlohmann::ordered_json json_rows(const Schema& schema, const std::vector<Row>& rows) {
+  check_rows(schema, rows);
+  const std::vector<std::size_t> columns = columns_in(schema, kJson);
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Row& row : rows) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (std::size_t c : columns) {
+      const Column& column = schema.columns[c];
+      const Cell& cell = row[c];
+      if (cell.index() == 0) {
+        if (column.absent == Absent::kNull) object[column.name] = nullptr;
+        continue;
+      }
+      std::visit(
+          [&](const auto& value) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(value)>, std::monostate>) object[column.name] = value;
+          },
+          cell);
+    }
+    out.push_back(std::move(object));
+  }
+  return out;
+}
+
+}  // namespace zx::experiments

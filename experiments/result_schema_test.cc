@@ -1,0 +1,147 @@
+// The writers of a result schema against small golden strings: the table
+// (plain and grouped), CSV quoting, JSON escaping and absent cells, and the
+// checks on a row's width and cell types.
+
+#include "experiments/result_schema.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/check.h"
+
+namespace zx::experiments {
+namespace {
+
+std::string table(const Schema& s, const std::vector<Row>& rows, const TableStyle& style = {}) {
+  std::ostringstream out;
+  write_table(out, s, rows, style);
+  return out.str();
+}
+
+std::string csv(const Schema& s, const std::vector<Row>& rows) {
+  std::ostringstream out;
+  write_csv(out, s, rows);
+  return out.str();
+}
+
+// Columns fit their headers, units and cells; text left-aligned when asked,
+// numbers at the table's decimals (not the CSV's); a column outside the
+// table is left out.
+TEST(ResultSchemaTest, PlainTable) {
+  const Schema s{{{.name = "name", .align = Align::kLeft},
+                  {.name = "size_bytes", .header = "size", .unit = "B", .format = Format::kInteger},
+                  {.name = "hidden", .format = Format::kInteger, .outputs = kCsv},
+                  {.name = "time_us", .header = "time", .unit = "us", .format = Format::kFixed, .decimals = 3,
+                   .table_decimals = 1}}};
+  const std::vector<Row> rows = {{std::string("ring"), std::int64_t{1024}, std::int64_t{7}, 33.021},
+                                 {std::string("hierarchical"), std::int64_t{8}, std::int64_t{7}, 5.26}};
+  EXPECT_EQ(table(s, rows),
+            "name         size time\n"
+            "              (B) (us)\n"
+            "ring         1024 33.0\n"
+            "hierarchical    8  5.3\n");
+  // Without units, no second header line; fixed widths let a long cell
+  // overflow its line alone, as fmt's "{:>3}" would.
+  const Schema narrow{{{.name = "n", .format = Format::kInteger, .width = 3}}};
+  EXPECT_EQ(table(narrow, {{std::int64_t{12345}}, {std::int64_t{1}}}, {.fit = false}), "  n\n12345\n  1\n");
+}
+
+// Rows side by side: each group's first column widens to a longer label,
+// labels centered, grouped headers with their units on the second line.
+TEST(ResultSchemaTest, GroupedTable) {
+  const Schema s{{{.name = "size_bytes", .header = "size", .unit = "B", .format = Format::kInteger, .width = 6},
+                  {.name = "algorithm", .outputs = kCsv | kJson},
+                  {.name = "time_us", .header = "time", .unit = "us", .format = Format::kFixed, .decimals = 2,
+                   .width = 8},
+                  {.name = "busbw", .format = Format::kFixed, .decimals = 1, .width = 5}}};
+  const std::vector<Row> rows = {{std::int64_t{8}, std::string("ring"), 1.5, 0.26},
+                                 {std::int64_t{8}, std::string("x"), 2.0, 0.5},
+                                 {std::int64_t{1024}, std::string("ring"), 10.126, 3.0},
+                                 {std::int64_t{1024}, std::string("x"), 20.0, 1.7}};
+  std::ostringstream out;
+  write_table(out, s, rows, {.columns = {"time_us", "busbw"}, .labels = {"ring", "a-longer-label-here"}},
+              {.header_prefix = "# ", .row_prefix = "  ", .fit = false});
+  EXPECT_EQ(out.str(),
+            "#   size |      ring      | a-longer-label-here\n"
+            "#    (B) | time(us) busbw |      time(us) busbw\n"
+            "       8 |     1.50   0.3 |          2.00   0.5\n"
+            "    1024 |    10.13   3.0 |         20.00   1.7\n");
+  // Rows that do not make whole lines are a bug.
+  std::vector<Row> odd = rows;
+  odd.pop_back();
+  EXPECT_THROW(write_table(out, s, odd, {.columns = {"time_us"}, .labels = {"a", "b"}}), InvariantError);
+}
+
+// RFC 4180: a field with a comma, quote or line break in quotes, quotes
+// doubled; quoted text always in quotes; numbers at the CSV's decimals; an
+// absent cell empty.
+TEST(ResultSchemaTest, CsvQuoting) {
+  const Schema s{{{.name = "nic-gbit", .format = Format::kQuotedText},
+                  {.name = "name"},
+                  {.name = "n", .format = Format::kInteger},
+                  {.name = "x", .format = Format::kFixed, .decimals = 3, .table_decimals = 1},
+                  {.name = "chosen"},
+                  {.name = "table_only", .outputs = kTable}}};
+  const std::vector<Row> rows = {
+      {std::string("400"), std::string("a,b"), std::int64_t{1}, 0.5, std::string("ring/LL"), std::string("t")},
+      {std::string("say \"hi\""), std::string("plain"), std::int64_t{-2}, 1.23456, {}, std::string("t")},
+      {std::string(""), std::string("two\nlines"), std::int64_t{0}, 0.0, std::string("q\""), std::string("t")}};
+  EXPECT_EQ(csv(s, rows),
+            "nic-gbit,name,n,x,chosen\n"
+            "\"400\",\"a,b\",1,0.500,ring/LL\n"
+            "\"say \"\"hi\"\"\",plain,-2,1.235,\n"
+            "\"\",\"two\nlines\",0,0.000,\"q\"\"\"\n");
+  EXPECT_EQ(csv_field("a\rb"), "\"a\rb\"");
+  EXPECT_EQ(csv_quoted("x"), "\"x\"");
+}
+
+// JSON: strings escaped, numbers as they are, nested values nested; an
+// absent cell is null or left out as its column says; a column outside
+// JSON is left out.
+TEST(ResultSchemaTest, JsonEscapingAndAbsentCells) {
+  const Schema s{{{.name = "variant", .format = Format::kJson},
+                  {.name = "name"},
+                  {.name = "type", .outputs = kTable | kCsv},
+                  {.name = "n", .format = Format::kInteger},
+                  {.name = "x", .format = Format::kFixed, .decimals = 1},
+                  {.name = "chosen", .absent = Absent::kOmitted},
+                  {.name = "note"},
+                  {.name = "candidates", .format = Format::kJson, .absent = Absent::kOmitted}}};
+  const std::vector<Row> rows = {
+      {nlohmann::ordered_json{{"nodes", 2}, {"gpu", "h100"}}, std::string("quote \" back \\ nl \n tab \t ctl \x01"),
+       std::string("fp32"), std::int64_t{3}, 0.1, std::string("ring"), {}, nlohmann::ordered_json::array({1, 2})},
+      {{}, std::string("b"), std::string("fp32"), std::int64_t{4}, 2.5, {}, {}, {}}};
+  EXPECT_EQ(json_rows(s, rows).dump(),
+            R"([{"variant":{"nodes":2,"gpu":"h100"},"name":"quote \" back \\ nl \n tab \t ctl \u0001","n":3,)"
+            R"("x":0.1,"chosen":"ring","note":null,"candidates":[1,2]},)"
+            R"({"variant":null,"name":"b","n":4,"x":2.5,"note":null}])");
+  EXPECT_EQ(json_rows(s, {}).dump(), "[]");
+}
+
+// A row of the wrong width, or a cell of another type than its column's,
+// is a bug: every writer refuses it.
+TEST(ResultSchemaTest, RowOfTheWrongWidthOrType) {
+  const Schema s{{{.name = "a", .format = Format::kInteger}, {.name = "b"}, {.name = "c", .format = Format::kFixed}}};
+  const std::vector<Row> short_row = {{std::int64_t{1}, std::string("x")}};
+  std::ostringstream out;
+  EXPECT_THROW(write_csv(out, s, short_row), InvariantError);
+  EXPECT_THROW(write_table(out, s, short_row), InvariantError);
+  EXPECT_THROW(json_rows(s, short_row), InvariantError);
+  try {
+    check_row(s, short_row.front());
+    ADD_FAILURE() << "no error";
+  } catch (const InvariantError& e) {
+    EXPECT_NE(std::string(e.what()).find("a row of 2 cells for a schema of 3 columns"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(check_row(s, {std::string("1"), std::string("x"), 1.0}), InvariantError);
+  EXPECT_NO_THROW(check_row(s, {{}, {}, {}}));
+  EXPECT_EQ(s.index("c"), 2u);
+  EXPECT_THROW((void)s.index("d"), InvariantError);
+}
+
+}  // namespace
+}  // namespace zx::experiments
