@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "experiments/report_format.h"
+#include "experiments/result_schema.h"
 #include "experiments/scenario.h"
 
 namespace zx::experiments {
