@@ -20,6 +20,7 @@
 #include "experiments/plan_search.h"
 #include "experiments/sweep_cache.h"
 #include "experiments/sweep_shards.h"
+#include "experiments/trace_run.h"
 #include "experiments/whatif.h"
 #include "experiments/whatif_codec.h"
 #include "tools/variations.h"
@@ -36,6 +37,7 @@ using experiments::available_memory_bytes;
 using experiments::check_interrupt;
 using experiments::clear_interrupt;
 using experiments::command_without_shard;
+using experiments::CriticalPathOp;
 using experiments::decode_auto_choices;
 using experiments::decode_candidates;
 using experiments::decode_real;
@@ -49,6 +51,7 @@ using experiments::gib_text;
 using experiments::interrupt_requested;
 using experiments::Interrupted;
 using experiments::iteration_options;
+using experiments::LinkLoad;
 using experiments::MergedShards;
 using experiments::parallel_for;
 using experiments::parallel_map;
@@ -59,8 +62,10 @@ using experiments::plan_whatif_size;
 using experiments::PlannedSize;
 using experiments::point_shaping_words;
 using experiments::PointCache;
+using experiments::RankTimes;
 using experiments::read_shards;
 using experiments::request_interrupt;
+using experiments::run_trace;
 using experiments::run_whatif;
 using experiments::run_whatif_placed;
 using experiments::run_whatif_variants;
@@ -73,6 +78,12 @@ using experiments::set_progress_sink;
 using experiments::shard_document;
 using experiments::SweepPlacement;
 using experiments::task_outcome_to_json;
+using experiments::TraceRunDetail;
+using experiments::TraceRunHooks;
+using experiments::TraceRunReport;
+using experiments::TraceRunRequest;
+using experiments::TraceRunSummary;
+using experiments::TraceRunVariant;
 using experiments::WhatIfOptions;
 using experiments::WhatIfPoint;
 using experiments::WhatIfVariant;

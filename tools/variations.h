@@ -24,9 +24,11 @@ namespace zx::tools {
 // The syntax and product of --vary, and the knob table, are experiments'
 // (experiments/knobs.h).
 using experiments::all_combinations;
+using experiments::parse_knob_variation;
 using experiments::parse_variation;
 using experiments::Settings;
 using experiments::settings_label;
+using experiments::Sweeper;
 using experiments::Variation;
 
 /// The flags that the knob table declares for `sweeper`
