@@ -486,5 +486,65 @@ TEST(OpGraphTest, ValidationFindsEveryProblem) {
   EXPECT_THROW(Executor(sim, deadlock, backend), InputError);
 }
 
+// validate()'s check of point-to-point transfers: each has one send, on its
+// source, and one receive, on its destination, and a size of at least 0.
+// Problems of a call with no op to blame name the transfer (or collective)
+// in their own field; with OpGraphNames the messages use the file's ids.
+TEST(OpGraphTest, ValidationOfTransfersAndNames) {
+  OpGraph g;
+  g.num_ranks = 2;
+  const int s = g.stream("p2p");
+  g.transfers.push_back({.src = 0, .dst = 1, .size = sim::Bytes(4)});
+  g.transfers.push_back({.src = 1, .dst = 0, .size = sim::Bytes(-1)});
+  g.collectives.push_back({.kind = mc::CollectiveKind::kBroadcast, .ranks = {0, 1}, .bytes_per_rank = sim::Bytes(-2)});
+  Op send;
+  send.kind = OpKind::kSend;
+  send.rank = 1;  // transfer 0 is sent from rank 0
+  send.stream = s;
+  send.transfer = 0;
+  g.add(send);
+  Op recv = send;
+  recv.kind = OpKind::kRecv;
+  recv.rank = 0;  // and received on rank 1
+  g.add(recv);
+  Op lone = recv;  // transfer 1 has a receive and no send
+  lone.transfer = 1;
+  g.add(lone);
+  g.add(collective(0, s, 0));
+  g.add(collective(1, s, 0));
+
+  const auto text = [](const std::vector<OpGraphProblem>& problems) {
+    std::string out;
+    for (const OpGraphProblem& p : problems) {
+      out += fmt::format("[{} c{} t{}] {}\n", p.op, p.collective, p.transfer, p.message);
+    }
+    return out;
+  };
+  EXPECT_EQ(text(validate(g)),
+            "[-1 c0 t-1] collective 0: negative size\n"
+            "[0 c-1 t-1] sends transfer 0 from rank 1, but its source is 0\n"
+            "[1 c-1 t-1] receives transfer 0 on rank 0, but its destination is 1\n"
+            "[-1 c-1 t1] transfer 1 (1 -> 0): 0 sends and 1 receives, expected one of each\n"
+            "[-1 c-1 t1] transfer 1: negative size\n");
+  const OpGraphNames names{.op_ids = {10, 11, 12, 13, 14}, .collective_ids = {70}, .transfer_ids = {40, 41}};
+  EXPECT_EQ(text(validate(g, &names)),
+            "[-1 c0 t-1] collective 70: negative size\n"
+            "[0 c-1 t-1] sends transfer 40 from rank 1, but its source is 0\n"
+            "[1 c-1 t-1] receives transfer 40 on rank 0, but its destination is 1\n"
+            "[-1 c-1 t1] transfer 41 (1 -> 0): 0 sends and 1 receives, expected one of each\n"
+            "[-1 c-1 t1] transfer 41: negative size\n");
+
+  // Cycles are looked for only in a graph with no other problem; they are
+  // named by the file's ids too.
+  OpGraph cycle;
+  cycle.num_ranks = 1;
+  const int a = cycle.stream("a");
+  const int b = cycle.stream("b");
+  cycle.add(compute(0, a, 1, {1}));
+  cycle.add(compute(0, b, 1, {0}));
+  const OpGraphNames ids{.op_ids = {5, 9}};
+  EXPECT_EQ(text(validate(cycle, &ids)), "[0 c-1 t-1] dependency cycle through ops 5 -> 9\n");
+}
+
 }  // namespace
 }  // namespace zx::models
