@@ -472,105 +472,129 @@ Node from_et(const chakra_et::Node& e, const std::string& pointer, json::Diagnos
   return node;
 }
 
-RankTrace read_rank(const std::string& path, std::vector<Diagnostic>& all) {
-  RankTrace rank;
-  rank.file = path;
-  const std::string bytes = read_input_file(path);
-  json::Diagnostics diagnostics(path);
+// The nodes of one rank's file as they are read, and where each id is; a
+// second node of an id is an error, reported as it is read.
+struct RankNodes {
+  RankTrace& rank;
+  json::Diagnostics& diagnostics;
   std::map<std::int64_t, std::size_t> by_id;
-  const auto add = [&](Node node) {
+
+  void add(Node node) {
     if (!by_id.emplace(node.id, rank.nodes.size()).second) {
       diagnostics.error(node.pointer, fmt::format("duplicate node id {} (first at {})", node.id,
                                                   rank.nodes[by_id[node.id]].pointer));
     }
     rank.nodes.push_back(std::move(node));
-  };
-  if (is_json_text(bytes)) {
-    const nlohmann::json values = read_values(path, bytes);
-    if (values.empty()) diagnostics.error("", "no Chakra nodes in the file");
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const std::string pointer = fmt::format("/{}", i);
-      json::ObjectReader o(values[i], pointer, diagnostics);
-      if (i == 0 && o.has("version")) {  // GlobalMetadata {version, attr}
-        std::string version;
-        o.read_string("version", version);
-        if (auto attrs = o.array("attr")) {
-          for (std::size_t k = 0; k < attrs->size(); ++k) {
-            json::ObjectReader a = attrs->object(k);
-            if (!a.valid()) continue;
-            const chakra_et::Attribute attribute = attribute_from_json(a);
-            if (attribute.name == "zionsim_compute_durations_measured") rank.measured = attribute.boolean;
-          }
+  }
+};
+
+// The jsonizer's JSON: the GlobalMetadata {version, attr}, then the nodes.
+void read_json_nodes(const std::string& path, const std::string& bytes, RankNodes& nodes) {
+  const nlohmann::json values = read_values(path, bytes);
+  if (values.empty()) nodes.diagnostics.error("", "no Chakra nodes in the file");
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string pointer = fmt::format("/{}", i);
+    json::ObjectReader o(values[i], pointer, nodes.diagnostics);
+    if (i == 0 && o.has("version")) {  // GlobalMetadata {version, attr}
+      std::string version;
+      o.read_string("version", version);
+      if (auto attrs = o.array("attr")) {
+        for (std::size_t k = 0; k < attrs->size(); ++k) {
+          json::ObjectReader a = attrs->object(k);
+          if (!a.valid()) continue;
+          const chakra_et::Attribute attribute = attribute_from_json(a);
+          if (attribute.name == "zionsim_compute_durations_measured") nodes.rank.measured = attribute.boolean;
         }
-        o.finish();
-        continue;
       }
-      Node node;
-      node.pointer = pointer;
-      add(read_node(o, std::move(node), diagnostics));
+      o.finish();
+      continue;
     }
-  } else {
-    // A protobuf .et stream; pointers name the message ("/0": the metadata).
-    const chakra_et::DecodeResult decoded = chakra_et::decode(bytes);
-    if (decoded.error) {
-      const chakra_et::DecodeError& e = *decoded.error;
-      throw InputError(Diagnostic{
-          path, e.message >= 0 ? fmt::format("/{}", e.message) : "",
-          fmt::format("not a valid Chakra protobuf trace (et_def.proto): at byte {}{}: {}{}", e.offset,
-                      e.message >= 0 ? fmt::format(", in message {}", e.message) : "", e.what,
-                      e.message == 0 && e.offset < 16 && bytes.find('\0') == std::string::npos
-                          ? " (neither JSON, which starts with '{' or '[', nor a protobuf stream)"
-                          : "")});
-    }
-    const std::size_t first_node = decoded.file.metadata ? 1 : 0;
-    if (decoded.file.metadata) {
-      for (const chakra_et::Attribute& a : decoded.file.metadata->attr) {
-        if (a.name == "zionsim_compute_durations_measured") rank.measured = a.boolean;
-      }
-    }
-    if (decoded.file.nodes.empty()) diagnostics.error("", "no Chakra nodes in the file");
-    for (std::size_t k = 0; k < decoded.file.nodes.size(); ++k) {
-      add(from_et(decoded.file.nodes[k], fmt::format("/{}", k + first_node), diagnostics));
+    Node node;
+    node.pointer = pointer;
+    nodes.add(read_node(o, std::move(node), nodes.diagnostics));
+  }
+}
+
+// A protobuf .et stream; pointers name the message ("/0": the metadata).
+// A stream that does not decode throws at once.
+void read_et_nodes(const std::string& path, const std::string& bytes, RankNodes& nodes) {
+  const chakra_et::DecodeResult decoded = chakra_et::decode(bytes);
+  if (decoded.error) {
+    const chakra_et::DecodeError& e = *decoded.error;
+    throw InputError(Diagnostic{
+        path, e.message >= 0 ? fmt::format("/{}", e.message) : "",
+        fmt::format("not a valid Chakra protobuf trace (et_def.proto): at byte {}{}: {}{}", e.offset,
+                    e.message >= 0 ? fmt::format(", in message {}", e.message) : "", e.what,
+                    e.message == 0 && e.offset < 16 && bytes.find('\0') == std::string::npos
+                        ? " (neither JSON, which starts with '{' or '[', nor a protobuf stream)"
+                        : "")});
+  }
+  const std::size_t first_node = decoded.file.metadata ? 1 : 0;
+  if (decoded.file.metadata) {
+    for (const chakra_et::Attribute& a : decoded.file.metadata->attr) {
+      if (a.name == "zionsim_compute_durations_measured") nodes.rank.measured = a.boolean;
     }
   }
-  // Dependencies name nodes of this file; order the nodes topologically,
-  // taking the earliest ready node in file order first.
+  if (decoded.file.nodes.empty()) nodes.diagnostics.error("", "no Chakra nodes in the file");
+  for (std::size_t k = 0; k < decoded.file.nodes.size(); ++k) {
+    nodes.add(from_et(decoded.file.nodes[k], fmt::format("/{}", k + first_node), nodes.diagnostics));
+  }
+}
+
+// Dependencies name nodes of this file; order the nodes topologically,
+// taking the earliest ready node in file order first.
+void order_nodes(RankNodes& nodes) {
+  RankTrace& rank = nodes.rank;
   const std::size_t n = rank.nodes.size();
   std::vector<std::vector<std::size_t>> dependents(n);
   std::vector<std::size_t> pending(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     for (const Dep& d : rank.nodes[i].deps) {
-      const auto it = by_id.find(d.id);
-      if (it == by_id.end()) {
-        diagnostics.error(d.pointer,
-                          fmt::format("node {} does not exist in this rank's trace", d.id));
+      const auto it = nodes.by_id.find(d.id);
+      if (it == nodes.by_id.end()) {
+        nodes.diagnostics.error(d.pointer, fmt::format("node {} does not exist in this rank's trace", d.id));
       } else {
         dependents[it->second].push_back(i);
         ++pending[i];
       }
     }
   }
-  if (!diagnostics.has_errors()) {
-    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (pending[i] == 0) ready.push(i);
-    }
-    while (!ready.empty()) {
-      const std::size_t i = ready.top();
-      ready.pop();
-      rank.order.push_back(i);
-      for (std::size_t d : dependents[i]) {
-        if (--pending[d] == 0) ready.push(d);
-      }
-    }
-    if (rank.order.size() != n) {
-      std::vector<std::string> stuck;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (pending[i] > 0) stuck.push_back(std::to_string(rank.nodes[i].id));
-      }
-      diagnostics.error("", fmt::format("dependency cycle among nodes {}", fmt::join(stuck, ", ")));
+  if (nodes.diagnostics.has_errors()) return;
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  while (!ready.empty()) {
+    const std::size_t i = ready.top();
+    ready.pop();
+    rank.order.push_back(i);
+    for (std::size_t d : dependents[i]) {
+      if (--pending[d] == 0) ready.push(d);
     }
   }
+  if (rank.order.size() != n) {
+    std::vector<std::string> stuck;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (pending[i] > 0) stuck.push_back(std::to_string(rank.nodes[i].id));
+    }
+    nodes.diagnostics.error("", fmt::format("dependency cycle among nodes {}", fmt::join(stuck, ", ")));
+  }
+}
+
+// One rank's file, JSON or protobuf, read, checked and ordered; its
+// problems go to `all`.
+RankTrace read_rank(const std::string& path, std::vector<Diagnostic>& all) {
+  RankTrace rank;
+  rank.file = path;
+  const std::string bytes = read_input_file(path);
+  json::Diagnostics diagnostics(path);
+  RankNodes nodes{.rank = rank, .diagnostics = diagnostics};
+  if (is_json_text(bytes)) {
+    read_json_nodes(path, bytes, nodes);
+  } else {
+    read_et_nodes(path, bytes, nodes);
+  }
+  order_nodes(nodes);
   all.insert(all.end(), diagnostics.list().begin(), diagnostics.list().end());
   return rank;
 }
@@ -645,351 +669,456 @@ void renumber(models::OpGraph& g, const std::vector<RankTrace>& ranks,
   g.transfers = std::move(moves);
 }
 
-models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
-  if (rank_files.empty()) throw InputError(Diagnostic{"<chakra>", "", "no rank files given"});
-  std::vector<Diagnostic> problems;
-  const auto problem = [&](const std::string& file, const std::string& pointer,
-                           std::string message) {
-    problems.push_back(Diagnostic{file, pointer, std::move(message)});
-  };
-  const auto throw_if_problems = [&] {
-    if (!problems.empty()) throw InputError(problems);
-  };
-  std::vector<RankTrace> ranks;
-  for (const std::string& file : rank_files) ranks.push_back(read_rank(file, problems));
-  throw_if_problems();
+namespace {
 
-  models::OpGraph g;
-  g.num_ranks = static_cast<int>(ranks.size());
-  g.compute_durations_measured = true;  // duration_micros were measured in the traced run
-  const int num_ranks = g.num_ranks;
-  std::vector<std::vector<std::uint32_t>> op_of(ranks.size());  // [rank][node] -> op
-  std::vector<std::pair<int, std::size_t>> node_of_op;          // op -> (rank, node)
-  // Process groups in order of first appearance: per rank, its collectives.
-  std::vector<std::string> groups;
-  std::map<std::string, std::vector<std::vector<std::size_t>>> group_nodes;
-  // Point-to-point: (src, dst, tag) -> sends / recvs in issue order.
-  using P2pKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
-  std::map<P2pKey, std::pair<std::vector<std::pair<int, std::size_t>>,
-                             std::vector<std::pair<int, std::size_t>>>>
-      p2p;
-  std::vector<P2pKey> p2p_order;
-
-  for (int r = 0; r < num_ranks; ++r) {
-    RankTrace& rank = ranks[static_cast<std::size_t>(r)];
-    op_of[static_cast<std::size_t>(r)].assign(rank.nodes.size(), 0);
-    for (std::size_t i : rank.order) {
-      const Node& node = rank.nodes[i];
-      models::Op op;
-      op.rank = r;
-      op.name = node.name;
-      const auto need = [&](const std::optional<std::int64_t>& v, const char* attr) {
-        if (!v)
-          problem(rank.file, node.pointer,
-                  fmt::format("{} needs attribute '{}'", kNodeTypes[node.type], attr));
-        return v.has_value();
-      };
-      const auto in_ranks = [&](const std::optional<std::int64_t>& v, const char* attr) {
-        if (v && *v >= num_ranks) {
-          problem(rank.file, node.pointer,
-                  fmt::format("{} {} is not a rank ({} rank files)", attr, *v, num_ranks));
-          return false;
-        }
-        return true;
-      };
-      switch (node.type) {
-        case kComp:
-          op.kind = models::OpKind::kCompute;
-          op.stream = g.stream(node.is_cpu_op ? "host" : "compute");
-          op.category = "compute";
-          op.duration = sim::Duration::us(node.duration_us);
-          break;
-        case kMemLoad:
-        case kMemStore:
-          if (node.z_kind == "host_copy") {  // zionsim's DMA copy (chakra_export.h)
-            op.kind = models::OpKind::kHostCopy;
-            op.stream = g.stream("memory");
-            op.category = "memory";
-            op.bytes = sim::Bytes(node.tensor_size.value_or(0));
-            op.to_device = node.z_to_device.value_or(node.type == kMemLoad);
-            if (!node.tensor_size) problem(rank.file, node.pointer, "a zionsim host copy needs attribute 'tensor_size'");
-            break;
-          }
-          [[fallthrough]];
-        case kMetadata:
-          op.kind = models::OpKind::kDelay;
-          op.stream = g.stream(node.type == kMetadata ? "host" : "memory");
-          op.category = node.type == kMetadata ? "host" : "memory";
-          op.duration = node.type == kMetadata && node.z_kind != "delay" ? sim::Duration::zero()
-                                                                         : sim::Duration::us(node.duration_us);
-          break;
-        case kColl: {
-          op.kind = models::OpKind::kCollective;
-          op.stream = g.stream("comm");
-          const bool ok = need(node.comm_type, "comm_type") & need(node.comm_size, "comm_size");
-          if (ok && (*node.comm_type >= static_cast<std::int64_t>(kCommTypes.size()) ||
-                     kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)].empty())) {
-            const bool known = *node.comm_type < static_cast<std::int64_t>(kCommTypes.size());
-            problem(rank.file, node.pointer,
-                    fmt::format(
-                        "comm_type {}{} is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), "
-                        "2 (ALL_GATHER), 5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), "
-                        "8 (REDUCE_SCATTER_BLOCK), 9 (BARRIER)",
-                        *node.comm_type,
-                        known ? fmt::format(" ({})",
-                                            kCommTypes[static_cast<std::size_t>(*node.comm_type)])
-                              : std::string()));
-          } else if (ok) {
-            op.category = kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)];
-            auto& per_rank = group_nodes[node.pg_name];
-            if (per_rank.empty()) {
-              per_rank.resize(ranks.size());
-              groups.push_back(node.pg_name);
-            }
-            per_rank[static_cast<std::size_t>(r)].push_back(i);
-          }
-          break;
-        }
-        case kSend:
-        case kRecv: {
-          const bool send = node.type == kSend;
-          op.kind = send ? models::OpKind::kSend : models::OpKind::kRecv;
-          op.stream = g.stream(send ? "send" : "recv");
-          op.category = "p2p";
-          // The peer is required; this rank's own side may be left out.
-          const std::optional<std::int64_t>& peer = send ? node.comm_dst : node.comm_src;
-          const std::optional<std::int64_t>& self = send ? node.comm_src : node.comm_dst;
-          bool ok = need(peer, send ? "comm_dst" : "comm_src") &
-                    in_ranks(peer, send ? "comm_dst" : "comm_src");
-          if (send) ok = need(node.comm_size, "comm_size") & ok;
-          if (self && *self != r) {
-            problem(rank.file, node.pointer,
-                    fmt::format("{} {} is not this file's rank {}", send ? "comm_src" : "comm_dst",
-                                *self, r));
-            ok = false;
-          }
-          if (ok) {
-            const P2pKey key{send ? r : *peer, send ? *peer : r, node.comm_tag.value_or(0)};
-            auto [it, added] = p2p.try_emplace(key);
-            if (added) p2p_order.push_back(key);
-            (send ? it->second.first : it->second.second).emplace_back(r, i);
-          }
-          break;
-        }
-        default:
-          break;  // unsupported types were reported while reading
-      }
-      // zionsim's own attributes, where its exporter wrote them.
-      if (node.z_stream) op.stream = g.stream(*node.z_stream);
-      if (node.z_category) op.category = *node.z_category;
-      if (node.z_duration_ps && (op.kind == models::OpKind::kCompute || op.kind == models::OpKind::kDelay)) {
-        op.duration = sim::Duration::ps(*node.z_duration_ps);
-      }
-      op_of[static_cast<std::size_t>(r)][i] = g.add(std::move(op));
-      node_of_op.emplace_back(r, i);
-    }
+// Builds the OpGraph of the ranks' checked nodes, stage by stage: an op per
+// node (in each rank's topological order), their dependencies, the
+// collectives matched across ranks, the transfers paired; then checks the
+// whole graph. Problems are collected, each with its file and pointer.
+class ChakraGraph {
+ public:
+  explicit ChakraGraph(const std::vector<RankTrace>& ranks) : ranks_(ranks) {
+    g_.num_ranks = static_cast<int>(ranks.size());
+    g_.compute_durations_measured = true;  // duration_micros were measured in the traced run
   }
-  throw_if_problems();
+
+  void add_ops();
   // A trace zionsim exported (every node numbered by zionsim_op; see
   // chakra_export.h) says its stream order with control dependencies on the
   // op before on the stream: those are the stream's order again, not deps.
-  bool numbered = !g.ops.empty();
-  for (const RankTrace& rank : ranks) {
+  bool numbered() const;
+  void add_deps(bool numbered);
+  void match_collectives();
+  void pair_transfers();
+  void check_graph();
+  models::OpGraph finish(bool numbered);
+  void throw_if_problems() const {
+    if (!problems_.empty()) throw InputError(problems_);
+  }
+
+ private:
+  // Point-to-point: (src, dst, tag) -> sends / recvs in issue order.
+  using P2pKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+  using NodeRef = std::pair<int, std::size_t>;  // (rank, node)
+
+  models::Op node_op(int r, std::size_t i);
+  void add_collective_node(int r, std::size_t i, models::Op& op);
+  void add_p2p_node(int r, std::size_t i, models::Op& op);
+  // Whether attribute `attr` of `node` is there; reports it missing.
+  bool need(const RankTrace& rank, const Node& node, const std::optional<std::int64_t>& v, const char* attr);
+  // Whether `v`, when given, is a rank of the files given; reports it otherwise.
+  bool in_ranks(const RankTrace& rank, const Node& node, const std::optional<std::int64_t>& v, const char* attr);
+  void add_rank_deps(int r, bool numbered);
+  void match_group(const std::string& pg);
+  bool match_members(const std::string& pg, std::size_t k, const std::vector<int>& members, int most_rank,
+                     std::int64_t index);
+  void apply_exported_attributes(const std::string& pg, std::size_t k, const std::vector<int>& members,
+                                 int most_rank, bool complete, models::CollectiveCall& call);
+  void pair_key(const P2pKey& key);
+  void problem(const std::string& file, const std::string& pointer, std::string message) {
+    problems_.push_back(Diagnostic{file, pointer, std::move(message)});
+  }
+  const Node& node_at(int r, std::size_t i) const { return ranks_[static_cast<std::size_t>(r)].nodes[i]; }
+  const std::string& file_of(int r) const { return ranks_[static_cast<std::size_t>(r)].file; }
+
+  const std::vector<RankTrace>& ranks_;
+  models::OpGraph g_;
+  std::vector<Diagnostic> problems_;
+  std::vector<std::vector<std::uint32_t>> op_of_;  // [rank][node] -> op
+  std::vector<NodeRef> node_of_op_;                // op -> (rank, node)
+  // Process groups in order of first appearance: per rank, its collectives.
+  std::vector<std::string> groups_;
+  std::map<std::string, std::vector<std::vector<std::size_t>>> group_nodes_;
+  std::map<P2pKey, std::pair<std::vector<NodeRef>, std::vector<NodeRef>>> p2p_;
+  std::vector<P2pKey> p2p_order_;
+};
+
+void ChakraGraph::add_ops() {
+  op_of_.resize(ranks_.size());
+  for (int r = 0; r < g_.num_ranks; ++r) {
+    const RankTrace& rank = ranks_[static_cast<std::size_t>(r)];
+    op_of_[static_cast<std::size_t>(r)].assign(rank.nodes.size(), 0);
+    for (std::size_t i : rank.order) {
+      op_of_[static_cast<std::size_t>(r)][i] = g_.add(node_op(r, i));
+      node_of_op_.emplace_back(r, i);
+    }
+  }
+}
+
+bool ChakraGraph::need(const RankTrace& rank, const Node& node, const std::optional<std::int64_t>& v,
+                       const char* attr) {
+  if (!v) problem(rank.file, node.pointer, fmt::format("{} needs attribute '{}'", kNodeTypes[node.type], attr));
+  return v.has_value();
+}
+
+bool ChakraGraph::in_ranks(const RankTrace& rank, const Node& node, const std::optional<std::int64_t>& v,
+                           const char* attr) {
+  if (v && *v >= g_.num_ranks) {
+    problem(rank.file, node.pointer, fmt::format("{} {} is not a rank ({} rank files)", attr, *v, g_.num_ranks));
+    return false;
+  }
+  return true;
+}
+
+// The op of node i of rank r: its kind, stream and category by node type.
+models::Op ChakraGraph::node_op(int r, std::size_t i) {
+  const RankTrace& rank = ranks_[static_cast<std::size_t>(r)];
+  const Node& node = rank.nodes[i];
+  models::Op op;
+  op.rank = r;
+  op.name = node.name;
+  switch (node.type) {
+    case kComp:
+      op.kind = models::OpKind::kCompute;
+      op.stream = g_.stream(node.is_cpu_op ? "host" : "compute");
+      op.category = "compute";
+      op.duration = sim::Duration::us(node.duration_us);
+      break;
+    case kMemLoad:
+    case kMemStore:
+      if (node.z_kind == "host_copy") {  // zionsim's DMA copy (chakra_export.h)
+        op.kind = models::OpKind::kHostCopy;
+        op.stream = g_.stream("memory");
+        op.category = "memory";
+        op.bytes = sim::Bytes(node.tensor_size.value_or(0));
+        op.to_device = node.z_to_device.value_or(node.type == kMemLoad);
+        if (!node.tensor_size) problem(rank.file, node.pointer, "a zionsim host copy needs attribute 'tensor_size'");
+        break;
+      }
+      [[fallthrough]];
+    case kMetadata:
+      op.kind = models::OpKind::kDelay;
+      op.stream = g_.stream(node.type == kMetadata ? "host" : "memory");
+      op.category = node.type == kMetadata ? "host" : "memory";
+      op.duration = node.type == kMetadata && node.z_kind != "delay" ? sim::Duration::zero()
+                                                                     : sim::Duration::us(node.duration_us);
+      break;
+    case kColl:
+      add_collective_node(r, i, op);
+      break;
+    case kSend:
+    case kRecv:
+      add_p2p_node(r, i, op);
+      break;
+    default:
+      break;  // unsupported types were reported while reading
+  }
+  // zionsim's own attributes, where its exporter wrote them.
+  if (node.z_stream) op.stream = g_.stream(*node.z_stream);
+  if (node.z_category) op.category = *node.z_category;
+  if (node.z_duration_ps && (op.kind == models::OpKind::kCompute || op.kind == models::OpKind::kDelay)) {
+    op.duration = sim::Duration::ps(*node.z_duration_ps);
+  }
+  return op;
+}
+
+// A COMM_COLL_NODE: checked, and listed among its process group's
+// collectives on this rank.
+void ChakraGraph::add_collective_node(int r, std::size_t i, models::Op& op) {
+  const RankTrace& rank = ranks_[static_cast<std::size_t>(r)];
+  const Node& node = rank.nodes[i];
+  op.kind = models::OpKind::kCollective;
+  op.stream = g_.stream("comm");
+  const bool ok = need(rank, node, node.comm_type, "comm_type") & need(rank, node, node.comm_size, "comm_size");
+  if (ok && (*node.comm_type >= static_cast<std::int64_t>(kCommTypes.size()) ||
+             kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)].empty())) {
+    const bool known = *node.comm_type < static_cast<std::int64_t>(kCommTypes.size());
+    problem(rank.file, node.pointer,
+            fmt::format(
+                "comm_type {}{} is not supported; supported: 0 (ALL_REDUCE), 1 (REDUCE), "
+                "2 (ALL_GATHER), 5 (BROADCAST), 6 (ALL_TO_ALL), 7 (REDUCE_SCATTER), "
+                "8 (REDUCE_SCATTER_BLOCK), 9 (BARRIER)",
+                *node.comm_type,
+                known ? fmt::format(" ({})", kCommTypes[static_cast<std::size_t>(*node.comm_type)]) : std::string()));
+  } else if (ok) {
+    op.category = kCollectiveKinds[static_cast<std::size_t>(*node.comm_type)];
+    auto& per_rank = group_nodes_[node.pg_name];
+    if (per_rank.empty()) {
+      per_rank.resize(ranks_.size());
+      groups_.push_back(node.pg_name);
+    }
+    per_rank[static_cast<std::size_t>(r)].push_back(i);
+  }
+}
+
+// A COMM_SEND_NODE or COMM_RECV_NODE: checked, and listed under its
+// (src, dst, tag).
+void ChakraGraph::add_p2p_node(int r, std::size_t i, models::Op& op) {
+  const RankTrace& rank = ranks_[static_cast<std::size_t>(r)];
+  const Node& node = rank.nodes[i];
+  const bool send = node.type == kSend;
+  op.kind = send ? models::OpKind::kSend : models::OpKind::kRecv;
+  op.stream = g_.stream(send ? "send" : "recv");
+  op.category = "p2p";
+  // The peer is required; this rank's own side may be left out.
+  const std::optional<std::int64_t>& peer = send ? node.comm_dst : node.comm_src;
+  const std::optional<std::int64_t>& self = send ? node.comm_src : node.comm_dst;
+  bool ok = need(rank, node, peer, send ? "comm_dst" : "comm_src") &
+            in_ranks(rank, node, peer, send ? "comm_dst" : "comm_src");
+  if (send) ok = need(rank, node, node.comm_size, "comm_size") & ok;
+  if (self && *self != r) {
+    problem(rank.file, node.pointer,
+            fmt::format("{} {} is not this file's rank {}", send ? "comm_src" : "comm_dst", *self, r));
+    ok = false;
+  }
+  if (ok) {
+    const P2pKey key{send ? r : *peer, send ? *peer : r, node.comm_tag.value_or(0)};
+    auto [it, added] = p2p_.try_emplace(key);
+    if (added) p2p_order_.push_back(key);
+    (send ? it->second.first : it->second.second).emplace_back(r, i);
+  }
+}
+
+bool ChakraGraph::numbered() const {
+  bool numbered = !g_.ops.empty();
+  for (const RankTrace& rank : ranks_) {
     for (const Node& node : rank.nodes) numbered &= node.z_op.has_value();
   }
-  // Dependencies.
-  for (int r = 0; r < num_ranks; ++r) {
-    const RankTrace& rank = ranks[static_cast<std::size_t>(r)];
-    std::map<std::int64_t, std::size_t> by_id;
-    for (std::size_t i = 0; i < rank.nodes.size(); ++i) by_id.emplace(rank.nodes[i].id, i);
-    std::map<int, std::uint32_t> last_on_stream;
-    std::vector<std::int64_t> stream_previous(rank.nodes.size(), -1);
-    for (std::size_t i : rank.order) {
-      const std::uint32_t op = op_of[static_cast<std::size_t>(r)][i];
-      const auto [it, added] = last_on_stream.try_emplace(g.ops[op].stream, op);
-      if (!added) {
-        stream_previous[i] = it->second;
-        it->second = op;
-      }
-    }
-    for (std::size_t i = 0; i < rank.nodes.size(); ++i) {
-      models::Op& op = g.ops[op_of[static_cast<std::size_t>(r)][i]];
-      for (const Dep& d : rank.nodes[i].deps) {
-        const std::uint32_t target = op_of[static_cast<std::size_t>(r)][by_id.at(d.id)];
-        if (numbered && d.ctrl && static_cast<std::int64_t>(target) == stream_previous[i]) continue;
-        op.deps.push_back(target);
-      }
+  return numbered;
+}
+
+void ChakraGraph::add_deps(bool numbered) {
+  for (int r = 0; r < g_.num_ranks; ++r) add_rank_deps(r, numbered);
+}
+
+// Rank r's data and control dependencies (names of nodes of its file).
+void ChakraGraph::add_rank_deps(int r, bool numbered) {
+  const RankTrace& rank = ranks_[static_cast<std::size_t>(r)];
+  const std::vector<std::uint32_t>& op_of = op_of_[static_cast<std::size_t>(r)];
+  std::map<std::int64_t, std::size_t> by_id;
+  for (std::size_t i = 0; i < rank.nodes.size(); ++i) by_id.emplace(rank.nodes[i].id, i);
+  std::map<int, std::uint32_t> last_on_stream;
+  std::vector<std::int64_t> stream_previous(rank.nodes.size(), -1);
+  for (std::size_t i : rank.order) {
+    const std::uint32_t op = op_of[i];
+    const auto [it, added] = last_on_stream.try_emplace(g_.ops[op].stream, op);
+    if (!added) {
+      stream_previous[i] = it->second;
+      it->second = op;
     }
   }
-  const auto node_at = [&](int r, std::size_t i) -> const Node& {
-    return ranks[static_cast<std::size_t>(r)].nodes[i];
-  };
-  const auto file_of = [&](int r) -> const std::string& {
-    return ranks[static_cast<std::size_t>(r)].file;
-  };
-  // Collectives: the k-th of a group on every member.
-  for (const std::string& pg : groups) {
-    const auto& per_rank = group_nodes[pg];
-    std::vector<int> members;
-    std::size_t most = 0;
-    int most_rank = 0;
-    for (int r = 0; r < num_ranks; ++r) {
-      const std::size_t count = per_rank[static_cast<std::size_t>(r)].size();
-      if (pg.empty() || count > 0) members.push_back(r);
-      if (count > most) {
-        most = count;
-        most_rank = r;
-      }
+  for (std::size_t i = 0; i < rank.nodes.size(); ++i) {
+    models::Op& op = g_.ops[op_of[i]];
+    for (const Dep& d : rank.nodes[i].deps) {
+      const std::uint32_t target = op_of[by_id.at(d.id)];
+      if (numbered && d.ctrl && static_cast<std::int64_t>(target) == stream_previous[i]) continue;
+      op.deps.push_back(target);
     }
-    for (std::size_t k = 0; k < most; ++k) {
-      const Node& first = node_at(most_rank, per_rank[static_cast<std::size_t>(most_rank)][k]);
-      // Only comm_types with a kind get here (checked where the nodes were read).
-      const auto kind = models::collectives::parse_collective_kind(
-          kCollectiveKinds[static_cast<std::size_t>(*first.comm_type)]);
-      ZX_CHECK(kind.has_value(), "a supported comm_type without a collective kind");
-      models::CollectiveCall call{
-          .kind = *kind, .ranks = members, .bytes_per_rank = sim::Bytes(*first.comm_size)};
-      const std::int64_t index = static_cast<std::int64_t>(g.collectives.size());
-      bool complete = true;
-      for (int r : members) {
-        const auto& list = per_rank[static_cast<std::size_t>(r)];
-        if (k >= list.size()) {
-          problem(file_of(most_rank), first.pointer,
-                  fmt::format("collective {} of {} ({}) has no counterpart on rank {}, which "
-                              "issues {} collectives "
-                              "in that group ({})",
-                              k, group_label(pg),
-                              kCommTypes[static_cast<std::size_t>(*first.comm_type)], r,
-                              list.size(), file_of(r)));
-          complete = false;
-          continue;
-        }
-        const Node& node = node_at(r, list[k]);
-        if (*node.comm_type != *first.comm_type) {
-          problem(
-              file_of(r), node.pointer,
-              fmt::format("collective {} of {}: comm_type {} here, but {} on rank {} ({}: {})", k,
-                          group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)],
-                          kCommTypes[static_cast<std::size_t>(*first.comm_type)], most_rank,
-                          file_of(most_rank), first.pointer));
-        } else if (*node.comm_size != *first.comm_size) {
-          problem(
-              file_of(r), node.pointer,
-              fmt::format("collective {} of {} ({}): comm_size {} here, but {} on rank {} ({}: {})",
-                          k, group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)],
-                          *node.comm_size, *first.comm_size, most_rank, file_of(most_rank),
+  }
+}
+
+// Collectives: the k-th of a group on every member.
+void ChakraGraph::match_collectives() {
+  for (const std::string& pg : groups_) match_group(pg);
+}
+
+// One process group's collectives. Its members are the ranks that issue
+// any (every rank for the default group); the rank that issues the most is
+// the reference the others are held to.
+void ChakraGraph::match_group(const std::string& pg) {
+  const auto& per_rank = group_nodes_[pg];
+  std::vector<int> members;
+  std::size_t most = 0;
+  int most_rank = 0;
+  for (int r = 0; r < g_.num_ranks; ++r) {
+    const std::size_t count = per_rank[static_cast<std::size_t>(r)].size();
+    if (pg.empty() || count > 0) members.push_back(r);
+    if (count > most) {
+      most = count;
+      most_rank = r;
+    }
+  }
+  for (std::size_t k = 0; k < most; ++k) {
+    const Node& first = node_at(most_rank, per_rank[static_cast<std::size_t>(most_rank)][k]);
+    // Only comm_types with a kind get here (checked where the nodes were read).
+    const auto kind =
+        models::collectives::parse_collective_kind(kCollectiveKinds[static_cast<std::size_t>(*first.comm_type)]);
+    ZX_CHECK(kind.has_value(), "a supported comm_type without a collective kind");
+    models::CollectiveCall call{.kind = *kind, .ranks = members, .bytes_per_rank = sim::Bytes(*first.comm_size)};
+    const std::int64_t index = static_cast<std::int64_t>(g_.collectives.size());
+    const bool complete = match_members(pg, k, members, most_rank, index);
+    apply_exported_attributes(pg, k, members, most_rank, complete, call);
+    if (complete) g_.collectives.push_back(std::move(call));
+  }
+}
+
+// The k-th collective of group `pg` on each member: present, of the
+// reference's comm_type and comm_size; each one present becomes an op of
+// collective `index`. False when a member has none.
+bool ChakraGraph::match_members(const std::string& pg, std::size_t k, const std::vector<int>& members,
+                                int most_rank, std::int64_t index) {
+  const auto& per_rank = group_nodes_[pg];
+  const Node& first = node_at(most_rank, per_rank[static_cast<std::size_t>(most_rank)][k]);
+  bool complete = true;
+  for (int r : members) {
+    const auto& list = per_rank[static_cast<std::size_t>(r)];
+    if (k >= list.size()) {
+      problem(file_of(most_rank), first.pointer,
+              fmt::format("collective {} of {} ({}) has no counterpart on rank {}, which "
+                          "issues {} collectives "
+                          "in that group ({})",
+                          k, group_label(pg), kCommTypes[static_cast<std::size_t>(*first.comm_type)], r,
+                          list.size(), file_of(r)));
+      complete = false;
+      continue;
+    }
+    const Node& node = node_at(r, list[k]);
+    if (*node.comm_type != *first.comm_type) {
+      problem(file_of(r), node.pointer,
+              fmt::format("collective {} of {}: comm_type {} here, but {} on rank {} ({}: {})", k, group_label(pg),
+                          kCommTypes[static_cast<std::size_t>(*node.comm_type)],
+                          kCommTypes[static_cast<std::size_t>(*first.comm_type)], most_rank, file_of(most_rank),
                           first.pointer));
-        }
-        g.ops[op_of[static_cast<std::size_t>(r)][list[k]]].collective = index;
-      }
-      // zionsim's own attributes (chakra_export.h): the group's order, the
-      // element type, the algorithm, the root, the all-to-all-v rows.
-      if (complete && first.z_group_ranks) {
-        std::vector<int> order(first.z_group_ranks->begin(), first.z_group_ranks->end());
-        std::vector<int> sorted = order;
-        std::sort(sorted.begin(), sorted.end());
-        if (sorted != members) {
-          problem(file_of(most_rank), first.pointer,
-                  fmt::format("zionsim_group_ranks [{}] are not the ranks that issue {} ([{}])", fmt::join(order, ", "),
-                              group_label(pg), fmt::join(members, ", ")));
-        } else {
-          call.ranks = order;
-        }
-      }
-      if (first.z_dtype) {
-        if (const auto dtype = models::collectives::parse_data_type(*first.z_dtype)) {
-          call.dtype = *dtype;
-        } else {
-          problem(file_of(most_rank), first.pointer,
-                  fmt::format("zionsim_dtype '{}' is not an element type; valid: bf16, fp16, fp32, fp8",
-                              *first.z_dtype));
-        }
-      }
-      if (first.z_algorithm) call.algorithm = *first.z_algorithm;
-      if (first.z_root) {
-        if (*first.z_root >= static_cast<std::int64_t>(call.ranks.size())) {
-          problem(file_of(most_rank), first.pointer,
-                  fmt::format("zionsim_root {} is not a member of {} ({} ranks)", *first.z_root, group_label(pg),
-                              call.ranks.size()));
-        } else {
-          call.root = static_cast<int>(*first.z_root);
-        }
-      }
-      if (complete && first.z_all_to_all_v_row) {
-        for (int r : call.ranks) {
-          const Node& node = node_at(r, per_rank[static_cast<std::size_t>(r)][k]);
-          if (!node.z_all_to_all_v_row || node.z_all_to_all_v_row->size() != call.ranks.size()) {
-            problem(file_of(r), node.pointer,
-                    fmt::format("collective {} of {}: expected zionsim_all_to_all_v_row of {} entries, as on rank {}", k,
-                                group_label(pg), call.ranks.size(), most_rank));
-            continue;
-          }
-          call.all_to_all_v_bytes.push_back(*node.z_all_to_all_v_row);
-        }
-      }
-      if (complete) g.collectives.push_back(std::move(call));
+    } else if (*node.comm_size != *first.comm_size) {
+      problem(file_of(r), node.pointer,
+              fmt::format("collective {} of {} ({}): comm_size {} here, but {} on rank {} ({}: {})", k,
+                          group_label(pg), kCommTypes[static_cast<std::size_t>(*node.comm_type)], *node.comm_size,
+                          *first.comm_size, most_rank, file_of(most_rank), first.pointer));
+    }
+    g_.ops[op_of_[static_cast<std::size_t>(r)][list[k]]].collective = index;
+  }
+  return complete;
+}
+
+// zionsim's own attributes (chakra_export.h), read from the reference's
+// node: the group's order, the element type, the algorithm, the root, the
+// all-to-all-v rows (those from every member's node).
+void ChakraGraph::apply_exported_attributes(const std::string& pg, std::size_t k, const std::vector<int>& members,
+                                            int most_rank, bool complete, models::CollectiveCall& call) {
+  const auto& per_rank = group_nodes_[pg];
+  const Node& first = node_at(most_rank, per_rank[static_cast<std::size_t>(most_rank)][k]);
+  if (complete && first.z_group_ranks) {
+    std::vector<int> order(first.z_group_ranks->begin(), first.z_group_ranks->end());
+    std::vector<int> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != members) {
+      problem(file_of(most_rank), first.pointer,
+              fmt::format("zionsim_group_ranks [{}] are not the ranks that issue {} ([{}])", fmt::join(order, ", "),
+                          group_label(pg), fmt::join(members, ", ")));
+    } else {
+      call.ranks = order;
     }
   }
-  // Transfers: sends and receives of one (src, dst, tag) paired in order.
-  for (const P2pKey& key : p2p_order) {
-    const auto& [sends, recvs] = p2p.at(key);
-    const auto& [src, dst, tag] = key;
-    for (std::size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {
-      if (k >= recvs.size()) {
-        const auto [r, i] = sends[k];
-        problem(file_of(r), node_at(r, i).pointer,
-                fmt::format("send to rank {} (tag {}) has no matching receive: rank {} posts {} "
-                            "receives from rank "
-                            "{} with that tag ({})",
-                            dst, tag, dst, recvs.size(), src, file_of(static_cast<int>(dst))));
-        continue;
-      }
-      if (k >= sends.size()) {
-        const auto [r, i] = recvs[k];
-        problem(file_of(r), node_at(r, i).pointer,
-                fmt::format("receive from rank {} (tag {}) has no matching send: rank {} posts {} "
-                            "sends to rank "
-                            "{} with that tag ({})",
-                            src, tag, src, sends.size(), dst, file_of(static_cast<int>(src))));
-        continue;
-      }
-      const Node& send = node_at(sends[k].first, sends[k].second);
-      const Node& recv = node_at(recvs[k].first, recvs[k].second);
-      if (recv.comm_size && *recv.comm_size != *send.comm_size) {
-        problem(
-            file_of(recvs[k].first), recv.pointer,
-            fmt::format(
-                "receive of comm_size {} from rank {} (tag {}), but the matching send ({}: {}) has "
-                "comm_size {}",
-                *recv.comm_size, src, tag, file_of(sends[k].first), send.pointer, *send.comm_size));
-      }
-      const std::int64_t index = static_cast<std::int64_t>(g.transfers.size());
-      g.transfers.push_back({.src = static_cast<int>(src),
-                             .dst = static_cast<int>(dst),
-                             .size = sim::Bytes(*send.comm_size)});
-      g.ops[op_of[static_cast<std::size_t>(sends[k].first)][sends[k].second]].transfer = index;
-      g.ops[op_of[static_cast<std::size_t>(recvs[k].first)][recvs[k].second]].transfer = index;
+  if (first.z_dtype) {
+    if (const auto dtype = models::collectives::parse_data_type(*first.z_dtype)) {
+      call.dtype = *dtype;
+    } else {
+      problem(file_of(most_rank), first.pointer,
+              fmt::format("zionsim_dtype '{}' is not an element type; valid: bf16, fp16, fp32, fp8", *first.z_dtype));
     }
   }
-  throw_if_problems();
-  // What is left: a cycle across ranks (through collectives and transfers).
-  for (const models::OpGraphProblem& p : models::validate(g)) {
+  if (first.z_algorithm) call.algorithm = *first.z_algorithm;
+  if (first.z_root) {
+    if (*first.z_root >= static_cast<std::int64_t>(call.ranks.size())) {
+      problem(file_of(most_rank), first.pointer,
+              fmt::format("zionsim_root {} is not a member of {} ({} ranks)", *first.z_root, group_label(pg),
+                          call.ranks.size()));
+    } else {
+      call.root = static_cast<int>(*first.z_root);
+    }
+  }
+  if (complete && first.z_all_to_all_v_row) {
+    for (int r : call.ranks) {
+      const Node& node = node_at(r, per_rank[static_cast<std::size_t>(r)][k]);
+      if (!node.z_all_to_all_v_row || node.z_all_to_all_v_row->size() != call.ranks.size()) {
+        problem(file_of(r), node.pointer,
+                fmt::format("collective {} of {}: expected zionsim_all_to_all_v_row of {} entries, as on rank {}", k,
+                            group_label(pg), call.ranks.size(), most_rank));
+        continue;
+      }
+      call.all_to_all_v_bytes.push_back(*node.z_all_to_all_v_row);
+    }
+  }
+}
+
+// Transfers: sends and receives of one (src, dst, tag) paired in order.
+void ChakraGraph::pair_transfers() {
+  for (const P2pKey& key : p2p_order_) pair_key(key);
+}
+
+void ChakraGraph::pair_key(const P2pKey& key) {
+  const auto& [sends, recvs] = p2p_.at(key);
+  const auto& [src, dst, tag] = key;
+  for (std::size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {
+    if (k >= recvs.size()) {
+      const auto [r, i] = sends[k];
+      problem(file_of(r), node_at(r, i).pointer,
+              fmt::format("send to rank {} (tag {}) has no matching receive: rank {} posts {} "
+                          "receives from rank "
+                          "{} with that tag ({})",
+                          dst, tag, dst, recvs.size(), src, file_of(static_cast<int>(dst))));
+      continue;
+    }
+    if (k >= sends.size()) {
+      const auto [r, i] = recvs[k];
+      problem(file_of(r), node_at(r, i).pointer,
+              fmt::format("receive from rank {} (tag {}) has no matching send: rank {} posts {} "
+                          "sends to rank "
+                          "{} with that tag ({})",
+                          src, tag, src, sends.size(), dst, file_of(static_cast<int>(src))));
+      continue;
+    }
+    const Node& send = node_at(sends[k].first, sends[k].second);
+    const Node& recv = node_at(recvs[k].first, recvs[k].second);
+    if (recv.comm_size && *recv.comm_size != *send.comm_size) {
+      problem(file_of(recvs[k].first), recv.pointer,
+              fmt::format("receive of comm_size {} from rank {} (tag {}), but the matching send ({}: {}) has "
+                          "comm_size {}",
+                          *recv.comm_size, src, tag, file_of(sends[k].first), send.pointer, *send.comm_size));
+    }
+    const std::int64_t index = static_cast<std::int64_t>(g_.transfers.size());
+    g_.transfers.push_back(
+        {.src = static_cast<int>(src), .dst = static_cast<int>(dst), .size = sim::Bytes(*send.comm_size)});
+    g_.ops[op_of_[static_cast<std::size_t>(sends[k].first)][sends[k].second]].transfer = index;
+    g_.ops[op_of_[static_cast<std::size_t>(recvs[k].first)][recvs[k].second]].transfer = index;
+  }
+}
+
+// What is left: a cycle across ranks (through collectives and transfers).
+void ChakraGraph::check_graph() {
+  for (const models::OpGraphProblem& p : models::validate(g_)) {
     if (p.op >= 0) {
-      const auto [r, i] = node_of_op[static_cast<std::size_t>(p.op)];
+      const auto [r, i] = node_of_op_[static_cast<std::size_t>(p.op)];
       problem(file_of(r), node_at(r, i).pointer, p.message);
     } else {
       problem(file_of(0), "", p.message);
     }
   }
-  throw_if_problems();
-  // A trace zionsim exported numbers its ops and collectives (zionsim_op,
-  // zionsim_collective) and tags each transfer with its index: restore that
-  // numbering, so that the graph is the one exported, op for op.
-  if (numbered) renumber(g, ranks, op_of);
-  if (std::all_of(ranks.begin(), ranks.end(), [](const RankTrace& r) { return r.measured.has_value(); })) {
-    g.compute_durations_measured = std::all_of(ranks.begin(), ranks.end(), [](const RankTrace& r) { return *r.measured; });
+}
+
+// A trace zionsim exported numbers its ops and collectives (zionsim_op,
+// zionsim_collective) and tags each transfer with its index: restore that
+// numbering, so that the graph is the one exported, op for op. Its
+// durations are measured unless every file says otherwise.
+models::OpGraph ChakraGraph::finish(bool numbered) {
+  if (numbered) renumber(g_, ranks_, op_of_);
+  if (std::all_of(ranks_.begin(), ranks_.end(), [](const RankTrace& r) { return r.measured.has_value(); })) {
+    g_.compute_durations_measured =
+        std::all_of(ranks_.begin(), ranks_.end(), [](const RankTrace& r) { return *r.measured; });
   }
-  return g;
+  return std::move(g_);
+}
+
+}  // namespace
+
+models::OpGraph import_chakra(const std::vector<std::string>& rank_files) {
+  if (rank_files.empty()) throw InputError(Diagnostic{"<chakra>", "", "no rank files given"});
+  std::vector<Diagnostic> problems;
+  std::vector<RankTrace> ranks;
+  for (const std::string& file : rank_files) ranks.push_back(read_rank(file, problems));
+  if (!problems.empty()) throw InputError(problems);
+
+  ChakraGraph graph(ranks);
+  graph.add_ops();
+  graph.throw_if_problems();
+  const bool numbered = graph.numbered();
+  graph.add_deps(numbered);
+  graph.match_collectives();
+  graph.pair_transfers();
+  graph.throw_if_problems();
+  graph.check_graph();
+  graph.throw_if_problems();
+  return graph.finish(numbered);
 }
 
 bool looks_like_chakra(const std::string& path) {
