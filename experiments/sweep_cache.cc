@@ -30,6 +30,7 @@ const std::map<std::string, int>& sweep_flags() {
       {"--nodes", 1},   {"--vary", -1},      {"--scenario", 1},      {"--sensitivity", 1}, {"--threads", 1},
       {"--format", 1},  {"--plot", 1},       {"--shard", 1},       {"--results", 1},
       {"--timeline", 1}, {"--emit-trace", 1}, {"--emit-scenarios", 1}, {"--skip-memory-check", 0},
+      {"--json", 1},
   };
   return flags;
 }
@@ -49,6 +50,8 @@ void add_named_file(const std::string& word, std::map<std::string, std::string>&
 }
 
 }  // namespace
+
+bool chooses_points_or_outputs(const std::string& flag) { return sweep_flags().contains(flag); }
 
 std::vector<std::string> point_shaping_words(const std::vector<std::string>& args) {
   std::vector<std::string> out;

@@ -10,7 +10,8 @@
 //   - the command's words that shape a point: everything but the flags that
 //     only choose which points exist or where output goes (--nodes, --vary,
 //     --sensitivity, --threads, --format, --plot, --shard, --results,
-//     --timeline, --emit-trace, --skip-memory-check), in order;
+//     --timeline, --emit-trace, --emit-scenarios, --json,
+//     --skip-memory-check), in order;
 //   - its variant's settings ("nic-gbit" = "400", ...) and its node count;
 //   - the bytes of every file those words and settings name (a cluster, a
 //     profile, a model, a sharding file, a plug-in), by FNV-1a;
@@ -34,6 +35,10 @@
 #include "experiments/whatif.h"
 
 namespace zx::experiments {
+
+/// Whether a whatif flag ("--nodes") only chooses which points exist or
+/// where output goes (the list above, and --json), rather than shaping them.
+bool chooses_points_or_outputs(const std::string& flag);
 
 /// The words of a whatif command line that shape its points (see above).
 std::vector<std::string> point_shaping_words(const std::vector<std::string>& args);

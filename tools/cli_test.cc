@@ -735,6 +735,74 @@ TEST(CliTest, EmitScenariosWritesEachVariantsScenario) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+// --scenario-file runs what a variant's emitted scenario holds: each one
+// alone gives its variant's row to the bit, --vary on top of one gives the
+// whole sweep back, --nodes replaces its sizes, and --json writes the JSON
+// document beside the table.
+TEST(CliTest, ScenarioFileRunsAnEmittedScenario) {
+  const std::string emitted = "scenario_file_emitted.json";
+  const Result sweep = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1,2", "--unfused", "--vary",
+                            "nic-gbit=100,400", "--format", "json", "--emit-scenarios", emitted});
+  ASSERT_EQ(sweep.status, kExitOk) << sweep.err;
+  const nlohmann::json swept = nlohmann::json::parse(sweep.out);
+  std::ifstream in(emitted);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  for (std::size_t v = 0; v < 2; ++v) {
+    const std::string file = fmt::format("scenario_file_{}.json", v);
+    std::ofstream(file) << doc["scenarios"][v]["scenario"].dump();
+    const Result one = run({"whatif", "--scenario-file", file, "--format", "json"});
+    ASSERT_EQ(one.status, kExitOk) << one.err;
+    const nlohmann::json alone = nlohmann::json::parse(one.out);
+    ASSERT_EQ(alone["results"].size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      const nlohmann::json& want = swept["results"][2 * v + i];
+      EXPECT_EQ(alone["results"][i]["nodes"], want["nodes"]);
+      EXPECT_EQ(alone["results"][i]["iteration_time_ms"], want["iteration_time_ms"]);
+      EXPECT_EQ(alone["results"][i]["fingerprint"], want["fingerprint"]);
+    }
+  }
+  // The first variant's scenario, varied as the sweep was: the sweep's CSV.
+  const Result csv = run({"whatif", "--model", "dlrm-a-small", "--nodes", "1,2", "--unfused", "--vary",
+                          "nic-gbit=100,400", "--format", "csv"});
+  const std::string json_file = "scenario_file_results.json";
+  const Result again = run({"whatif", "--scenario-file", "scenario_file_0.json", "--vary", "nic-gbit=100,400",
+                            "--format", "csv", "--json", json_file});
+  ASSERT_EQ(again.status, kExitOk) << again.err;
+  EXPECT_EQ(again.out, csv.out);
+  std::ifstream written(json_file);
+  const nlohmann::json beside = nlohmann::json::parse(written);
+  ASSERT_EQ(beside["results"].size(), 4u);
+  EXPECT_EQ(beside["results"][3]["iteration_time_ms"], swept["results"][3]["iteration_time_ms"]);
+  // --nodes replaces the file's sizes.
+  const Result resized = run({"whatif", "--scenario-file", "scenario_file_1.json", "--nodes", "2", "--format", "json"});
+  ASSERT_EQ(resized.status, kExitOk) << resized.err;
+  const nlohmann::json r = nlohmann::json::parse(resized.out);
+  ASSERT_EQ(r["results"].size(), 1u);
+  EXPECT_EQ(r["results"][0]["iteration_time_ms"], swept["results"][3]["iteration_time_ms"]);
+  // A flag that sets what the file sets is refused, naming it; so are a bad
+  // file (at its pointer) and a whole --emit-scenarios document.
+  const Result model = run({"whatif", "--scenario-file", "scenario_file_0.json", "--model", "dlrm-b"});
+  EXPECT_EQ(model.status, kExitBadInput);
+  EXPECT_TRUE(contains(model.err, "--model: given with --scenario-file scenario_file_0.json")) << model.err;
+  const Result cluster = run({"whatif", "--scenario-file", "scenario_file_0.json", "--set", "nic.efficiency=0.5"});
+  EXPECT_EQ(cluster.status, kExitBadInput);
+  EXPECT_TRUE(contains(cluster.err, "--set: given with --scenario-file")) << cluster.err;
+  std::ofstream("scenario_file_bad.json") << R"({"schema_version": 1, "nodes": [0]})";
+  const Result bad = run({"whatif", "--scenario-file", "scenario_file_bad.json", "--json", json_file});
+  EXPECT_EQ(bad.status, kExitBadInput);
+  EXPECT_TRUE(contains(bad.err, "scenario_file_bad.json: /nodes/0: ")) << bad.err;
+  const Result whole = run({"whatif", "--scenario-file", emitted});
+  EXPECT_EQ(whole.status, kExitBadInput);
+  EXPECT_TRUE(contains(whole.err, "/scenarios: an --emit-scenarios document (2 scenarios)")) << whole.err;
+  // The failed run left the earlier --json file as it was.
+  std::ifstream kept(json_file);
+  EXPECT_EQ(nlohmann::json::parse(kept)["results"].size(), 4u);
+  for (const std::string& f : {emitted, json_file, std::string("scenario_file_0.json"),
+                               std::string("scenario_file_1.json"), std::string("scenario_file_bad.json")}) {
+    std::filesystem::remove(f);
+  }
+}
+
 // The flags the table declares set what --vary sets, and name themselves
 // in errors.
 TEST(CliTest, KnobFlagsAreTheTables) {

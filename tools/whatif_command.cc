@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "base/input_file.h"
+#include "base/json_reader.h"
 #include "models/collectives/plan.h"
 #include "models/dlrm/sharding.h"
 #include "models/execution/timeline.h"
@@ -32,6 +33,7 @@
 #include "tools/model_options.h"
 #include "tools/svg_plot.h"
 #include "experiments/distribution.h"
+#include "experiments/scenario.h"
 #include "experiments/sweep_cache.h"
 #include "experiments/sweep_shards.h"
 #include "experiments/whatif.h"
@@ -67,6 +69,10 @@ struct Flags {
   std::string plot;
   std::string emit_trace;
   std::string emit_scenarios;  ///< --emit-scenarios FILE: each variant's scenario as JSON
+  std::string scenario_file;   ///< --scenario-file FILE: the scenario to simulate, every setting
+  std::string json_out;        ///< --json FILE: --format json's document, whatever --format prints
+  /// With --scenario-file: the flags given that set what the file sets.
+  std::vector<std::string> beside_scenario_file;
   std::vector<std::string> vary;
   std::vector<std::string> scenarios;  ///< --scenario 'KEY=VALUE KEY=VALUE', each one variant
   std::string shard;       ///< --shard K/N; empty: the Slurm array's, or none
@@ -152,8 +158,36 @@ void check_one_iteration_outputs(const Flags& f, const SweepPlacement& placement
   }
 }
 
+// --scenario-file: the file's scenario, every setting; of the flags, only
+// those that choose points or outputs (sweep_cache.h's non-shaping flags):
+// --nodes replaces the file's sizes, --vary and the like vary it.
+WhatIfOptions options_from_scenario_file(const WhatIfOptions& base, const Flags& f) {
+  if (!f.beside_scenario_file.empty()) {
+    throw InputError(Diagnostic{
+        f.beside_scenario_file.front(), "",
+        fmt::format("given with --scenario-file {}, which holds every setting: change it in the file, or vary it "
+                    "(--vary, --scenario)",
+                    f.scenario_file)});
+  }
+  json::Document doc = json::Document::load_file(f.scenario_file);
+  if (doc.value().is_object() && doc.value().contains("scenarios") && doc.value()["scenarios"].is_array()) {
+    throw InputError(Diagnostic{
+        f.scenario_file, "/scenarios",
+        fmt::format("an --emit-scenarios document ({} scenarios): give one of them, its /scenarios/K/scenario "
+                    "object, in a file of its own",
+                    doc.value()["scenarios"].size())});
+  }
+  WhatIfOptions o;
+  static_cast<experiments::Scenario&>(o) = experiments::scenario_from_json(doc.value(), f.scenario_file);
+  o.threads = base.threads;
+  if (!f.nodes.empty()) o.nodes = parse_nodes(f.nodes);
+  o.memory_check = !f.skip_memory_check;
+  return o;
+}
+
 // The options the flags give on top of the command's own.
 WhatIfOptions options_of(const WhatIfOptions& base, const Flags& f) {
+  if (!f.scenario_file.empty()) return options_from_scenario_file(base, f);
   WhatIfOptions o = base;
   o.nodes = parse_nodes(f.nodes.empty() ? default_nodes(o.cluster) : f.nodes);
   apply_model_flags(*f.batch, o);
@@ -177,7 +211,20 @@ std::vector<std::pair<std::size_t, std::size_t>> task_points(const std::vector<W
 void keep_points_in_results(const Flags& f, const std::vector<std::string>& args,
                             const std::vector<WhatIfVariant>& variants, SweepPlacement& placement) {
   if (f.results.empty() || placement.merged != nullptr) return;
-  auto cache = std::make_shared<PointCache>("--results", f.results, point_shaping_words(args));
+  std::vector<std::string> words = point_shaping_words(args);
+  if (!f.scenario_file.empty()) {
+    // The files the scenario names (a cluster, a model, ...) are part of a
+    // point's identity, as they are when flags name them.
+    words.push_back("--scenario-file-names");
+    const auto add_strings = [&words](const auto& self, const nlohmann::ordered_json& j) -> void {
+      if (j.is_string()) words.push_back(j.get<std::string>());
+      if (j.is_structured()) {
+        for (const auto& item : j) self(self, item);
+      }
+    };
+    add_strings(add_strings, experiments::scenario_to_json(variants.front().options));
+  }
+  auto cache = std::make_shared<PointCache>("--results", f.results, std::move(words));
   const auto where = task_points(variants);
   placement.kept = [cache, where, &variants](std::size_t t) {
     const auto [v, i] = where[t];
@@ -192,7 +239,7 @@ void keep_points_in_results(const Flags& f, const std::vector<std::string>& args
 // The files the run writes, opened before anything is simulated: an
 // unwritable path must not cost the simulation.
 struct Outputs {
-  OutputFile timeline, trace, plot, scenarios;
+  OutputFile timeline, trace, plot, scenarios, json;
   bool chakra_trace = false;  ///< --emit-trace names Chakra files (PREFIX.<rank>.et)
 };
 
@@ -200,6 +247,7 @@ Outputs open_outputs(const Flags& f, bool writes_files) {
   Outputs o;
   if (!writes_files) return o;
   if (!f.emit_scenarios.empty()) o.scenarios = open_output_file("--emit-scenarios", f.emit_scenarios);
+  if (!f.json_out.empty()) o.json = open_output_file("--json", f.json_out);
   if (!f.timeline.empty()) o.timeline = open_output_file("--timeline", f.timeline);
   // A prefix ending in .et (or .et.gz) asks for Chakra files, one per rank
   // (PREFIX.<rank>.et); rank 0's is opened now, so that an unwritable
@@ -395,7 +443,9 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
       o, {.vary = f.vary,
           .scenarios = f.scenarios,
           .sensitivity = f.sensitivity,
-          .given = {f.given, algorithm_kinds_named(f.algorithms), o.cluster.overrides},
+          .given = f.scenario_file.empty()
+                       ? experiments::GivenFlags{f.given, algorithm_kinds_named(f.algorithms), o.cluster.overrides}
+                       : experiments::GivenFlags{},
           .one_iteration_flag = !f.timeline.empty() ? "--timeline" : !f.emit_trace.empty() ? "--emit-trace" : ""});
   keep_points_in_results(f, args, variants, placement);
   std::vector<std::string> used;
@@ -428,6 +478,10 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
   if (writes_files && !f.emit_scenarios.empty()) {
     files.scenarios << whatif_scenarios_json(variants).dump(2) << '\n';
     close_output_file("--emit-scenarios", f.emit_scenarios, files.scenarios);
+  }
+  if (writes_files && !f.json_out.empty()) {
+    write_whatif_json(files.json, o, effective_degradations(o), variants, *all);
+    close_output_file("--json", f.json_out, files.json);
   }
   return kExitOk;
 }
@@ -470,6 +524,15 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "Write each variant's scenario as JSON: its knob settings, every setting it simulated and the "
                   "scenario's hash (docs/sweeps.md, \"The knobs\")")
       ->option_text("FILE");
+  cmd->add_option("--scenario-file", f->scenario_file,
+                  "Simulate the scenario FILE holds: every setting, as --emit-scenarios writes each variant's under "
+                  "/scenarios/K/scenario (docs/sweeps.md, \"Scenario files\"). Only flags that choose points or "
+                  "outputs may be added: --nodes replaces its sizes; --vary, --scenario and --sensitivity vary it")
+      ->option_text("FILE");
+  cmd->add_option("--json", f->json_out,
+                  "Also write --format json's document to FILE (put in place once the run succeeds), whatever "
+                  "--format prints")
+      ->option_text("FILE");
   cmd->add_option("--sensitivity", f->sensitivity,
                   "Which resource matters: also simulate each of NIC, NVLink, HBM bandwidth, GPU FLOP/s, "
                   "host-to-device bandwidth (and rack uplinks when oversubscribed) FACTOR times better, one at a "
@@ -499,6 +562,15 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action, args = context.args,
                                 merged = context.merged] {
     f->given = knob_flags_given(*cmd, experiments::Sweeper::kWhatif);
+    f->beside_scenario_file.clear();
+    if (!f->scenario_file.empty()) {
+      for (const CLI::Option* option : cmd->get_options()) {
+        const std::string name = option->get_name();
+        if (option->count() > 0 && name != "--scenario-file" && !experiments::chooses_points_or_outputs(name)) {
+          f->beside_scenario_file.push_back(name);
+        }
+      }
+    }
     collect_knob_flags(*cmd, experiments::Sweeper::kWhatif, *f->knobs);
     *action = [request, sources, options, f, args, merged](std::ostream& out) {
       WhatIfOptions o = *options;
