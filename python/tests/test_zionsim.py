@@ -182,24 +182,65 @@ def test_ctrl_c_stops_a_run_and_the_next_one_runs():
     assert len(zionsim.whatif(model="dlrm-a-small", nodes=1)) == 1
 
 
-def test_scenario_round_trip_key_and_sweep():
-    s = zionsim.Scenario("whatif", {"model": "dlrm-a-small", "nodes": [1], "nic_gbit": [200, 400]})
-    again = zionsim.Scenario.from_json(s.to_json())
-    assert again == s and again.key() == s.key()
-    # The key is a hash of the content, stable across runs and machines.
-    assert s.key() == zionsim.Scenario.from_json(
-        '{"arguments": {"model": "dlrm-a-small", "nic_gbit": [200, 400], "nodes": [1]}, "command": "whatif"}').key()
-    assert s.key() != zionsim.Scenario("whatif", {"model": "dlrm-a-small", "nodes": [2]}).key()
-    with pytest.raises(ValueError):
-        zionsim.Scenario.from_json('{"command": "whatif"}')
-    frame = zionsim.sweep([s, zionsim.Scenario("whatif", {"model": "dlrm-a-small", "nodes": [2]})], threads=1)
-    assert list(frame["scenario"].unique()) == [s.key(), zionsim.Scenario("whatif", {"model": "dlrm-a-small",
-                                                                                     "nodes": [2]}).key()]
+def test_a_frame_prints_the_cli_table_and_a_derived_one_prints_as_a_frame():
+    frame = zionsim.whatif(model="dlrm-a-small", nodes=[1, 2], nic_gbit=[200, 400])
+    table = cli("whatif", "--model", "dlrm-a-small", "--nodes", "1,2", "--vary", "nic-gbit=200,400")
+    assert repr(frame) == table.rstrip("\n")
+    assert str(frame) == table.rstrip("\n")  # print(frame)
+    derived = frame[frame["nodes"] == 2]
+    assert repr(derived) == derived.to_string()
+    assert "| exp a2a" not in repr(derived)
+
+
+def test_scenario_is_the_clis_scenario(tmp_path):
+    s = zionsim.Scenario(model="dlrm-a-small", nodes=[1, 2], embeddings="unfused", nic_gbit=400)
+    assert s["model"] == "dlrm-a-small" and s["nodes"] == [1, 2] and s["fused_embeddings"] is False
+    # The CLI writes the same scenario, with the same hash, for the same settings.
+    emitted = tmp_path / "emitted.json"
+    cli("whatif", "--model", "dlrm-a-small", "--nodes", "1,2", "--unfused", "--nic-gbit", 400, "--format", "csv",
+        "--emit-scenarios", emitted)
+    entry = json.loads(emitted.read_text())["scenarios"][0]
+    assert s.key() == entry["hash"]
+    assert s.to_dict() == entry["scenario"]
+    # JSON round trip, from text, a dict or a file; a changed copy differs.
+    assert zionsim.Scenario.from_json(s.to_json()) == s
+    assert zionsim.Scenario.from_json(entry["scenario"]).key() == s.key()
+    path = tmp_path / "s.json"
+    s.save(str(path))
+    assert zionsim.Scenario.load(str(path)) == s
+    faster = s.set(nic_gbit=800)
+    assert faster != s and faster.key() != s.key() and s["cluster"]["set"] == ["nic.bandwidth_gbit_per_s=400"]
+
+
+def test_scenario_runs_as_whatif_does_and_sweeps():
+    s = zionsim.Scenario(model="dlrm-a-small", nodes=[1, 2])
+    direct = zionsim.whatif(model="dlrm-a-small", nodes=[1, 2], nic_gbit=[200, 400])
+    varied = s.run(nic_gbit=[200, 400])
+    pd.testing.assert_frame_equal(varied, direct, check_exact=True)
+    assert repr(varied) == repr(direct)  # the same CLI table
+    frame = zionsim.sweep([s, s.set(nodes=2, nic_gbit=400)], threads=1)
+    assert list(frame["scenario"].unique()) == [s.key(), s.set(nodes=2, nic_gbit=400).key()]
     assert len(frame) == 3
+    assert frame.loc[2, "iteration_time_ms"] == direct.loc[3, "iteration_time_ms"]
+
+
+def test_bad_scenario_raises_input_error_at_its_pointer():
+    with pytest.raises(zionsim.InputError) as caught:
+        zionsim.Scenario.from_json('{"schema_version": 1, "fidelity": "flowz"}', "mine.json")
+    assert caught.value.file == "mine.json" and caught.value.pointer == "/fidelity"
+    with pytest.raises(zionsim.InputError) as caught:
+        zionsim.Scenario(model="dlrm-a-small", nic_gibit=400)
+    assert "unknown knob 'nic-gibit'" in caught.value.message
+    with pytest.raises(zionsim.InputError) as caught:
+        zionsim.Scenario(nodes=[0])
+    assert caught.value.pointer == "/nodes/0"
+    with pytest.raises(TypeError):
+        zionsim.Scenario(nic_gbit=[200, 400])  # one value; vary it with run()
 
 
 def test_catalog_lists_what_the_cli_lists():
-    listed = zionsim.catalog()
+    assert zionsim.list is zionsim.catalog
+    listed = zionsim.list()
     document = json.loads(cli("list", "--format", "json"))
     assert list(listed["models"]["name"]) == [m["name"] for m in document["models"]]
     assert "zionex" in set(listed["clusters"]["name"])

@@ -14,8 +14,12 @@ a result here is the CLI's, to the bit) and returns its rows as a DataFrame:
 * ``collective(op, nodes, algorithms, ..., **knobs)``: one row per (size,
   algorithm, knob values), the JSON's ``results``;
 * ``run(trace, ...)``: the replayed trace's summary, one row;
-* ``plan(...)``, ``catalog()`` (clusters, GPUs, models, algorithms) and
-  ``sweep(scenarios)`` (many ``Scenario`` objects, one frame).
+* ``plan(...)``, ``catalog()`` or ``list()`` (clusters, GPUs, models,
+  algorithms);
+* ``Scenario``: one what-if question as the simulator holds it (build,
+  change, save, hash, run) and ``sweep(scenarios)`` (many, one frame).
+
+A frame a command returned prints as the CLI's table.
 
 Knobs are the CLI's ``--vary`` keys: ``nic_gbit=400`` (underscores stand for
 the dashes of ``nic-gbit``), a list sweeps them (every combination runs at
@@ -36,11 +40,12 @@ lines to stderr; a callable receives the lines.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
+import os
 import re
 import sys
+import tempfile
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
@@ -198,14 +203,30 @@ _BREAKDOWN = [
 
 
 class Results(pd.DataFrame):
-    """A DataFrame that prints whole (every column, no "..."), as the CLI's tables do."""
+    """A DataFrame that prints as the CLI does.
+
+    A frame a command returned prints the command's own table (``whatif``'s,
+    to the character) when it has one, and else whole (every column, no
+    "..."). A frame derived from it (a slice, a filter, a new column) no
+    longer is the command's result and prints as a DataFrame, whole.
+    ``frame.to_string()`` always gives the DataFrame's text.
+    """
+
+    _TABLE = "cli_table"
 
     @property
     def _constructor(self):
         return Results
 
+    def __finalize__(self, other, method=None, **kwargs):
+        result = super().__finalize__(other, method=method, **kwargs)
+        if result is not other:
+            result.attrs.pop(Results._TABLE, None)
+        return result
+
     def __repr__(self) -> str:
-        return self.to_string()
+        table = self.attrs.get(Results._TABLE)
+        return table.rstrip("\n") if table else self.to_string()
 
 
 def whatif_frame(document: Mapping[str, Any]) -> pd.DataFrame:
@@ -236,6 +257,24 @@ def whatif_frame(document: Mapping[str, Any]) -> pd.DataFrame:
     return frame
 
 
+def _whatif_run(argv: list[Any], progress: bool | Callable[[str], None] | None,
+                files: Mapping[str, str] = {}) -> pd.DataFrame:
+    """Runs ``whatif ARGV`` once for its table (stdout) and its JSON (--json)."""
+    with tempfile.TemporaryDirectory(prefix="zionsim-") as tmp:
+        for name, text in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        argv = [os.path.join(tmp, a[len("@tmp/"):]) if isinstance(a, str) and a.startswith("@tmp/") else a
+                for a in argv]
+        document_path = os.path.join(tmp, "whatif.json")
+        table = command(argv + ["--format", "table", "--json", document_path], progress)
+        with open(document_path, encoding="utf-8") as f:
+            document = json.load(f)
+    frame = whatif_frame(document)
+    frame.attrs[Results._TABLE] = table
+    return frame
+
+
 def whatif(model: str = "dlrm-a", nodes: int | Iterable[int] | None = None, cluster: str = "zionex", *,
            threads: int = 0, progress: bool | Callable[[str], None] | None = None, args: Sequence[str] = (),
            **knobs: Any) -> pd.DataFrame:
@@ -243,12 +282,14 @@ def whatif(model: str = "dlrm-a", nodes: int | Iterable[int] | None = None, clus
 
     nodes: servers, one size or several (default: the CLI's 1, 2, 4, 8, 16).
     threads: sizes simulated at once (0: one per core).
+    The frame prints as the CLI's table; ``frame.attrs["json"]`` is the
+    CLI's JSON document.
     """
-    argv = ["whatif", "--model", model, "--cluster", cluster, "--format", "json", "--threads", threads]
+    argv = ["whatif", "--model", model, "--cluster", cluster, "--threads", threads]
     if nodes is not None:
         argv += ["--nodes", _nodes_text(nodes)]
     argv += list(args) + _vary_args(knobs)
-    return whatif_frame(json.loads(command(argv, progress)))
+    return _whatif_run(argv, progress)
 
 
 def _results_frame(document: Mapping[str, Any], key: str = "results") -> pd.DataFrame:
@@ -298,45 +339,147 @@ def catalog(what: str | None = None) -> dict[str, pd.DataFrame]:
     return {key: pd.DataFrame(value) for key, value in document.items() if isinstance(value, list)}
 
 
-@dataclasses.dataclass
-class Scenario:
-    """One what-if question: a command ("whatif" or "collective") and its arguments.
+def __getattr__(name: str) -> Any:
+    # zionsim.list(), catalog's other name, without shadowing the builtin
+    # list inside this module (a module's __getattr__ serves only lookups
+    # from outside: PEP 562).
+    if name == "list":
+        return catalog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    Build one, change it (``dataclasses.replace`` or attribute assignment),
-    save it (``to_json``/``from_json``, a stable ``key()`` per content), and
-    run many with ``sweep``.
+
+class Scenario:
+    """One what-if question, as the simulator holds it (``experiments/scenario.h``).
+
+    Every setting of a ``whatif`` run: the cluster and its sizes, the model,
+    the sharding, the algorithms, the fidelity and every knob. Built and
+    checked by the simulator's own code, so a bad value raises InputError
+    naming its JSON pointer, and ``key()`` is the hash the CLI gives the same
+    scenario (``whatif --emit-scenarios``)::
+
+        s = zionsim.Scenario(model="dlrm-a", nodes=[8, 16], nic_gbit=400)
+        s2 = s.set(oversubscription=2)           # a new scenario; s is unchanged
+        s2.run()                                 # whatif --scenario-file: a frame
+        s2.run(nic_gbit=[200, 400])              # varied on top, as --vary
+        zionsim.Scenario.from_json(s2.to_json()) == s2
+
+    Knobs are ``whatif``'s ``--vary`` keys, as in ``whatif()`` (underscores
+    for dashes, dotted keys through ``**{...}``), with one value each;
+    ``nodes`` are the sizes. ``s["model"]`` reads a field of the JSON form;
+    ``s.to_dict()`` gives all of them.
     """
 
-    command: str = "whatif"
-    arguments: dict[str, Any] = dataclasses.field(default_factory=dict)
+    __slots__ = ("_text", "_key")
 
-    def to_json(self) -> str:
-        return json.dumps({"command": self.command, "arguments": self.arguments}, sort_keys=True)
+    def __init__(self, model: str | None = None, nodes: int | Iterable[int] | None = None,
+                 cluster: str | None = None, **knobs: Any):
+        self._text, self._key = _checked(_zionsim.scenario_check(_zionsim.scenario_default(), "<scenario>"))
+        settings: dict[str, Any] = {}
+        if cluster is not None:
+            settings["cluster"] = cluster
+        if model is not None:
+            settings["model"] = model
+        settings.update(knobs)
+        self._become(self.set(nodes=nodes, **settings))
+
+    def _become(self, other: "Scenario") -> None:
+        self._text, self._key = other._text, other._key
 
     @classmethod
-    def from_json(cls, text: str) -> "Scenario":
-        data = json.loads(text)
-        if not isinstance(data, dict) or set(data) != {"command", "arguments"}:
-            raise ValueError('a scenario is {"command": ..., "arguments": {...}}')
-        return cls(str(data["command"]), dict(data["arguments"]))
+    def _of(cls, text: str, key: str) -> "Scenario":
+        s = cls.__new__(cls)
+        s._text, s._key = text, key
+        return s
+
+    def set(self, nodes: int | Iterable[int] | None = None, **knobs: Any) -> "Scenario":
+        """A copy with the given sizes and knobs (``--vary`` keys, one value each)."""
+        text, key = self._text, self._key
+        if nodes is not None:
+            data = json.loads(text)
+            data["nodes"] = [int(nodes)] if isinstance(nodes, int) else [int(n) for n in nodes]
+            text, key = _checked(_zionsim.scenario_check(json.dumps(data), "<scenario>"))
+        for name, value in knobs.items():
+            if isinstance(value, (list, tuple, range, set)):
+                raise TypeError(f"Scenario knob {name}: one value, got {value!r} (vary it with run({name}=[...]))")
+            knob = name if "." in name else name.replace("_", "-")
+            text, key = _checked(_zionsim.scenario_set(text, knob, _text(value)))
+        return Scenario._of(text, key)
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The JSON form ``whatif --scenario-file`` reads (every field, defaults included)."""
+        return self._text if indent is None else json.dumps(json.loads(self._text), indent=indent)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(self._text)
+
+    @classmethod
+    def from_json(cls, text: str | Mapping[str, Any], source: str = "<scenario>") -> "Scenario":
+        """Reads the JSON form (text or a dict); a key left out keeps its default."""
+        if not isinstance(text, str):
+            text = json.dumps(text)
+        return cls._of(*_checked(_zionsim.scenario_check(text, source)))
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json(indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str) -> "Scenario":
+        with open(path, encoding="utf-8") as f:
+            return cls.from_json(f.read(), path)
 
     def key(self) -> str:
-        """A hash of the content: equal scenarios, equal keys, across runs."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
+        """The scenario's hash (16 hex digits), the CLI's for the same scenario."""
+        return self._key
 
-    def run(self, **overrides: Any) -> pd.DataFrame:
-        functions = {"whatif": whatif, "collective": collective}
-        if self.command not in functions:
-            raise ValueError(f"scenario command {self.command!r}: expected one of {sorted(functions)}")
-        return functions[self.command](**{**self.arguments, **overrides})
+    def __getitem__(self, field: str) -> Any:
+        return self.to_dict()[field]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scenario) and self._text == other._text
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+    def __repr__(self) -> str:
+        default = json.loads(_zionsim.scenario_default())
+        changed = {k: v for k, v in self.to_dict().items() if default.get(k) != v}
+        return f"Scenario({self._key}: {json.dumps(changed)})"
+
+    def run(self, nodes: int | Iterable[int] | None = None, *, threads: int = 0,
+            progress: bool | Callable[[str], None] | None = None, args: Sequence[str] = (),
+            **vary: Any) -> pd.DataFrame:
+        """``whatif --scenario-file``: a frame as ``whatif()`` returns.
+
+        nodes replaces the scenario's sizes; knobs given here are varied on
+        top of it (``--vary``; a list sweeps them).
+        """
+        argv: list[Any] = ["whatif", "--scenario-file", "@tmp/scenario.json", "--threads", threads]
+        if nodes is not None:
+            argv += ["--nodes", _nodes_text(nodes)]
+        argv += list(args) + _vary_args(vary)
+        return _whatif_run(argv, progress, {"scenario.json": self._text})
+
+
+def _checked(result: tuple[str, str, list[tuple[str, str, str]]]) -> tuple[str, str]:
+    text, key, problems = result
+    if problems:
+        found = [Problem(*p) for p in problems]
+        raise InputError(found, "\n".join(": ".join(x for x in (p.file, p.pointer, p.message) if x) for p in found))
+    return text, key
 
 
 def sweep(scenarios: Iterable[Scenario], threads: int = 0,
           progress: bool | Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Runs each scenario and stacks their frames, a "scenario" column (its key) first."""
+    """Runs each scenario and stacks their frames, a "scenario" column (its key) first.
+
+    threads: each scenario's sizes simulated at once (0: one per core).
+    """
     frames = []
     for s in scenarios:
+        if not isinstance(s, Scenario):
+            raise TypeError(f"sweep: expected Scenario objects, got {type(s).__name__}")
         frame = s.run(threads=threads, progress=progress)
         frame.insert(0, "scenario", s.key())
         frames.append(frame)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return Results(pd.concat(frames, ignore_index=True)) if frames else Results()
