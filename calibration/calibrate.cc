@@ -1,10 +1,9 @@
 // File: calibration/calibrate.cc
 //
 // The family fits, the hold-out split, the profile and the report; see
-// calibrate.h for the models. Every formula here restates one in
-// models/compute/cost_models.cc (which calibration may not link): the TBE
-// byte counts (32-byte sectors, int64 indices, two radix passes over 12-byte
-// keys) and the GEMM shape model (gemm_shape_model.h). Deterministic: points
+// calibrate.h for the models. The shape arithmetic it fits with (TBE byte
+// counts, GEMM tile and wave quantisation, GEMM alignment) is the cost
+// models' own, from models/compute/kernel_shapes.h. Deterministic: points
 // are sorted by key before splitting and fitting, and the output does not
 // depend on the order of files or lines.
 
@@ -29,9 +28,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "calibration/gemm_shape_model.h"
 #include "calibration/linear_fit.h"
 #include "calibration/plots.h"
+#include "models/compute/kernel_shapes.h"
 
 namespace zx::calibration {
 namespace {
@@ -112,39 +111,23 @@ std::vector<double> column(const Points& points,
   return out;
 }
 
-// Bytes of a TBE weight or output element (fp32, fp16, bf16).
-int storage_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
 // Bytes of a GEMM element in memory: tf32 is stored as fp32.
 int gemm_element_bytes(const std::string& dtype) {
   return models::element_bytes(models::parse_data_type(dtype));
 }
-std::int64_t sector_round(std::int64_t bytes) { return (bytes + 31) / 32 * 32; }
 
-// TBE traffic as cost_models.cc counts it (and kernels_ref reports it).
-struct TbeTraffic {
-  double gathered = 0;
-  double streamed = 0;
-  double accesses = 0;  // random row accesses: 1 per forward lookup, 2 per backward
-};
-TbeTraffic tbe_traffic(const Measurement& m) {
-  const double lookups = m.number("tables") * m.number("batch") * m.number("pooling");
-  const auto dim = static_cast<std::int64_t>(m.number("dim"));
-  const double row =
-      static_cast<double>(sector_round(dim * storage_bytes(m.label("weight_dtype"))));
-  const double pooled = m.number("batch") * m.number("tables") * static_cast<double>(dim) *
-                        storage_bytes(m.label("output_dtype"));
-  const double index_bytes = m.number("index_bytes");
-  TbeTraffic t;
-  if (m.kernel == "tbe_forward") {
-    t.gathered = lookups * row;
-    t.streamed = lookups * index_bytes + pooled;
-    t.accesses = lookups;
-  } else {
-    t.gathered = lookups * (2 * row + 2 * 32.0);
-    t.streamed = pooled + lookups * index_bytes + lookups * 12.0 * 2 * 2;
-    t.accesses = 2 * lookups;
-  }
-  return t;
+// The TBE kernel's traffic as the cost model counts it (and kernels_ref
+// reports it): models::tbe_forward_traffic and tbe_backward_traffic of the
+// measured shape.
+models::EmbeddingTraffic tbe_traffic(const Measurement& m) {
+  const models::EmbeddingShape shape{.batch = static_cast<std::int64_t>(m.number("batch")),
+                                     .tables = static_cast<std::int64_t>(m.number("tables")),
+                                     .pooling = m.number("pooling"),
+                                     .dim = static_cast<std::int64_t>(m.number("dim")),
+                                     .weight_type = models::parse_data_type(m.label("weight_dtype")),
+                                     .output_type = models::parse_data_type(m.label("output_dtype")),
+                                     .index_bytes = static_cast<int>(m.number("index_bytes"))};
+  return m.kernel == "tbe_forward" ? models::tbe_forward_traffic(shape) : models::tbe_backward_traffic(shape);
 }
 
 Points select(const MeasurementSet& set, const std::function<bool(const Measurement&)>& keep) {
@@ -395,7 +378,7 @@ struct Fitter {
     profile.embedding_hbm_efficiency = efficiency;
     profile.embedding_row_access_ns = access_ns;
     const auto gather_ns = [=](const Measurement& m) {
-      const TbeTraffic t = tbe_traffic(m);
+      const models::EmbeddingTraffic t = tbe_traffic(m);
       return intercept + (m.kernel == "tbe_backward_adagrad" ? backward_extra_ns : 0.0) +
              t.accesses * access_ns + t.gathered * ns_per_byte;
     };
@@ -414,7 +397,7 @@ struct Fitter {
     // included: its time with the fitted intercept and streaming time taken
     // off, as a fraction of peak HBM.
     for (const Measurement* m : points) {
-      const TbeTraffic t = tbe_traffic(*m);
+      const models::EmbeddingTraffic t = tbe_traffic(*m);
       const double fixed_ns = intercept + (m->kernel == "tbe_backward_adagrad" ? backward_extra_ns : 0.0);
       const double gather_ns = m->median_ns - fixed_ns - streamed_ns(*m);
       const std::string key = fmt::format("{} {} D={} L={}", m->kernel, m->label("weight_dtype"),
@@ -425,14 +408,14 @@ struct Fitter {
   }
 
   double quantisation(const Measurement& m, int tile_m, int tile_n) const {
-    return gemm_quantisation(static_cast<std::int64_t>(m.number("m")),
+    return models::gemm_quantisation(static_cast<std::int64_t>(m.number("m")),
                              static_cast<std::int64_t>(m.number("n")),
                              static_cast<std::int64_t>(m.number("batch")), profile.sm_count, tile_m,
                              tile_n);
   }
 
   bool aligned(const Measurement& m, const std::string& dtype) const {
-    return gemm_aligned(static_cast<std::int64_t>(m.number("m")),
+    return models::gemm_aligned_bytes(static_cast<std::int64_t>(m.number("m")),
                         static_cast<std::int64_t>(m.number("n")),
                         static_cast<std::int64_t>(m.number("k")), gemm_element_bytes(dtype));
   }
@@ -600,9 +583,10 @@ struct Fitter {
         const auto dim = static_cast<std::int64_t>(m.number("dim"));
         const double k = static_cast<double>(dim);
         const double q =
-            gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
+            models::gemm_quantisation(f, f, static_cast<std::int64_t>(m.number("batch")), profile.sm_count,
                               g.tile_m, g.tile_n);
-        const double u = gemm_aligned(f, f, dim, gemm_element_bytes(dtype)) ? 1.0 : g.unaligned_efficiency;
+        const double u =
+            models::gemm_aligned_bytes(f, f, dim, gemm_element_bytes(dtype)) ? 1.0 : g.unaligned_efficiency;
         const double compute =
             m.flops / (peak_per_ns * g.compute_efficiency * q * k / (k + g.k_half) * u);
         return std::max(compute, m.bytes / stream_bytes_per_ns) + launch_ns;

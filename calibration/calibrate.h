@@ -121,7 +121,7 @@ struct FamilyReport {
 struct GemmFit {
   double compute_efficiency = 0;
   double k_half = 0;
-  /// Fitted on the unaligned points (gemm_shape_model.h's gemm_aligned);
+  /// Fitted on the unaligned points (models::gemm_aligned_bytes, models/compute/kernel_shapes.h);
   /// the base profile's value when unaligned_fitted is false.
   double unaligned_efficiency = 1;
   bool unaligned_fitted = false;

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "calibration/gemm_shape_model.h"
+#include "models/compute/kernel_shapes.h"
 #include "models/compute/device_profile.h"
 
 namespace zx::calibration::testing {
@@ -181,9 +181,9 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
     for (const Shape& s : shapes) {
       const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k);
       const double bytes = static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) * eb;
-      const double q = gemm_quantisation(s.m, s.n, 1, truth.sm_count, tile_m, tile_n);
+      const double q = models::gemm_quantisation(s.m, s.n, 1, truth.sm_count, tile_m, tile_n);
       const double k = static_cast<double>(s.k);
-      const double aligned = gemm_aligned(s.m, s.n, s.k, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
+      const double aligned = models::gemm_aligned_bytes(s.m, s.n, s.k, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
       const double t = flops / (peak_per_ns * truth.compute_efficiency * q * k /
                                 (k + truth.gemm_k_half) * aligned);
       w.line("gemm",
@@ -201,10 +201,10 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
         for (std::int64_t dim : {64, 128}) {
           const double flops = 2.0 * static_cast<double>(f * f * dim * batch);
           const double bytes = static_cast<double>((2 * f * dim + f * f) * batch) * eb;
-          const double q = gemm_quantisation(f, f, batch, truth.sm_count, tile_m, tile_n);
+          const double q = models::gemm_quantisation(f, f, batch, truth.sm_count, tile_m, tile_n);
           const double k = static_cast<double>(dim);
           const double aligned =
-              gemm_aligned(f, f, dim, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
+              models::gemm_aligned_bytes(f, f, dim, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
           const double compute = flops / (peak_per_ns * truth.compute_efficiency * q * k /
                                           (k + truth.gemm_k_half) * aligned);
           w.line("dot_interaction",

@@ -9,16 +9,11 @@
 namespace zx::models {
 namespace {
 
-constexpr std::int64_t kSectorBytes = 32;  // A100/H100 L2-DRAM access granularity
-// cuBLAS documentation, "Tensor Core Usage": leading dimensions and
-// pointers that are multiples of 16 bytes for the fastest kernels.
-constexpr std::int64_t kGemmAlignmentBytes = 16;
 
 void require_positive(std::int64_t v, const char* what) {
   if (v <= 0) throw std::invalid_argument(fmt::format("cost model: {} must be positive, got {}", what, v));
 }
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Time of a kernel that does `flops` at `flops_per_s` and moves `bytes` at
 // `bytes_per_s`, whichever is longer, plus `launches` kernel launches.
@@ -62,32 +57,13 @@ double gemm_efficiency(const DeviceProfile& p, std::int64_t m, std::int64_t n, s
   require_positive(n, "GEMM n");
   require_positive(k, "GEMM k");
   require_positive(batch, "GEMM batch");
-  struct Tile {
-    std::int64_t m, n;
-    double rate;  // relative to the large tile; assumption to calibrate
-  };
-  const Tile tiles[] = {{p.gemm_tile_m, p.gemm_tile_n, 1.0},
-                        {p.gemm_tile_m, std::max<std::int64_t>(1, p.gemm_tile_n / 2), 0.95},
-                        {std::max<std::int64_t>(1, p.gemm_tile_m / 2),
-                         std::max<std::int64_t>(1, p.gemm_tile_n / 2), 0.85}};
-  double best = 0;
-  for (const Tile& t : tiles) {
-    const std::int64_t count = ceil_div(m, t.m) * ceil_div(n, t.n) * batch;
-    const std::int64_t waves = ceil_div(count, p.sm_count);
-    const double wave_efficiency = static_cast<double>(count) / static_cast<double>(waves * p.sm_count);
-    // Work in partially filled tiles is wasted too.
-    const double fill = static_cast<double>(m * n) /
-                        static_cast<double>(ceil_div(m, t.m) * t.m * ceil_div(n, t.n) * t.n);
-    best = std::max(best, t.rate * wave_efficiency * fill);
-  }
+  const double quantisation = gemm_quantisation(m, n, batch, p.sm_count, p.gemm_tile_m, p.gemm_tile_n);
   const double k_efficiency = static_cast<double>(k) / (static_cast<double>(k) + p.gemm_k_half);
-  return p.compute_efficiency * best * k_efficiency;
+  return p.compute_efficiency * quantisation * k_efficiency;
 }
 
 bool gemm_aligned(std::int64_t m, std::int64_t n, std::int64_t k, DataType type) {
-  const std::int64_t bytes = element_bytes(type);
-  return (m * bytes) % kGemmAlignmentBytes == 0 && (n * bytes) % kGemmAlignmentBytes == 0 &&
-         (k * bytes) % kGemmAlignmentBytes == 0;
+  return gemm_aligned_bytes(m, n, k, element_bytes(type));
 }
 
 KernelCost gemm(const DeviceProfile& p, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -111,28 +87,7 @@ KernelCost linear_backward(const DeviceProfile& p, std::int64_t batch, std::int6
   return sequence(gemm(p, batch, in, out, type), gemm(p, out, in, batch, type));
 }
 
-std::int64_t sector_bytes(std::int64_t bytes) { return ceil_div(bytes, kSectorBytes) * kSectorBytes; }
-
 namespace {
-
-void check_shape(const EmbeddingShape& s) {
-  require_positive(s.batch, "embedding batch");
-  require_positive(s.tables, "embedding tables");
-  require_positive(s.dim, "embedding dim");
-  if (!(s.pooling > 0)) throw std::invalid_argument("cost model: embedding pooling must be positive");
-}
-
-double lookups(const EmbeddingShape& s) {
-  return static_cast<double>(s.batch) * static_cast<double>(s.tables) * s.pooling;
-}
-
-double row_sector_bytes(const EmbeddingShape& s) {
-  return static_cast<double>(sector_bytes(s.dim * element_bytes(s.weight_type)));
-}
-
-double pooled_bytes(const EmbeddingShape& s) {
-  return static_cast<double>(s.batch * s.tables * s.dim * element_bytes(s.output_type));
-}
 
 // The memory time of gathered (random-row) and streamed traffic together,
 // plus the per-access cost of `accesses` random row accesses.
@@ -147,49 +102,28 @@ KernelCost embedding_kernel(const DeviceProfile& p, double gathered, double stre
   return c;
 }
 
-constexpr double kSortKeyBytes = 12;  // int64 row index + int32 position
-constexpr double kSortPasses = 2;     // assumption: radix sort passes, read + write each
-constexpr double kStateSectorBytes = kSectorBytes;  // one fp32 of row-wise state, sector-rounded
-// Random row accesses per backward lookup: the row and its row-wise state
-// (each read, updated and written back while in L2: one access each).
-constexpr double kBackwardAccesses = 2;
+KernelCost embedding_kernel(const DeviceProfile& p, const EmbeddingTraffic& t, int launches) {
+  return embedding_kernel(p, t.gathered, t.streamed, t.accesses, launches);
+}
 
 }  // namespace
 
 KernelCost embedding_forward_fused(const DeviceProfile& p, const EmbeddingShape& s) {
-  check_shape(s);
-  const double gathered = lookups(s) * row_sector_bytes(s);
-  const double streamed = lookups(s) * s.index_bytes + pooled_bytes(s);
-  return embedding_kernel(p, gathered, streamed, lookups(s), 1);
+  return embedding_kernel(p, tbe_forward_traffic(s), 1);
 }
 
 KernelCost embedding_backward_fused(const DeviceProfile& p, const EmbeddingShape& s) {
-  check_shape(s);
-  const double gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
-  const double streamed = pooled_bytes(s) + lookups(s) * s.index_bytes +
-                          lookups(s) * kSortKeyBytes * 2 * kSortPasses;
-  KernelCost c = embedding_kernel(p, gathered, streamed, kBackwardAccesses * lookups(s), 1);
+  KernelCost c = embedding_kernel(p, tbe_backward_traffic(s), 1);
   c.time += sim::Duration::from_ns_ceil(p.embedding_backward_overhead_ns);
   return c;
 }
 
 KernelCost embedding_forward_unfused(const DeviceProfile& p, const EmbeddingShape& s) {
-  check_shape(s);
-  const double gathered = lookups(s) * row_sector_bytes(s);
-  const double streamed = lookups(s) * s.index_bytes + pooled_bytes(s);
-  return embedding_kernel(p, gathered, streamed, lookups(s), static_cast<int>(s.tables));
+  return embedding_kernel(p, tbe_forward_traffic(s), static_cast<int>(s.tables));
 }
 
 KernelCost embedding_backward_unfused(const DeviceProfile& p, const EmbeddingShape& s) {
-  check_shape(s);
-  const double grad_rows = lookups(s) * static_cast<double>(s.dim * element_bytes(s.weight_type));
-  // Backward kernels: read pooled grads, write one gradient row per lookup.
-  const double backward_streamed = pooled_bytes(s) + lookups(s) * s.index_bytes + grad_rows;
-  // Optimizer kernels: read the gradients back, update rows and state.
-  const double optimizer_gathered = lookups(s) * (2 * row_sector_bytes(s) + 2 * kStateSectorBytes);
-  const double optimizer_streamed = grad_rows + lookups(s) * s.index_bytes;
-  KernelCost c = embedding_kernel(p, optimizer_gathered, backward_streamed + optimizer_streamed,
-                                  kBackwardAccesses * lookups(s), 2 * static_cast<int>(s.tables));
+  KernelCost c = embedding_kernel(p, tbe_unfused_backward_traffic(s), 2 * static_cast<int>(s.tables));
   // Each table's backward sorts its own lookups.
   c.time += sim::Duration::from_ns_ceil(p.embedding_backward_overhead_ns * static_cast<double>(s.tables));
   return c;

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "models/compute/device_profile.h"
+#include "models/compute/kernel_shapes.h"
 #include "sim/time.h"
 
 namespace zx::models {
@@ -60,21 +61,6 @@ KernelCost linear_forward(const DeviceProfile& profile, std::int64_t batch, std:
                           std::int64_t out, DataType type);
 KernelCost linear_backward(const DeviceProfile& profile, std::int64_t batch, std::int64_t in,
                            std::int64_t out, DataType type);
-
-/// Pooled embedding lookups of one GPU's share of tables.
-struct EmbeddingShape {
-  std::int64_t batch = 0;    ///< samples looked up on this GPU
-  std::int64_t tables = 0;   ///< tables (or table shards) on this GPU
-  double pooling = 0;        ///< average lookups per sample per table
-  std::int64_t dim = 0;      ///< embedding dimension (of the shard)
-  DataType weight_type = DataType::kFp16;
-  DataType output_type = DataType::kFp16;
-  int index_bytes = 8;  ///< int64 indices, as TorchRec passes them
-};
-
-/// Bytes HBM moves for one row access: row bytes rounded up to the 32-byte
-/// sector (the DRAM access granularity of A100 and H100 L2).
-std::int64_t sector_bytes(std::int64_t bytes);
 
 /// Fused table-batched embedding forward (FBGEMM TBE): one kernel gathers
 /// every lookup's row (sector-rounded, at embedding_hbm_efficiency, plus
