@@ -27,7 +27,7 @@
 #include "tools/cli_checks.h"
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
-#include "tools/svg_plot.h"
+#include "experiments/svg_plot.h"
 #include "tools/variations.h"
 
 namespace zx::tools {
@@ -119,15 +119,15 @@ nlohmann::ordered_json report_json(const Flags& f, const CollectiveSweepReport& 
 // A curve per column: every algorithm of every variant.
 void write_plot(OutputFile& file, const Flags& f, const CollectiveSweepReport& report) {
   const std::vector<std::string> labels = ex::column_labels(report);
-  std::vector<CollectiveSeries> series(labels.size());
+  std::vector<experiments::CollectiveSeries> series(labels.size());
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    CollectiveSeries& s = series[i % labels.size()];
+    experiments::CollectiveSeries& s = series[i % labels.size()];
     s.label = labels[i % labels.size()];
     s.size_bytes.push_back(static_cast<double>(report.rows[i].bytes));
     s.time_us.push_back(report.rows[i].time_us);
     s.busbw_gbyte_per_s.push_back(report.rows[i].busbw);
   }
-  write_collective_svg(file, series, fmt::format("{} on {}, {}", f.op, report.variants.front().cluster, f.dtype));
+  experiments::write_collective_svg(file, series, fmt::format("{} on {}, {}", f.op, report.variants.front().cluster, f.dtype));
   close_output_file("--plot", f.plot, file);
 }
 

@@ -23,7 +23,7 @@
 #include "tools/commands.h"
 #include "experiments/interrupt.h"
 #include "experiments/parallel.h"
-#include "tools/svg_plot.h"
+#include "experiments/svg_plot.h"
 #include "validation/case.h"
 
 namespace zx::tools {
@@ -225,13 +225,13 @@ int run_validate(const ValidateOptions& o, std::ostream& out) {
     write_table(out, outcomes, summary, o.check);
   }
   if (!o.plot.empty()) {
-    std::vector<ValidationPoint> points;
+    std::vector<experiments::ValidationPoint> points;
     for (const validation::Outcome& o2 : outcomes) {
       const validation::Case& c = *o2.validation_case;
-      points.push_back(ValidationPoint{c.id, c.family, std::string(validation::unit_of(c.quantity)), c.measured,
+      points.push_back(experiments::ValidationPoint{c.id, c.family, std::string(validation::unit_of(c.quantity)), c.measured,
                                        o2.simulated});
     }
-    write_validation_svg(plot_file, points, "zionsim validate: simulated against measured");
+    experiments::write_validation_svg(plot_file, points, "zionsim validate: simulated against measured");
     close_output_file("--plot", o.plot, plot_file);
   }
   if (!o.check) return kExitOk;

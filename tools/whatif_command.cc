@@ -31,7 +31,7 @@
 #include "tools/cluster_options.h"
 #include "tools/commands.h"
 #include "tools/model_options.h"
-#include "tools/svg_plot.h"
+#include "experiments/svg_plot.h"
 #include "experiments/distribution.h"
 #include "experiments/scenario.h"
 #include "experiments/sweep_cache.h"
@@ -468,11 +468,11 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
   if (!f.timeline.empty()) write_timeline(f, all->front(), files.timeline);
   if (!f.emit_trace.empty()) write_emitted_trace(f, all->front(), files);
   if (writes_files && !f.plot.empty()) {
-    std::vector<PlotSeries> series;
+    std::vector<experiments::PlotSeries> series;
     for (std::size_t v = 0; v < variants.size(); ++v) {
-      series.push_back(PlotSeries{variants[v].settings.empty() ? "" : variants[v].label(), (*all)[v]});
+      series.push_back(experiments::PlotSeries{variants[v].settings.empty() ? "" : variants[v].label(), (*all)[v]});
     }
-    write_whatif_svg(files.plot, series, fmt::format("{} on {}", o.model, o.cluster.cluster));
+    experiments::write_whatif_svg(files.plot, series, fmt::format("{} on {}", o.model, o.cluster.cluster));
     close_output_file("--plot", f.plot, files.plot);
   }
   if (writes_files && !f.emit_scenarios.empty()) {

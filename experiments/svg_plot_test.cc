@@ -3,15 +3,14 @@
 // when series are labelled, labels escaped, and a plot that says so when
 // nothing fits.
 
-#include "tools/commands.h"
-#include "tools/svg_plot.h"
+#include "experiments/svg_plot.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 
-namespace zx::tools {
+namespace zx::experiments {
 namespace {
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -105,4 +104,4 @@ TEST(SvgPlotTest, CollectiveCurvesPerSeries) {
 }
 
 }  // namespace
-}  // namespace zx::tools
+}  // namespace zx::experiments

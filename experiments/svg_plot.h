@@ -1,4 +1,4 @@
-// File: tools/svg_plot.h
+// File: experiments/svg_plot.h
 //
 // The what-if sweep as a self-contained SVG: the scaling curve (samples/s
 // against GPUs, with ideal linear scaling from the smallest size) and the
@@ -6,8 +6,8 @@
 // and one bar per variant at each size, and a legend. Written by hand so
 // that --plot works without gnuplot or any other program.
 
-#ifndef ZIONSIM_TOOLS_SVG_PLOT_H_
-#define ZIONSIM_TOOLS_SVG_PLOT_H_
+#ifndef ZIONSIM_EXPERIMENTS_SVG_PLOT_H_
+#define ZIONSIM_EXPERIMENTS_SVG_PLOT_H_
 
 #include <iosfwd>
 #include <string>
@@ -15,18 +15,18 @@
 
 #include "experiments/whatif.h"
 
-namespace zx::tools {
+namespace zx::experiments {
 
 /// One curve: a variant's points and its legend label (empty: no legend).
 struct PlotSeries {
   std::string label;
-  std::vector<experiments::WhatIfPoint> points;
+  std::vector<WhatIfPoint> points;
 };
 
 void write_whatif_svg(std::ostream& out, const std::vector<PlotSeries>& series, const std::string& title);
 
 /// One unlabelled series.
-void write_whatif_svg(std::ostream& out, const std::vector<experiments::WhatIfPoint>& points, const std::string& title);
+void write_whatif_svg(std::ostream& out, const std::vector<WhatIfPoint>& points, const std::string& title);
 
 /// One column of a collective sweep: per message size, time and bus bandwidth.
 struct CollectiveSeries {
@@ -55,6 +55,6 @@ struct ValidationPoint {
 /// carries its case id as a tooltip. Points at or below 0 are left out.
 void write_validation_svg(std::ostream& out, const std::vector<ValidationPoint>& points, const std::string& title);
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
 
-#endif  // ZIONSIM_TOOLS_SVG_PLOT_H_
+#endif  // ZIONSIM_EXPERIMENTS_SVG_PLOT_H_

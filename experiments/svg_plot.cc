@@ -1,4 +1,4 @@
-#include "tools/svg_plot.h"
+#include "experiments/svg_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-namespace zx::tools {
+namespace zx::experiments {
 
-using experiments::WhatIfPoint;
 namespace {
 
 std::string escape(const std::string& s) {
@@ -412,4 +411,4 @@ void write_validation_svg(std::ostream& out, const std::vector<ValidationPoint>&
   out << "</svg>\n";
 }
 
-}  // namespace zx::tools
+}  // namespace zx::experiments
