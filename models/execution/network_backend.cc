@@ -149,43 +149,6 @@ nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const s
   return nccl_machine_input(options, static_cast<const NcclCostModelAlgorithm&>(*algorithm));
 }
 
-namespace {
-
-// The call's identity: everything a plan depends on.
-std::string call_key(const collectives::CollectiveRequest& request) {
-  std::string key = fmt::format("{}|{}|{}|{}|", static_cast<int>(request.kind), request.bytes_per_rank.count(),
-                                static_cast<int>(request.dtype), request.root);
-  for (int r : request.ranks) key += fmt::format("{},", r);
-  key += '|';
-  for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
-    for (std::int64_t b : row) key += fmt::format("{},", b);
-    key += ';';
-  }
-  return key;
-}
-
-// A choice for the call, before anything is chosen: its kind, ranks, size
-// (for an all-to-all-v the most any rank sends) and type.
-AutoChoice unchosen(const collectives::CollectiveRequest& request) {
-  AutoChoice choice;
-  choice.kind = request.kind;
-  choice.ranks = static_cast<int>(request.ranks.size());
-  choice.bytes_per_rank = request.bytes_per_rank;
-  if (!request.all_to_all_v_bytes.empty()) {
-    std::int64_t most = 0;
-    for (const std::vector<std::int64_t>& row : request.all_to_all_v_bytes) {
-      std::int64_t sum = 0;
-      for (std::int64_t b : row) sum += b;
-      most = std::max(most, sum);
-    }
-    choice.bytes_per_rank = sim::Bytes(most);
-  }
-  choice.dtype = request.dtype;
-  return choice;
-}
-
-}  // namespace
-
 void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, const NcclCostModelAlgorithm& model,
                               sim::EventCallback on_done) {
   const std::string name(model.name());
@@ -233,7 +196,7 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
   in.bytes = bytes;
   const nccl::NcclPrediction prediction = nccl::predict(in);
   std::string key = call_key(request);
-  if (!nccl_index_.contains(key)) {
+  if (nccl_log_.find(key) == nullptr) {
     const auto label = [](nccl::Algorithm a, nccl::Protocol p) {
       return fmt::format("{}/{}", nccl::to_string(a), nccl::to_string(p));
     };
@@ -246,8 +209,7 @@ void NetworkBackend::run_nccl(const collectives::CollectiveRequest& request, con
            std::string(e.off_reason)});
     }
     if (prediction.table.empty()) choice.candidates.push_back({choice.chosen, prediction.time, ""});
-    nccl_index_.emplace(std::move(key), nccl_choices_.size());
-    nccl_choices_.push_back(std::move(choice));
+    nccl_log_.add(std::move(key), std::move(choice));
   }
   sim_.schedule_after(prediction.time, [done = std::move(on_done)]() mutable { if (done) done(); }, kCollectiveDone);
 }
@@ -290,10 +252,6 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
 const std::string& NetworkBackend::choose_algorithm(const collectives::CollectiveRequest& request,
                                                     const AutoOptions& options) {
   collectives::validate(request);
-  std::string key = call_key(request);
-  if (const auto it = auto_index_.find(key); it != auto_index_.end()) return auto_choices_[it->second].chosen;
-
-  const std::string kind(collectives::to_string(request.kind));
   std::vector<std::string> names = options.candidates;
   const bool listed = !names.empty();
   if (!listed) {
@@ -303,107 +261,22 @@ const std::string& NetworkBackend::choose_algorithm(const collectives::Collectiv
     names = registry_.names(collectives::AlgorithmRole::kPlan);
     std::erase(names, std::string("nccl_p2p"));
   }
-
-  AutoChoice choice = unchosen(request);
-  for (const std::string& name : names) {
-    if (algorithm(name).supports(request.kind)) {
-      choice.candidates.push_back({name, std::nullopt, "", std::nullopt});
-    } else if (listed) {
-      // Unlisted algorithms of other kinds are not candidates at all.
-      choice.candidates.push_back({name, std::nullopt, fmt::format("does not run {}", kind), std::nullopt});
-    }
-  }
-  // The trials race: each candidate's simulation runs alone, all of them
-  // advanced to the same horizon, which doubles until one has finished.
-  // Then the best time so far is the horizon: whoever has not finished by
-  // it has lost (a finish at exactly that time still runs, for the tie
-  // rule), so no trial runs much past twice the winner's time. With
-  // "exhaustive" every trial runs to its end instead.
-  struct Trial {
-    std::size_t index;
-    sim::Simulator sim;
+  // A trial: this network's links, idle, with a backend of these options.
+  struct TrialStack {
     std::unique_ptr<FlowNetwork> network;
     std::unique_ptr<NetworkBackend> backend;
-    std::optional<sim::TimePoint> finished;
-  };
-  std::vector<std::unique_ptr<Trial>> trials;
-  const auto refuse = [&](std::size_t i, const InputError& e) {
-    choice.candidates[i].refused = e.diagnostics().empty() ? std::string(e.what()) : e.diagnostics().front().message;
-  };
-  // Runs trial t up to `until`; false when it threw an input error (then
-  // the candidate is refused and the trial is of no further use).
-  const auto advance = [&](Trial& t, sim::TimePoint until) {
-    try {
-      t.sim.run(until);
-      ZX_CHECK(t.finished || !until.is_max(), "an auto trial run to its end finishes the call");
-      return true;
-    } catch (const InputError& e) {
-      refuse(t.index, e);
-      return false;
-    }
   };
   const std::vector<LinkParams> links = network_.link_params();
-  for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
-    if (!choice.candidates[i].refused.empty()) continue;
-    auto t = std::make_unique<Trial>();
-    t->index = i;
-    try {
-      t->network = std::make_unique<FlowNetwork>(t->sim, links, network_.fidelity());
-      t->network->set_completion_quantum(network_.completion_quantum());
-      t->backend = std::make_unique<NetworkBackend>(t->sim, *t->network, router_, registry_, options_);
-      Trial* raw = t.get();
-      t->backend->run(request, choice.candidates[i].algorithm, [raw] { raw->finished = raw->sim.now(); });
-    } catch (const InputError& e) {
-      refuse(i, e);
-      continue;
-    }
-    if (options.exhaustive) {
-      // Timed to its end now, and its simulation freed before the next
-      // candidate's is built: one trial in memory at a time.
-      if (advance(*t, sim::TimePoint::max())) choice.candidates[i].time = t->finished->since_start();
-      continue;
-    }
-    trials.push_back(std::move(t));
-  }
-  const auto any_finished = [&] {
-    return std::any_of(trials.begin(), trials.end(), [](const auto& t) { return t->finished.has_value(); });
+  const auto start = [&](sim::Simulator& sim, const std::string& name, std::function<void()> finished) {
+    auto stack = std::make_shared<TrialStack>();
+    stack->network = std::make_unique<FlowNetwork>(sim, links, network_.fidelity());
+    stack->network->set_completion_quantum(network_.completion_quantum());
+    stack->backend = std::make_unique<NetworkBackend>(sim, *stack->network, router_, registry_, options_);
+    stack->backend->run(request, name, [done = std::move(finished)] { done(); });
+    return std::shared_ptr<void>(std::move(stack));
   };
-  for (sim::Duration horizon = sim::Duration::us(1); !trials.empty() && !any_finished();
-       horizon = horizon < sim::Duration::infinite() / 4 ? horizon * 2 : sim::Duration::infinite()) {
-    std::erase_if(trials, [&](const auto& t) { return !advance(*t, sim::TimePoint::zero() + horizon); });
-    // Every live trial keeps events pending until it finishes.
-    for (const auto& t : trials) ZX_CHECK(t->finished || t->sim.pending() > 0, "an auto trial finishes the call");
-  }
-  std::optional<sim::TimePoint> first;
-  for (const auto& t : trials) {
-    if (t->finished && (!first || *t->finished < *first)) first = t->finished;
-  }
-  for (const auto& t : trials) {
-    AutoChoice::Candidate& c = choice.candidates[t->index];
-    if (!t->finished && advance(*t, *first) && !t->finished) c.slower_than = first->since_start();
-    if (t->finished) c.time = t->finished->since_start();
-  }
-  trials.clear();
-  // Fastest wins; a tie goes to the one listed first.
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < choice.candidates.size(); ++i) {
-    const AutoChoice::Candidate& c = choice.candidates[i];
-    if (c.time && (!best || *c.time < *choice.candidates[*best].time)) best = i;
-  }
-  if (!best) {
-    std::string reasons;
-    for (const AutoChoice::Candidate& c : choice.candidates) {
-      reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", c.algorithm, c.refused);
-    }
-    throw InputError(Diagnostic{
-        "collective", "",
-        fmt::format("auto: no candidate runs this {} of {} ranks{}{}", kind, choice.ranks,
-                    reasons.empty() ? "" : " (", reasons.empty() ? "" : reasons + ")")});
-  }
-  choice.chosen = choice.candidates[*best].algorithm;
-  auto_index_.emplace(std::move(key), auto_choices_.size());
-  auto_choices_.push_back(std::move(choice));
-  return auto_choices_.back().chosen;
+  const auto supports = [&](const std::string& name) { return algorithm(name).supports(request.kind); };
+  return tuner_.choose(request, names, listed, options.exhaustive, supports, start);
 }
 
 void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int> ranks,

@@ -52,6 +52,7 @@
 
 #include "models/collectives/plan.h"
 #include "models/collectives/registry.h"
+#include "models/execution/auto_tuner.h"
 #include "models/execution/backend_algorithms.h"
 #include "models/execution/executor.h"
 #include "models/network/flow_network.h"
@@ -144,26 +145,6 @@ nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const N
 /// Throws zx::InputError for another name or bad options.
 nccl::NcclInput nccl_machine_input(const NetworkBackendOptions& options, const std::string& name);
 
-/// What "auto" chose for one distinct call, and why.
-struct AutoChoice {
-  collectives::CollectiveKind kind = collectives::CollectiveKind::kAllReduce;
-  int ranks = 0;
-  sim::Bytes bytes_per_rank;  ///< for an all-to-all-v, the most any rank sends
-  collectives::DataType dtype = collectives::DataType::kFp32;
-  std::string chosen;
-  struct Candidate {
-    std::string algorithm;
-    /// Its time alone on the idle network; nullopt when it cannot run the
-    /// call (`refused` says why) or its trial was stopped (`slower_than`).
-    std::optional<sim::Duration> time;
-    std::string refused;
-    /// Set when its trial was stopped there, not finished: the best time
-    /// so far, which it had not finished by (so it could not be chosen).
-    std::optional<sim::Duration> slower_than;
-  };
-  std::vector<Candidate> candidates;  ///< in candidate order
-};
-
 class NetworkBackend : public CommunicationBackend {
  public:
   NetworkBackend(sim::Simulator& simulator, FlowNetwork& network, const topology::Router& router,
@@ -207,17 +188,17 @@ class NetworkBackend : public CommunicationBackend {
 
   /// The choices "auto" made, one per distinct call, in the order the
   /// calls first came.
-  const std::vector<AutoChoice>& auto_choices() const { return auto_choices_; }
+  const std::vector<AutoChoice>& auto_choices() const { return tuner_.choices(); }
   /// What NCCL's cost model picked ("nccl", "nccl-2.13", "nccl-2.20"), per
   /// distinct call in the order the calls first came: `chosen` is
   /// "algorithm/protocol" ("ring/LL", "nvls/Simple"; "p2p/Simple" for an
   /// all-to-all, which NCCL runs as grouped send/recv), the candidates are
   /// the rows of NCCL's table by the same names, each with its predicted
   /// time or why NCCL does not weigh it for the call.
-  const std::vector<AutoChoice>& nccl_choices() const { return nccl_choices_; }
+  const std::vector<AutoChoice>& nccl_choices() const { return nccl_log_.choices(); }
   /// The algorithm "auto" runs `request` with: the choice made for it
-  /// before, else a new one among `options`' candidates (simulating every
-  /// one). Throws
+  /// before, else a new one among `options`' candidates, each simulated
+  /// alone on an idle copy of this network (auto_tuner.h). Throws
   /// zx::InputError when no candidate can run it, with each one's reason.
   const std::string& choose_algorithm(const collectives::CollectiveRequest& request, const AutoOptions& options);
 
@@ -266,13 +247,10 @@ class NetworkBackend : public CommunicationBackend {
   std::vector<std::uint32_t> host_of_rank_;
   std::vector<std::vector<topology::NodeId>> cpus_by_server_;
   bool cpus_indexed_ = false;
-  // "auto": its choices, indexed by the call's kind, ranks, bytes,
-  // all-to-all-v matrix, type and root.
-  std::vector<AutoChoice> auto_choices_;
-  std::map<std::string, std::size_t> auto_index_;
-  // NCCL's cost model's picks, indexed the same way.
-  std::vector<AutoChoice> nccl_choices_;
-  std::map<std::string, std::size_t> nccl_index_;
+  // "auto": its choices, per distinct call (auto_tuner.h's call_key).
+  AutoTuner tuner_;
+  // NCCL's cost model's picks, kept the same way.
+  ChoiceLog nccl_log_;
   std::map<std::string, nccl::NcclInput> nccl_machines_;  // by name, options parsed once
 };
 
