@@ -51,6 +51,7 @@ def main():
         values = list(first[part])
         right.bar(labels, values, bottom=bottom, label=name)
         bottom = [b + v for b, v in zip(bottom, values)]
+    right.set_ylim(0, 1.08 * max(bottom))  # room above the tallest bar
     right.set_xlabel("GPUs")
     right.set_ylabel("ms per iteration")
     right.set_title(f"where the time goes ({speeds[0]} Gb/s NIC)")
