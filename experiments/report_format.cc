@@ -83,4 +83,18 @@ std::string auto_choices_summary(const std::vector<models::AutoChoice>& choices)
   return fmt::format("{}", fmt::join(kinds, "; "));
 }
 
+std::vector<Column> knob_columns(const std::vector<Settings>& settings) {
+  std::vector<Column> columns;
+  if (settings.empty()) return columns;
+  for (std::size_t k = 0; k < settings.front().size(); ++k) {
+    std::size_t width = settings.front()[k].first.size();
+    for (const Settings& s : settings) width = std::max(width, s[k].second.size());
+    columns.push_back({.name = settings.front()[k].first,
+                       .format = Format::kQuotedText,
+                       .width = static_cast<int>(width),
+                       .outputs = kTable | kCsv});
+  }
+  return columns;
+}
+
 }  // namespace zx::experiments

@@ -2,8 +2,9 @@
 //
 // What the reports of several commands say of the tuner's and NCCL's cost
 // model's per-call choices, as JSON and as one line (docs/output_formats.md,
-// "auto_choices"). Knob values as JSON are knobs.h's, CSV fields
-// result_schema.h's, a choice's candidates whatif_codec.h's.
+// "auto_choices"), and the leading columns of a report with a row per
+// variant. Knob values as JSON are knobs.h's, CSV fields result_schema.h's,
+// a choice's candidates whatif_codec.h's.
 
 #ifndef ZIONSIM_EXPERIMENTS_REPORT_FORMAT_H_
 #define ZIONSIM_EXPERIMENTS_REPORT_FORMAT_H_
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/knobs.h"
+#include "experiments/result_schema.h"
 #include "experiments/whatif_codec.h"
 #include "models/execution/network_backend.h"
 
@@ -31,6 +33,14 @@ std::string auto_choices_summary(const std::vector<models::AutoChoice>& choices)
 /// (NetworkBackend::nccl_choices()).
 inline constexpr std::string_view kNcclChoicesTitle =
     "nccl picked (per distinct call, algorithm/protocol by NCCL's cost model; --format json has each one's time)";
+
+/// The leading columns of a report whose rows are variants, one per knob of
+/// `settings` (each row's variant's knob settings; every variant sets the
+/// same knobs): its key heads the column in the table and the CSV, its
+/// values always quoted in the CSV (csv_quoted); the table's width fits the
+/// key and every value. Table and CSV only: the JSON has each row's settings
+/// as one object (settings_json).
+std::vector<Column> knob_columns(const std::vector<Settings>& settings);
 
 }  // namespace zx::experiments
 

@@ -24,7 +24,8 @@ std::string pad(const std::string& text, std::size_t width, Align align) {
 std::size_t cell_index(Format format) {
   switch (format) {
     case Format::kInteger: return 1;
-    case Format::kFixed: return 2;
+    case Format::kFixed:
+    case Format::kPercent: return 2;
     case Format::kText:
     case Format::kQuotedText: return 3;
     case Format::kJson: return 4;
@@ -53,27 +54,48 @@ std::size_t width_of(const Schema& schema, std::size_t c, const std::vector<Row>
   return width;
 }
 
-// The cells `columns` of `row` at `widths`, joined by the style's separator.
+// The cells `columns` of `row` at `widths`, joined by the style's separator;
+// a present cell of a table_rest column ends the line.
 std::string join_cells(const Schema& schema, const std::vector<std::size_t>& columns,
                        const std::vector<std::size_t>& widths, const Row& row, const std::string& separator) {
   std::string line;
+  bool first = true;
   for (std::size_t k = 0; k < columns.size(); ++k) {
     const Column& column = schema.columns[columns[k]];
-    line += (k == 0 ? "" : separator) + pad(table_text(column, row[columns[k]]), widths[k], column.align);
+    const Cell& cell = row[columns[k]];
+    if (column.table_rest && cell.index() == 0) continue;
+    line += (first ? "" : separator) + column.table_before;
+    first = false;
+    if (column.table_rest) return line + table_text(column, cell);
+    line += pad(table_text(column, cell), widths[k], column.align);
   }
   return line;
 }
 
-// The titles (header, unit or both, as `title` gives) of `columns`, aligned.
+// The titles (header, unit or both, as `title` gives) of `columns`, aligned;
+// table_rest columns have none.
 template <typename Title>
 std::string join_titles(const Schema& schema, const std::vector<std::size_t>& columns,
                         const std::vector<std::size_t>& widths, const std::string& separator, Title title) {
   std::string line;
+  bool first = true;
   for (std::size_t k = 0; k < columns.size(); ++k) {
     const Column& column = schema.columns[columns[k]];
-    line += (k == 0 ? "" : separator) + pad(title(column), widths[k], column.align);
+    if (column.table_rest) continue;
+    line += (first ? "" : separator) + column.table_before + pad(title(column), widths[k], column.align);
+    first = false;
   }
   return line;
+}
+
+// A present cell's text: a number (`places` decimals for a double), text as
+// it is, JSON as it dumps.
+std::string value_text(const Cell& cell, int places) {
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return fmt::format("{}", *i);
+  if (const auto* x = std::get_if<double>(&cell)) return fmt::format("{:.{}f}", *x, places);
+  if (const auto* s = std::get_if<std::string>(&cell)) return *s;
+  if (const auto* j = std::get_if<nlohmann::ordered_json>(&cell)) return j->dump();
+  return "";
 }
 
 void check_rows(const Schema& schema, const std::vector<Row>& rows) {
@@ -111,13 +133,12 @@ std::string csv_field(const std::string& text) {
 }
 
 std::string table_text(const Column& column, const Cell& cell) {
-  if (const auto* i = std::get_if<std::int64_t>(&cell)) return fmt::format("{}", *i);
-  if (const auto* x = std::get_if<double>(&cell)) {
-    return fmt::format("{:.{}f}", *x, column.table_decimals >= 0 ? column.table_decimals : column.decimals);
+  if (cell.index() == 0) return column.table_absent;
+  const int places = column.table_decimals >= 0 ? column.table_decimals : column.decimals;
+  if (column.format == Format::kPercent) {
+    return fmt::format("{:.{}f}%", 100 * std::get<double>(cell), places) + column.table_suffix;
   }
-  if (const auto* s = std::get_if<std::string>(&cell)) return *s;
-  if (const auto* j = std::get_if<nlohmann::ordered_json>(&cell)) return j->dump();
-  return "";
+  return value_text(cell, places) + column.table_suffix;
 }
 
 void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>& rows, const TableStyle& style) {
@@ -145,6 +166,7 @@ void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>
            fmt::format("{} rows do not make whole lines of {} groups", rows.size(), n));
   std::vector<std::size_t> keys;
   for (std::size_t c : columns_in(schema, kTable)) {
+    ZX_CHECK(!schema.columns[c].table_rest, "a grouped table has no column for the rest of a line");
     const std::string& name = schema.columns[c].name;
     if (std::find(groups.columns.begin(), groups.columns.end(), name) == groups.columns.end()) keys.push_back(c);
   }
@@ -201,11 +223,10 @@ void write_csv(std::ostream& out, const Schema& schema, const std::vector<Row>& 
       const Column& column = schema.columns[columns[k]];
       const Cell& cell = row[columns[k]];
       std::string field;
-      if (const auto* x = std::get_if<double>(&cell)) {
-        field = fmt::format("{:.{}f}", *x, column.decimals);
+      if (std::holds_alternative<double>(cell)) {
+        field = value_text(cell, column.decimals);
       } else if (cell.index() != 0) {
-        field = column.format == Format::kQuotedText ? csv_quoted(table_text(column, cell))
-                                                     : csv_field(table_text(column, cell));
+        field = column.format == Format::kQuotedText ? csv_quoted(value_text(cell, 0)) : csv_field(value_text(cell, 0));
       }
       line += (k == 0 ? "" : ",") + field;
     }

@@ -13,6 +13,13 @@
 //
 // A column may be left out of some outputs (`outputs`): the CSV spells out
 // what the table puts in a group's label, JSON nests what the CSV flattens.
+// The table may draw a bar before a column (`table_before`), write a unit
+// after each value (`table_suffix`), a mark for a missing one
+// (`table_absent`), and end a row's line with one column's text in place of
+// the rest (`table_rest`: a row with no values for them says why):
+//
+//   {.name = "reason", .format = Format::kText, .table_before = "  does not fit: ", .table_rest = true}
+//
 // Cells are typed; a row of the wrong width or a cell of the wrong type is
 // a bug (zx::InvariantError), not bad input.
 
@@ -35,6 +42,7 @@ namespace zx::experiments {
 enum class Format {
   kInteger,     ///< std::int64_t: "1024"
   kFixed,       ///< double, `decimals` places ("33.020"); JSON: the number itself
+  kPercent,     ///< double, a fraction: the table's percent ("78%"), else as kFixed
   kText,        ///< std::string; CSV quotes it only when it must (csv_field)
   kQuotedText,  ///< std::string; CSV always quotes it (csv_quoted): a knob's value
   kJson,        ///< nlohmann::ordered_json: nested in JSON, its dump() elsewhere
@@ -56,10 +64,22 @@ struct Column {
   /// or after a grouped column's header ("time(us)"). Empty: none.
   std::string unit;
   Format format = Format::kText;
-  int decimals = 0;         ///< kFixed: places in the CSV (and the table)
-  int table_decimals = -1;  ///< kFixed: places in the table; -1: `decimals`
+  int decimals = 0;         ///< kFixed, kPercent: places in the CSV (and the table)
+  int table_decimals = -1;  ///< kFixed, kPercent: places in the table; -1: `decimals`
   int width = 0;            ///< the table's least width (as fmt's "{:>12}")
   Align align = Align::kRight;
+  /// The table's text before the column's header and each of its cells,
+  /// after the separator: "| " draws a bar between groups of columns.
+  std::string table_before;
+  /// The table's text after each value ("x": a speed-up), in its width.
+  std::string table_suffix;
+  /// The table's text of an absent cell ("-"); empty: nothing.
+  std::string table_absent;
+  /// The table's rest of a line: where a row's cell is present, the line ends
+  /// with it (after `table_before`, unpadded) in place of the table's columns
+  /// after it; where absent, the column takes no place. It has no header.
+  /// Not in grouped tables.
+  bool table_rest = false;
   unsigned outputs = kAllOutputs;
   Absent absent = Absent::kNull;
 };

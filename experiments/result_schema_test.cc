@@ -76,6 +76,48 @@ TEST(ResultSchemaTest, GroupedTable) {
   EXPECT_THROW(write_table(out, s, odd, {.columns = {"time_us"}, .labels = {"a", "b"}}), InvariantError);
 }
 
+// The table's decorations: bars before groups of columns, a percent and a
+// suffix in the table alone (the CSV and JSON keep the numbers), a mark
+// for an absent cell, and a row whose line ends with its reason in place of
+// the columns it has no values for (the others take no place for it).
+TEST(ResultSchemaTest, TableDecorationsAndTheRestOfALine) {
+  const Schema s{{{.name = "knob", .format = Format::kQuotedText, .width = 4},
+                  {.name = "nodes", .format = Format::kInteger, .width = 5, .table_before = "| "},
+                  {.name = "fits", .format = Format::kJson, .outputs = kCsv | kJson},
+                  {.name = "reason", .table_before = "  does not fit: ", .table_rest = true, .outputs = kTable | kJson,
+                   .absent = Absent::kOmitted},
+                  {.name = "scaling", .format = Format::kPercent, .decimals = 4, .table_decimals = 0, .width = 7,
+                   .absent = Absent::kOmitted},
+                  {.name = "speedup", .format = Format::kFixed, .decimals = 4, .table_decimals = 3, .width = 8,
+                   .table_suffix = "x", .table_absent = "-", .absent = Absent::kOmitted},
+                  {.name = "bottleneck", .table_before = "| ", .absent = Absent::kOmitted}}};
+  const std::vector<Row> rows = {
+      {std::string("100"), std::int64_t{1}, nlohmann::ordered_json(true), {}, 1.0, 1.0, std::string("compute")},
+      {std::string("100"), std::int64_t{8}, nlohmann::ordered_json(false), std::string("too big"), {}, {}, {}},
+      {std::string("400"), std::int64_t{16}, nlohmann::ordered_json(true), {}, 0.7785, {}, std::string("")}};
+  EXPECT_EQ(table(s, rows, {.fit = false}),
+            "knob | nodes scaling  speedup | bottleneck\n"
+            " 100 |     1    100%   1.000x | compute\n"
+            " 100 |     8   does not fit: too big\n"
+            " 400 |    16     78%        - | \n");
+  EXPECT_EQ(csv(s, rows),
+            "knob,nodes,fits,scaling,speedup,bottleneck\n"
+            "\"100\",1,true,1.0000,1.0000,compute\n"
+            "\"100\",8,false,,,\n"
+            "\"400\",16,true,0.7785,,\n");
+  EXPECT_EQ(json_rows(s, rows).dump(),
+            R"([{"knob":"100","nodes":1,"fits":true,"scaling":1.0,"speedup":1.0,"bottleneck":"compute"},)"
+            R"({"knob":"100","nodes":8,"fits":false,"reason":"too big"},)"
+            R"({"knob":"400","nodes":16,"fits":true,"scaling":0.7785,"bottleneck":""}])");
+  // Fitted widths count the suffix and the mark; a grouped table has no
+  // rest of a line.
+  const Schema fitted{
+      {{.name = "s", .format = Format::kFixed, .decimals = 1, .table_suffix = "x", .table_absent = "n/a"}}};
+  EXPECT_EQ(table(fitted, {{12.34}, {Cell{}}}), "    s\n12.3x\n  n/a\n");
+  std::ostringstream out;
+  EXPECT_THROW(write_table(out, s, rows, {.columns = {"scaling"}, .labels = {"a"}}), InvariantError);
+}
+
 // RFC 4180: a field with a comma, quote or line break in quotes, quotes
 // doubled; quoted text always in quotes; numbers at the CSV's decimals; an
 // absent cell empty.
