@@ -19,12 +19,147 @@ namespace zx::experiments {
 namespace {
 
 // Throughput of each point against the first variant's at the same size;
-// 0 where either does not fit (the outputs leave it out where the first
-// does not).
-double vs_first(const std::vector<std::vector<WhatIfPoint>>& points, std::size_t v, std::size_t i) {
+// nothing where either does not fit.
+Cell vs_first(const std::vector<std::vector<WhatIfPoint>>& points, std::size_t v, std::size_t i) {
   const WhatIfPoint& p = points[v][i];
   const WhatIfPoint& first = points.front()[i];
-  return p.fits && first.fits ? p.samples_per_s / first.samples_per_s : 0.0;
+  return p.fits && first.fits ? Cell{p.samples_per_s / first.samples_per_s} : Cell{};
+}
+
+// Whether the variants set knobs (--vary, --scenario, --sensitivity): then
+// their settings lead each row, and "vs first" follows the scaling.
+bool is_varied(const std::vector<WhatIfVariant>& variants) { return !variants.front().settings.empty(); }
+
+// A point's columns in the table, the CSV and the JSON (each result's
+// object): the varied knobs (in JSON, the variant's settings), the size, its
+// times and breakdown, and what bounds it; the JSON nests the breakdown and
+// adds what the simulation ran and the plan it sharded with; "vs first"
+// comes with varied knobs. A size that does not fit has its reason instead: the
+// table's line ends with it, the CSV leaves the times empty and has it as
+// the bottleneck, the JSON leaves them out.
+Schema whatif_schema(const std::vector<WhatIfVariant>& variants) {
+  constexpr unsigned kTableAndCsv = kTable | kCsv;
+  constexpr unsigned kTableAndJson = kTable | kJson;
+  constexpr Absent kOmitted = Absent::kOmitted;
+  const bool varied = is_varied(variants);
+  std::vector<Settings> settings;
+  for (const WhatIfVariant& v : variants) settings.push_back(v.settings);
+  Schema s{knob_columns(settings)};
+  if (varied) s.columns.push_back({.name = "variant", .format = Format::kJson, .outputs = kJson});
+  s.columns.insert(
+      s.columns.end(),
+      {{.name = "nodes", .format = Format::kInteger, .width = 5, .table_before = varied ? "| " : ""},
+       {.name = "gpus", .header = "GPUs", .format = Format::kInteger, .width = 5},
+       {.name = "gpu", .format = Format::kText, .outputs = kJson},
+       {.name = "communication", .format = Format::kJson, .outputs = kJson},
+       {.name = "global_batch", .header = "batch", .format = Format::kInteger, .width = 8},
+       {.name = "fits", .format = Format::kJson, .outputs = kCsv | kJson},
+       {.name = "reason", .format = Format::kText, .table_before = "  does not fit: ", .table_rest = true,
+        .outputs = kTableAndJson, .absent = kOmitted},
+       {.name = "iteration_time_ms", .header = "iter (ms)", .format = Format::kFixed, .decimals = 6,
+        .table_decimals = 3, .width = 10, .absent = kOmitted},
+       {.name = "samples_per_s", .header = "samples/s", .format = Format::kFixed, .decimals = 3,
+        .table_decimals = 0, .width = 12, .absent = kOmitted},
+       {.name = "scaling_efficiency", .header = "scaling", .format = Format::kPercent, .decimals = 4,
+        .table_decimals = 0, .width = 7, .absent = kOmitted}});
+  if (varied) {
+    s.columns.push_back({.name = "throughput_vs_first_variant", .header = "vs first", .format = Format::kFixed,
+                         .decimals = 4, .table_decimals = 3, .width = 8, .table_absent = "-", .absent = kOmitted});
+  }
+  s.columns.insert(
+      s.columns.end(),
+      {{.name = "compute_ms", .header = "compute", .format = Format::kFixed, .decimals = 6, .table_decimals = 3,
+        .width = 8, .table_before = "| ", .outputs = kTableAndCsv},
+       {.name = "exposed_all_to_all_ms", .header = "exp a2a", .format = Format::kFixed, .decimals = 6,
+        .table_decimals = 3, .width = 8, .outputs = kTableAndCsv},
+       {.name = "exposed_all_reduce_ms", .header = "exp AR", .format = Format::kFixed, .decimals = 6,
+        .table_decimals = 3, .width = 8, .outputs = kTableAndCsv},
+       {.name = "other_ms", .header = "other", .format = Format::kFixed, .decimals = 6, .table_decimals = 3,
+        .width = 8, .outputs = kTableAndCsv},
+       {.name = "overlapped_communication_ms", .header = "overlap", .format = Format::kFixed, .decimals = 6,
+        .table_decimals = 3, .width = 8, .outputs = kTableAndCsv},
+       {.name = "compute_slowed_by_communication_ms", .format = Format::kFixed, .decimals = 6, .outputs = kCsv},
+       {.name = "breakdown_ms", .format = Format::kJson, .outputs = kJson, .absent = kOmitted},
+       {.name = "bottleneck", .format = Format::kText, .table_before = "| ", .outputs = kTableAndJson,
+        .absent = kOmitted},
+       // The CSV's last column: the bottleneck, or why the size does not fit.
+       {.name = "bottleneck", .format = Format::kQuotedText, .outputs = kCsv},
+       {.name = "busiest_gpu", .format = Format::kJson, .outputs = kJson, .absent = kOmitted},
+       {.name = "fingerprint", .format = Format::kText, .outputs = kJson, .absent = kOmitted},
+       {.name = "simulation", .format = Format::kJson, .outputs = kJson, .absent = kOmitted},
+       {.name = "sharding", .format = Format::kJson, .outputs = kJson, .absent = kOmitted},
+       {.name = "auto_choices", .format = Format::kJson, .outputs = kJson, .absent = kOmitted},
+       {.name = "nccl_choices", .format = Format::kJson, .outputs = kJson, .absent = kOmitted},
+       {.name = "wall_seconds", .format = Format::kFixed, .outputs = kJson}});
+  return s;
+}
+
+// The sharding plan a point ran: its balance and memory, and the search's
+// figures where one ran.
+nlohmann::ordered_json sharding_json(const WhatIfPoint& p) {
+  nlohmann::ordered_json j{{"load_imbalance", p.load_imbalance},
+                           {"balance_split_tables", p.balance_split_tables},
+                           {"host_memory_tables", p.host_memory_tables},
+                           {"max_hbm_gbyte", p.max_hbm_gbyte},
+                           {"max_iteration_hbm_gbyte", p.max_iteration_hbm_gbyte},
+                           {"hbm_reserve_fraction", p.hbm_reserve_fraction},
+                           {"cache_hit_rate", p.cache_hit_rate}};
+  if (p.search_simulations > 0) {
+    j["search"] = {{"simulations", p.search_simulations},
+                   {"start_iteration_time_ms", p.search_start_iteration_time_ms},
+                   {"moves", p.search_moves}};
+  }
+  return j;
+}
+
+// A row per point, variant by variant, in whatif_schema's columns.
+std::vector<Row> whatif_rows(const std::vector<WhatIfVariant>& variants,
+                             const std::vector<std::vector<WhatIfPoint>>& points) {
+  const bool varied = is_varied(variants);
+  std::vector<Row> rows;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (std::size_t i = 0; i < points[v].size(); ++i) {
+      const WhatIfPoint& p = points[v][i];
+      const auto& b = p.breakdown;
+      // A figure of a size that fits; nothing for one that does not.
+      const auto fitting = [&p](Cell cell) { return p.fits ? std::move(cell) : Cell{}; };
+      const auto choices = [](const std::vector<models::AutoChoice>& c) {
+        return c.empty() ? Cell{} : Cell{auto_choices_json(c)};
+      };
+      Row& row = rows.emplace_back();
+      for (const auto& [key, value] : variants[v].settings) row.emplace_back(value);
+      if (varied) row.emplace_back(settings_json(variants[v].settings));
+      row.insert(row.end(),
+                 {std::int64_t{p.nodes}, std::int64_t{p.gpus}, p.gpu,
+                  nlohmann::ordered_json{{"launch_latency_ns", p.communication.launch.count_ps() / 1e3},
+                                         {"transfer_latency_ns", p.communication.transfer.count_ps() / 1e3},
+                                         {"network_transfer_latency_ns",
+                                          p.communication.network_transfer.count_ps() / 1e3},
+                                         {"peer_gap_ns", p.communication.peer_gap.count_ps() / 1e3}},
+                  p.global_batch, nlohmann::ordered_json(p.fits), p.fits ? Cell{} : Cell{p.reason},
+                  fitting(p.iteration_time_ms), fitting(p.samples_per_s), fitting(p.scaling_efficiency)});
+      if (varied) row.push_back(vs_first(points, v, i));
+      row.insert(
+          row.end(),
+          {fitting(b.compute_ms), fitting(b.exposed_all_to_all_ms), fitting(b.exposed_all_reduce_ms),
+           fitting(b.other_ms), fitting(b.overlapped_communication_ms), fitting(b.compute_slowed_by_communication_ms),
+           fitting(nlohmann::ordered_json{{"compute", b.compute_ms},
+                                          {"exposed_all_to_all", b.exposed_all_to_all_ms},
+                                          {"exposed_all_reduce", b.exposed_all_reduce_ms},
+                                          {"other", b.other_ms},
+                                          {"overlapped_communication", b.overlapped_communication_ms},
+                                          {"compute_slowed_by_communication", b.compute_slowed_by_communication_ms}}),
+           fitting(p.bottleneck), p.fits ? p.bottleneck : p.reason,
+           fitting(nlohmann::ordered_json{{"rank", p.busiest_gpu_rank}, {"compute_ms", p.busiest_gpu_compute_ms}}),
+           fitting(fmt::format("{:016x}", p.fingerprint)),
+           fitting(nlohmann::ordered_json{{"events", p.events},
+                                          {"flows", p.flows},
+                                          {"resolves", p.resolves},
+                                          {"resolved_flows", p.resolved_flows}}),
+           fitting(sharding_json(p)), choices(p.auto_choices), choices(p.nccl_choices), p.wall_seconds});
+    }
+  }
+  return rows;
 }
 
 }  // namespace
@@ -46,44 +181,8 @@ void write_whatif_table(std::ostream& out, const WhatIfOptions& o, const std::ve
              degraded.empty() ? "" : fmt::format(", degraded: {}", fmt::join(degraded, ", ")));
   // With --vary, one column per varied knob first, and throughput against
   // the first variant at the same size.
-  const bool varied = !variants.front().settings.empty();
-  std::vector<std::size_t> width;
-  for (std::size_t k = 0; k < variants.front().settings.size(); ++k) {
-    std::size_t w = variants.front().settings[k].first.size();
-    for (const WhatIfVariant& v : variants) w = std::max(w, v.settings[k].second.size());
-    width.push_back(w);
-  }
-  std::string header;
-  for (std::size_t k = 0; k < width.size(); ++k) {
-    header += fmt::format("{:>{}} ", variants.front().settings[k].first, width[k]);
-  }
-  if (varied) header += "| ";
-  fmt::print(out, "{}{:>5} {:>5} {:>8} {:>10} {:>12} {:>7}{} | {:>8} {:>8} {:>8} {:>8} {:>8} | {}\n", header, "nodes",
-             "GPUs", "batch", "iter (ms)", "samples/s", "scaling", varied ? " vs first" : "", "compute", "exp a2a",
-             "exp AR", "other", "overlap", "bottleneck");
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    std::string prefix;
-    for (std::size_t k = 0; k < width.size(); ++k) {
-      prefix += fmt::format("{:>{}} ", variants[v].settings[k].second, width[k]);
-    }
-    if (varied) prefix += "| ";
-    for (std::size_t i = 0; i < points[v].size(); ++i) {
-      const WhatIfPoint& p = points[v][i];
-      if (!p.fits) {
-        fmt::print(out, "{}{:>5} {:>5} {:>8}   does not fit: {}\n", prefix, p.nodes, p.gpus, p.global_batch, p.reason);
-        continue;
-      }
-      const std::string relative =
-          !varied ? "" : (points.front()[i].fits ? fmt::format(" {:>8.3f}", vs_first(points, v, i)) : fmt::format(" {:>8}", "-"));
-      fmt::print(out,
-                 "{}{:>5} {:>5} {:>8} {:>10.3f} {:>12.0f} {:>6.0f}%{} | {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} | "
-                 "{}\n",
-                 prefix, p.nodes, p.gpus, p.global_batch, p.iteration_time_ms, p.samples_per_s,
-                 100 * p.scaling_efficiency, relative, p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms,
-                 p.breakdown.exposed_all_reduce_ms, p.breakdown.other_ms, p.breakdown.overlapped_communication_ms,
-                 p.bottleneck);
-    }
-  }
+  const bool varied = is_varied(variants);
+  write_table(out, whatif_schema(variants), whatif_rows(variants, points), TableStyle{.fit = false});
   fmt::print(out, "\nbreakdown in ms per iteration, averaged over GPUs: compute (any kernel running; kernels beside\n"
                   "communication run on the SMs NCCL leaves them), exposed communication (running while no kernel\n"
                   "runs), other (waiting), overlapped communication.\n");
@@ -146,34 +245,8 @@ void write_whatif_table(std::ostream& out, const WhatIfOptions& o, const std::ve
 }
 
 void write_whatif_csv(std::ostream& out, const std::vector<WhatIfVariant>& variants,
-               const std::vector<std::vector<WhatIfPoint>>& points) {
-  const bool varied = !variants.front().settings.empty();
-  for (const auto& [key, value] : variants.front().settings) fmt::print(out, "{},", key);
-  fmt::print(out, "nodes,gpus,global_batch,fits,iteration_time_ms,samples_per_s,scaling_efficiency,{}compute_ms,"
-                  "exposed_all_to_all_ms,exposed_all_reduce_ms,other_ms,overlapped_communication_ms,"
-                  "compute_slowed_by_communication_ms,bottleneck\n",
-             varied ? "throughput_vs_first_variant," : "");
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    for (std::size_t i = 0; i < points[v].size(); ++i) {
-      const WhatIfPoint& p = points[v][i];
-      for (const auto& [key, value] : variants[v].settings) fmt::print(out, "{},", csv_quoted(value));
-      if (!p.fits) {
-        // A size that does not fit has no times: empty fields, not zeros
-        // that a script would average.
-        fmt::print(out, "{},{},{},{},,,,{},,,,,,,{}\n", p.nodes, p.gpus, p.global_batch, p.fits, varied ? "," : "",
-                   csv_quoted(p.reason));
-        continue;
-      }
-      // Empty where the first variant does not fit: nothing to compare with.
-      const std::string relative =
-          !varied ? "" : (points.front()[i].fits ? fmt::format("{:.4f},", vs_first(points, v, i)) : ",");
-      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.4f},{}{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{}\n", p.nodes,
-                 p.gpus, p.global_batch, p.fits, p.iteration_time_ms, p.samples_per_s, p.scaling_efficiency, relative,
-                 p.breakdown.compute_ms, p.breakdown.exposed_all_to_all_ms, p.breakdown.exposed_all_reduce_ms,
-                 p.breakdown.other_ms, p.breakdown.overlapped_communication_ms,
-                 p.breakdown.compute_slowed_by_communication_ms, csv_quoted(p.fits ? p.bottleneck : p.reason));
-    }
-  }
+                      const std::vector<std::vector<WhatIfPoint>>& points) {
+  write_csv(out, whatif_schema(variants), whatif_rows(variants, points));
 }
 
 nlohmann::ordered_json whatif_settings_json(const WhatIfOptions& o) {
@@ -236,61 +309,7 @@ void write_whatif_json(std::ostream& out, const WhatIfOptions& o, const std::vec
     }
     j["vary"] = std::move(vary);
   }
-  nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    for (std::size_t i = 0; i < points[v].size(); ++i) {
-      const WhatIfPoint& p = points[v][i];
-      nlohmann::ordered_json r;
-      if (varied) r["variant"] = settings_json(variants[v].settings);
-      r["nodes"] = p.nodes;
-      r["gpus"] = p.gpus;
-      r["gpu"] = p.gpu;
-      r["communication"] = {{"launch_latency_ns", p.communication.launch.count_ps() / 1e3},
-                            {"transfer_latency_ns", p.communication.transfer.count_ps() / 1e3},
-                            {"network_transfer_latency_ns", p.communication.network_transfer.count_ps() / 1e3},
-                            {"peer_gap_ns", p.communication.peer_gap.count_ps() / 1e3}};
-      r["global_batch"] = p.global_batch;
-      r["fits"] = p.fits;
-      if (!p.fits) {
-        r["reason"] = p.reason;
-      } else {
-        r["iteration_time_ms"] = p.iteration_time_ms;
-        r["samples_per_s"] = p.samples_per_s;
-        r["scaling_efficiency"] = p.scaling_efficiency;
-        if (varied && points.front()[i].fits) r["throughput_vs_first_variant"] = vs_first(points, v, i);
-        r["breakdown_ms"] = {{"compute", p.breakdown.compute_ms},
-                             {"exposed_all_to_all", p.breakdown.exposed_all_to_all_ms},
-                             {"exposed_all_reduce", p.breakdown.exposed_all_reduce_ms},
-                             {"other", p.breakdown.other_ms},
-                             {"overlapped_communication", p.breakdown.overlapped_communication_ms},
-                             {"compute_slowed_by_communication", p.breakdown.compute_slowed_by_communication_ms}};
-        r["bottleneck"] = p.bottleneck;
-        r["busiest_gpu"] = {{"rank", p.busiest_gpu_rank}, {"compute_ms", p.busiest_gpu_compute_ms}};
-        r["fingerprint"] = fmt::format("{:016x}", p.fingerprint);
-        r["simulation"] = {{"events", p.events},
-                           {"flows", p.flows},
-                           {"resolves", p.resolves},
-                           {"resolved_flows", p.resolved_flows}};
-        r["sharding"] = {{"load_imbalance", p.load_imbalance},
-                         {"balance_split_tables", p.balance_split_tables},
-                         {"host_memory_tables", p.host_memory_tables},
-                         {"max_hbm_gbyte", p.max_hbm_gbyte},
-                         {"max_iteration_hbm_gbyte", p.max_iteration_hbm_gbyte},
-                         {"hbm_reserve_fraction", p.hbm_reserve_fraction},
-                         {"cache_hit_rate", p.cache_hit_rate}};
-        if (p.search_simulations > 0) {
-          r["sharding"]["search"] = {{"simulations", p.search_simulations},
-                                     {"start_iteration_time_ms", p.search_start_iteration_time_ms},
-                                     {"moves", p.search_moves}};
-        }
-      }
-      if (!p.auto_choices.empty()) r["auto_choices"] = auto_choices_json(p.auto_choices);
-      if (!p.nccl_choices.empty()) r["nccl_choices"] = auto_choices_json(p.nccl_choices);
-      r["wall_seconds"] = p.wall_seconds;
-      results.push_back(std::move(r));
-    }
-  }
-  j["results"] = std::move(results);
+  j["results"] = json_rows(whatif_schema(variants), whatif_rows(variants, points));
   out << j.dump(2) << '\n';
 }
 
