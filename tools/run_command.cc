@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -20,6 +20,8 @@
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/report_format.h"
+#include "experiments/result_schema.h"
 #include "experiments/trace_run.h"
 #include "models/execution/timeline.h"
 #include "tools/algorithm_sources.h"
@@ -32,6 +34,8 @@
 
 namespace zx::tools {
 namespace {
+
+namespace ex = experiments;
 
 // The flags; the request's own are bound to it, request_of reads in the rest.
 struct Flags {
@@ -61,15 +65,89 @@ TraceRunRequest request_of(const topology::ClusterRequest& cluster, const Algori
   return r;
 }
 
+// The one run's row per rank in the table, the CSV and the JSON's "ranks":
+// its busy and idle time, its communication exposed and overlapped, and the
+// compute that communication slowed (ms).
+ex::Schema rank_schema() {
+  constexpr ex::Format kFixed = ex::Format::kFixed;
+  return ex::Schema{{
+      {.name = "rank", .format = ex::Format::kInteger, .width = 6},
+      {.name = "compute_ms", .header = "compute ms", .format = kFixed, .decimals = 6, .table_decimals = 3,
+       .width = 12},
+      {.name = "idle_ms", .header = "idle ms", .format = kFixed, .decimals = 6, .table_decimals = 3, .width = 12},
+      {.name = "exposed_communication_ms", .header = "exposed comm", .format = kFixed, .decimals = 6,
+       .table_decimals = 3, .width = 14},
+      {.name = "overlapped_communication_ms", .header = "overlapped", .format = kFixed, .decimals = 6,
+       .table_decimals = 3, .width = 14},
+      {.name = "compute_slowed_by_communication_ms", .header = "slowed by comm", .format = kFixed, .decimals = 6,
+       .table_decimals = 3, .width = 14},
+  }};
+}
+
+std::vector<ex::Row> rank_rows(const TraceRunDetail& d) {
+  std::vector<ex::Row> rows;
+  for (const RankTimes& t : d.ranks) {
+    rows.push_back({std::int64_t{t.rank}, t.compute_ms, t.idle_ms, t.exposed_ms, t.overlapped_ms,
+                    t.slowed_by_communication_ms});
+  }
+  return rows;
+}
+
+// With --vary, a variant's row in the table, the CSV and the JSON's
+// "results": its knobs (in JSON, its settings and what it ran on), its
+// iteration against the first variant's, the ranks' mean times (ms) and the
+// busiest link; the JSON adds the fingerprint and the tuner's and NCCL's
+// picks.
+ex::Schema variant_schema(const TraceRunReport& report) {
+  constexpr ex::Format kFixed = ex::Format::kFixed;
+  constexpr ex::Absent kOmitted = ex::Absent::kOmitted;
+  std::vector<Settings> settings;
+  for (const TraceRunVariant& v : report.variants) settings.push_back(v.settings);
+  ex::Schema s{ex::knob_columns(settings)};
+  s.columns.insert(
+      s.columns.end(),
+      {{.name = "variant", .format = ex::Format::kJson, .outputs = ex::kJson},
+       {.name = "cluster", .format = ex::Format::kText, .outputs = ex::kJson},
+       {.name = "fidelity", .format = ex::Format::kText, .outputs = ex::kJson},
+       {.name = "completion_quantum_ns", .format = kFixed, .outputs = ex::kJson},
+       {.name = "iteration_time_ms", .header = "iter (ms)", .format = kFixed, .decimals = 6, .width = 12,
+        .table_before = "| "},
+       {.name = "speedup_vs_first_variant", .header = "speedup", .format = kFixed, .decimals = 4,
+        .table_decimals = 3, .width = 8, .table_suffix = "x"},
+       {.name = "compute_ms_mean", .header = "compute", .format = kFixed, .decimals = 6, .table_decimals = 3,
+        .width = 10, .table_before = "| "},
+       {.name = "exposed_communication_ms_mean", .header = "exposed", .format = kFixed, .decimals = 6,
+        .table_decimals = 3, .width = 10},
+       {.name = "overlapped_communication_ms_mean", .header = "overlap", .format = kFixed, .decimals = 6,
+        .table_decimals = 3, .width = 10},
+       {.name = "busiest_link", .header = "busiest link", .format = ex::Format::kQuotedText, .table_before = "| "},
+       {.name = "fingerprint", .format = ex::Format::kText, .outputs = ex::kJson},
+       {.name = "auto_choices", .format = ex::Format::kJson, .outputs = ex::kJson, .absent = kOmitted},
+       {.name = "nccl_choices", .format = ex::Format::kJson, .outputs = ex::kJson, .absent = kOmitted}});
+  return s;
+}
+
+std::vector<ex::Row> variant_rows(const TraceRunReport& report) {
+  const auto choices = [](const std::vector<models::AutoChoice>& c) {
+    return c.empty() ? ex::Cell{} : ex::Cell{auto_choices_json(c)};
+  };
+  std::vector<ex::Row> rows;
+  for (const TraceRunVariant& v : report.variants) {
+    const TraceRunSummary& s = v.summary;
+    ex::Row& row = rows.emplace_back();
+    for (const auto& [key, value] : v.settings) row.emplace_back(value);
+    row.insert(row.end(), {settings_json(v.settings), s.cluster, v.scenario.fidelity,
+                           v.scenario.completion_quantum_ns, s.iteration_ms, v.speedup, s.compute_ms, s.exposed_ms,
+                           s.overlapped_ms, s.busiest_link, fmt::format("{:016x}", s.fingerprint),
+                           choices(s.auto_choices), choices(s.nccl_choices)});
+  }
+  return rows;
+}
+
 void print_run_json(const TraceRunReport& report, std::ostream& out) {
   const TraceRunVariant& v = report.variants.front();
   const TraceRunDetail& d = *report.detail;
-  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
-  for (const RankTimes& t : d.ranks) {
-    ranks.push_back({{"rank", t.rank}, {"compute_ms", t.compute_ms}, {"idle_ms", t.idle_ms},
-                     {"exposed_communication_ms", t.exposed_ms}, {"overlapped_communication_ms", t.overlapped_ms},
-                     {"compute_slowed_by_communication_ms", t.slowed_by_communication_ms}});
-  }
+  nlohmann::ordered_json ranks = ex::json_rows(rank_schema(), rank_rows(d));
   nlohmann::ordered_json path = nlohmann::ordered_json::array();
   for (const CriticalPathOp& op : d.critical_path) {
     path.push_back({{"op", op.op}, {"rank", op.rank}, {"name", op.name}, {"start_ps", op.start.count_ps()},
@@ -90,26 +168,14 @@ void print_run_json(const TraceRunReport& report, std::ostream& out) {
   out << j.dump(1) << '\n';
 }
 
-void print_run_csv(const TraceRunDetail& d, std::ostream& out) {
-  fmt::print(out, "rank,compute_ms,idle_ms,exposed_communication_ms,overlapped_communication_ms,"
-                  "compute_slowed_by_communication_ms\n");
-  for (const RankTimes& t : d.ranks) {
-    fmt::print(out, "{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", t.rank, t.compute_ms, t.idle_ms, t.exposed_ms,
-               t.overlapped_ms, t.slowed_by_communication_ms);
-  }
-}
+void print_run_csv(const TraceRunDetail& d, std::ostream& out) { ex::write_csv(out, rank_schema(), rank_rows(d)); }
 
 void print_run_table(const TraceRunReport& report, std::ostream& out) {
   const TraceRunSummary& s = report.variants.front().summary;
   const TraceRunDetail& d = *report.detail;
   fmt::print(out, "trace {} ({} ranks, {} ops) on {}\n\n", report.trace_name, s.ranks, s.ops, s.cluster);
   fmt::print(out, "iteration time: {:.6f} ms\n\n", s.iteration_ms);
-  fmt::print(out, "{:>6} {:>12} {:>12} {:>14} {:>14} {:>14}\n", "rank", "compute ms", "idle ms", "exposed comm",
-             "overlapped", "slowed by comm");
-  for (const RankTimes& t : d.ranks) {
-    fmt::print(out, "{:>6} {:>12.3f} {:>12.3f} {:>14.3f} {:>14.3f} {:>14.3f}\n", t.rank, t.compute_ms, t.idle_ms,
-               t.exposed_ms, t.overlapped_ms, t.slowed_by_communication_ms);
-  }
+  ex::write_table(out, rank_schema(), rank_rows(d), ex::TableStyle{.fit = false});
   const std::size_t n = d.critical_path.size();
   fmt::print(out, "\ncritical path ({} ops{}):\n", n, n > kCriticalOps ? fmt::format(", last {}", kCriticalOps) : "");
   for (std::size_t k = n > kCriticalOps ? n - kCriticalOps : 0; k < n; ++k) {
@@ -132,32 +198,15 @@ void print_run_table(const TraceRunReport& report, std::ostream& out) {
 }
 
 void print_variants_json(const TraceRunReport& report, const Flags& f, std::ostream& out) {
-  nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  for (const TraceRunVariant& v : report.variants) {
-    const TraceRunSummary& s = v.summary;
-    results.push_back({{"variant", settings_json(v.settings)}, {"cluster", s.cluster},
-                       {"fidelity", v.scenario.fidelity}, {"completion_quantum_ns", v.scenario.completion_quantum_ns},
-                       {"iteration_time_ms", s.iteration_ms}, {"speedup_vs_first_variant", v.speedup},
-                       {"compute_ms_mean", s.compute_ms}, {"exposed_communication_ms_mean", s.exposed_ms},
-                       {"overlapped_communication_ms_mean", s.overlapped_ms}, {"busiest_link", s.busiest_link},
-                       {"fingerprint", fmt::format("{:016x}", s.fingerprint)}});
-    if (!s.auto_choices.empty()) results.back()["auto_choices"] = auto_choices_json(s.auto_choices);
-    if (!s.nccl_choices.empty()) results.back()["nccl_choices"] = auto_choices_json(s.nccl_choices);
-  }
-  const nlohmann::ordered_json j{{"schema_version", 1}, {"trace", report.trace_name},
-                                 {"vary", variations_json(f.vary)}, {"results", std::move(results)}};
+  const nlohmann::ordered_json j{{"schema_version", 1},
+                                 {"trace", report.trace_name},
+                                 {"vary", variations_json(f.vary)},
+                                 {"results", ex::json_rows(variant_schema(report), variant_rows(report))}};
   out << j.dump(1) << '\n';
 }
 
 void print_variants_csv(const TraceRunReport& report, std::ostream& out) {
-  for (const auto& [key, value] : report.variants.front().settings) fmt::print(out, "{},", key);
-  fmt::print(out, "iteration_time_ms,speedup_vs_first_variant,compute_ms_mean,exposed_communication_ms_mean,"
-                  "overlapped_communication_ms_mean,busiest_link\n");
-  for (const TraceRunVariant& v : report.variants) {
-    for (const auto& [key, value] : v.settings) fmt::print(out, "{},", csv_quoted(value));
-    fmt::print(out, "{:.6f},{:.4f},{:.6f},{:.6f},{:.6f},{}\n", v.summary.iteration_ms, v.speedup, v.summary.compute_ms,
-               v.summary.exposed_ms, v.summary.overlapped_ms, csv_quoted(v.summary.busiest_link));
-  }
+  ex::write_csv(out, variant_schema(report), variant_rows(report));
 }
 
 // Per variant, its `choices`, under `title`; nothing where no variant has any.
@@ -173,22 +222,9 @@ void print_choices(const std::vector<TraceRunVariant>& variants, std::string_vie
 
 void print_variants_table(const TraceRunReport& report, std::ostream& out) {
   const std::vector<TraceRunVariant>& variants = report.variants;
-  const Settings& keys = variants.front().settings;
   fmt::print(out, "trace {} ({} ranks, {} ops)\n\n", report.trace_name, variants.front().summary.ranks,
              variants.front().summary.ops);
-  std::vector<std::size_t> width;
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    width.push_back(keys[k].first.size());
-    for (const TraceRunVariant& v : variants) width[k] = std::max(width[k], v.settings[k].second.size());
-  }
-  for (std::size_t k = 0; k < keys.size(); ++k) fmt::print(out, "{:>{}} ", keys[k].first, width[k]);
-  fmt::print(out, "| {:>12} {:>8} | {:>10} {:>10} {:>10} | {}\n", "iter (ms)", "speedup", "compute", "exposed",
-             "overlap", "busiest link");
-  for (const TraceRunVariant& v : variants) {
-    for (std::size_t k = 0; k < keys.size(); ++k) fmt::print(out, "{:>{}} ", v.settings[k].second, width[k]);
-    fmt::print(out, "| {:>12.6f} {:>7.3f}x | {:>10.3f} {:>10.3f} {:>10.3f} | {}\n", v.summary.iteration_ms,
-               v.speedup, v.summary.compute_ms, v.summary.exposed_ms, v.summary.overlapped_ms, v.summary.busiest_link);
-  }
+  ex::write_table(out, variant_schema(report), variant_rows(report), ex::TableStyle{.fit = false});
   fmt::print(out, "\ncompute, exposed and overlapped communication: ms, means over ranks; speedup: the first "
                   "variant's iteration time over this one's.\n");
   print_choices(variants, fmt::format("{})", kAutoRan), &TraceRunSummary::auto_choices, out);
