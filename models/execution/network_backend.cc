@@ -284,6 +284,130 @@ void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int>
   run_plan_for(std::move(plan), std::move(ranks), std::move(on_done), -1, 1.0);
 }
 
+// Launches a plan's steps as their dependencies finish: a step's transfers
+// start as flows (after its issue slot's gaps), its local work is charged
+// when they are all delivered, and its dependents launch when it is done.
+// A value (the backend and the run's id) that completion callbacks copy, so
+// that it recurses through them.
+struct NetworkBackend::StepLauncher {
+  NetworkBackend* self;
+  std::uint64_t id;
+  void step_done(std::uint32_t s) const {
+    auto it = self->runs_.find(id);
+    PlanRun& r = *it->second;
+    ++self->steps_run_;
+    for (std::uint32_t d : r.dependents[s]) {
+      if (--r.pending_after[d] == 0) launch(d);
+    }
+    if (--r.steps_left == 0) {
+      self->sim_.schedule_after(sim::Duration::zero(), [self = self, id = id] { self->finish(id); },
+                                kCollectiveDone);
+    }
+  }
+  void transfers_done(std::uint32_t s) const {
+    PlanRun& r = *self->runs_.at(id);
+    sim::Bytes most;
+    for (const collectives::LocalWork& w : r.plan.steps[s].local_work) most = std::max(most, w.reduce_bytes);
+    if (most.count() == 0) {
+      step_done(s);
+      return;
+    }
+    const sim::Duration work = sim::Duration::from_seconds_ceil(static_cast<double>(most.count()) /
+                                                                self->options_.reduction_bytes_per_s);
+    self->sim_.schedule_after(work, [l = *this, s] { l.step_done(s); }, kReduceDone);
+  }
+  void launch(std::uint32_t s) const {
+    PlanRun& r = *self->runs_.at(id);
+    const collectives::Step& step = r.plan.steps[s];
+    // A step that is its sender's k-th operation waits for k issue gaps
+    // from the plan's start (the proxy posts one operation at a time).
+    const sim::Duration gap = self->options_.software.peer_gap;
+    if (r.charged && step.issue_slot > 0 && gap > sim::Duration::zero()) {
+      const sim::TimePoint earliest = r.started + gap * static_cast<std::int64_t>(step.issue_slot);
+      if (self->sim_.now() < earliest) {
+        self->sim_.schedule(earliest, [l = *this, s] { l.launch_now(s); }, kIssueSlot);
+        return;
+      }
+    }
+    launch_now(s);
+  }
+  void launch_now(std::uint32_t s) const {
+    PlanRun& r = *self->runs_.at(id);
+    const collectives::Step& step = r.plan.steps[s];
+    r.pending_transfers[s] = static_cast<std::uint32_t>(step.transfers.size());
+    if (step.transfers.empty()) {
+      transfers_done(s);
+      return;
+    }
+    // Each transfer's flow counts down its step's transfers.
+    const auto delivered = [l = *this, s] {
+      PlanRun& run = *l.self->runs_.at(l.id);
+      if (--run.pending_transfers[s] == 0) l.transfers_done(s);
+    };
+    // Issuing k peers one after another takes (k - 1) gaps: the step
+    // ends no sooner than that and its last peer's software latency,
+    // however fast its flows (a floor the step counts down like a flow).
+    const sim::Duration gap = self->options_.software.peer_gap;
+    if (r.charged && gap > sim::Duration::zero()) {
+      if (const std::size_t k = most_peers(step); k > 1) {
+        sim::Duration last = sim::Duration::zero();
+        for (const collectives::Transfer& x : step.transfers) {
+          if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) continue;
+          last = std::max(last, self->transfer_latency(r.ranks[static_cast<std::size_t>(x.src)],
+                                                       r.ranks[static_cast<std::size_t>(x.dst)]));
+        }
+        ++r.pending_transfers[s];
+        self->sim_.schedule_after(gap * static_cast<std::int64_t>(k - 1) + last, delivered, kIssued);
+      }
+    }
+    for (std::size_t t = 0; t < step.transfers.size(); ++t) start_flow(r, s, t, delivered);
+  }
+  // Transfer t of step s as a flow, counting down `delivered` when it lands.
+  template <typename Delivered>
+  void start_flow(const PlanRun& r, std::uint32_t s, std::size_t t, const Delivered& delivered) const {
+    const collectives::Transfer& x = r.plan.steps[s].transfers[t];
+    const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
+    if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) {
+      // In-network reduction or multicast: GPU to switch or back, at
+      // the share of the link NVLink SHARP's operations achieve.
+      const auto gpu = [&](int member) {
+        return self->router_.topology().gpu(r.ranks[static_cast<std::size_t>(member)]);
+      };
+      const topology::NodeId src = x.src == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.src);
+      const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.dst);
+      const sim::Bytes size(static_cast<std::int64_t>(
+          std::ceil(static_cast<double>(x.size.count()) / self->options_.nvls_efficiency)));
+      start_node_flow(self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
+                      FlowOptions{.added_latency = r.charged ? self->options_.software.transfer
+                                                             : sim::Duration::zero()});
+      return;
+    }
+    const int src = r.ranks[static_cast<std::size_t>(x.src)];
+    const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
+    sim::Bytes size = x.size;
+    if (r.between_servers_factor != 1.0 && self->server_of(src) != self->server_of(dst)) {
+      size = sim::Bytes(static_cast<std::int64_t>(
+          std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
+    }
+    FlowId flow{};
+    if (x.relay) {
+      // PXN: over NVLink to the relay, then out of its NIC, one flow;
+      // it pays the NVLink hop's handshake besides the network's.
+      const int relay = r.ranks[static_cast<std::size_t>(*x.relay)];
+      flow = start_relayed_gpu_flow(
+          self->network_, self->router_, src, relay, dst, size, key, delivered, self->scratch_,
+          FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, relay) +
+                                                       self->transfer_latency(relay, dst)
+                                                 : sim::Duration::zero()});
+    } else {
+      flow = start_gpu_flow(
+          self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
+          FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
+    }
+    if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
+  }
+};
+
 void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks,
                                   sim::EventCallback on_done, std::int64_t collective,
                                   double between_servers_factor) {
@@ -323,124 +447,7 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   for (std::size_t s = 0; s < steps; ++s) {
     if (r.pending_after[s] == 0) ready.push_back(static_cast<std::uint32_t>(s));
   }
-  // A step is launched through this function; defined as a lambda so that
-  // it can recurse through completion callbacks.
-  struct Launcher {
-    NetworkBackend* self;
-    std::uint64_t id;
-    void step_done(std::uint32_t s) const {
-      auto it = self->runs_.find(id);
-      PlanRun& r = *it->second;
-      ++self->steps_run_;
-      for (std::uint32_t d : r.dependents[s]) {
-        if (--r.pending_after[d] == 0) launch(d);
-      }
-      if (--r.steps_left == 0) {
-        self->sim_.schedule_after(sim::Duration::zero(), [self = self, id = id] { self->finish(id); },
-                                  kCollectiveDone);
-      }
-    }
-    void transfers_done(std::uint32_t s) const {
-      PlanRun& r = *self->runs_.at(id);
-      sim::Bytes most;
-      for (const collectives::LocalWork& w : r.plan.steps[s].local_work) most = std::max(most, w.reduce_bytes);
-      if (most.count() == 0) {
-        step_done(s);
-        return;
-      }
-      const sim::Duration work = sim::Duration::from_seconds_ceil(static_cast<double>(most.count()) /
-                                                                  self->options_.reduction_bytes_per_s);
-      self->sim_.schedule_after(work, [l = *this, s] { l.step_done(s); }, kReduceDone);
-    }
-    void launch(std::uint32_t s) const {
-      PlanRun& r = *self->runs_.at(id);
-      const collectives::Step& step = r.plan.steps[s];
-      // A step that is its sender's k-th operation waits for k issue gaps
-      // from the plan's start (the proxy posts one operation at a time).
-      const sim::Duration gap = self->options_.software.peer_gap;
-      if (r.charged && step.issue_slot > 0 && gap > sim::Duration::zero()) {
-        const sim::TimePoint earliest = r.started + gap * static_cast<std::int64_t>(step.issue_slot);
-        if (self->sim_.now() < earliest) {
-          self->sim_.schedule(earliest, [l = *this, s] { l.launch_now(s); }, kIssueSlot);
-          return;
-        }
-      }
-      launch_now(s);
-    }
-    void launch_now(std::uint32_t s) const {
-      PlanRun& r = *self->runs_.at(id);
-      const collectives::Step& step = r.plan.steps[s];
-      r.pending_transfers[s] = static_cast<std::uint32_t>(step.transfers.size());
-      if (step.transfers.empty()) {
-        transfers_done(s);
-        return;
-      }
-      // Each transfer's flow counts down its step's transfers.
-      const auto delivered = [l = *this, s] {
-        PlanRun& run = *l.self->runs_.at(l.id);
-        if (--run.pending_transfers[s] == 0) l.transfers_done(s);
-      };
-      // Issuing k peers one after another takes (k - 1) gaps: the step
-      // ends no sooner than that and its last peer's software latency,
-      // however fast its flows (a floor the step counts down like a flow).
-      const sim::Duration gap = self->options_.software.peer_gap;
-      if (r.charged && gap > sim::Duration::zero()) {
-        if (const std::size_t k = most_peers(step); k > 1) {
-          sim::Duration last = sim::Duration::zero();
-          for (const collectives::Transfer& x : step.transfers) {
-            if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) continue;
-            last = std::max(last, self->transfer_latency(r.ranks[static_cast<std::size_t>(x.src)],
-                                                         r.ranks[static_cast<std::size_t>(x.dst)]));
-          }
-          ++r.pending_transfers[s];
-          self->sim_.schedule_after(gap * static_cast<std::int64_t>(k - 1) + last, delivered, kIssued);
-        }
-      }
-      for (std::size_t t = 0; t < step.transfers.size(); ++t) {
-        const collectives::Transfer& x = step.transfers[t];
-        const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
-        if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) {
-          // In-network reduction or multicast: GPU to switch or back, at
-          // the share of the link NVLink SHARP's operations achieve.
-          const auto gpu = [&](int member) {
-            return self->router_.topology().gpu(r.ranks[static_cast<std::size_t>(member)]);
-          };
-          const topology::NodeId src = x.src == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.src);
-          const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.dst);
-          const sim::Bytes size(static_cast<std::int64_t>(
-              std::ceil(static_cast<double>(x.size.count()) / self->options_.nvls_efficiency)));
-          start_node_flow(self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
-                          FlowOptions{.added_latency = r.charged ? self->options_.software.transfer
-                                                                 : sim::Duration::zero()});
-          continue;
-        }
-        const int src = r.ranks[static_cast<std::size_t>(x.src)];
-        const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
-        sim::Bytes size = x.size;
-        if (r.between_servers_factor != 1.0 && self->server_of(src) != self->server_of(dst)) {
-          size = sim::Bytes(static_cast<std::int64_t>(
-              std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
-        }
-        FlowId flow{};
-        if (x.relay) {
-          // PXN: over NVLink to the relay, then out of its NIC, one flow;
-          // it pays the NVLink hop's handshake besides the network's.
-          const int relay = r.ranks[static_cast<std::size_t>(*x.relay)];
-          flow = start_relayed_gpu_flow(
-              self->network_, self->router_, src, relay, dst, size, key, delivered, self->scratch_,
-              FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, relay) +
-                                                           self->transfer_latency(relay, dst)
-                                                     : sim::Duration::zero()});
-        } else {
-          flow = start_gpu_flow(
-              self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
-              FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
-        }
-        if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
-      }
-    }
-  };
-  const Launcher launcher{this, id};
+  const StepLauncher launcher{this, id};
   r.started = sim_.now() + (r.charged ? options_.software.launch : sim::Duration::zero());
   if (!r.charged || options_.software.launch == sim::Duration::zero()) {
     for (std::uint32_t s : ready) launcher.launch(s);

@@ -208,6 +208,7 @@ class NetworkBackend : public CommunicationBackend {
 
  private:
   struct PlanRun;
+  struct StepLauncher;
   const collectives::CollectiveAlgorithm& algorithm(const std::string& name);
   void run_for(const collectives::CollectiveRequest& request, const std::string& algorithm,
                sim::EventCallback on_done, std::int64_t collective);
