@@ -25,7 +25,8 @@ std::size_t cell_index(Format format) {
   switch (format) {
     case Format::kInteger: return 1;
     case Format::kFixed:
-    case Format::kPercent: return 2;
+    case Format::kPercent:
+    case Format::kReal: return 2;
     case Format::kText:
     case Format::kQuotedText: return 3;
     case Format::kJson: return 4;
@@ -33,10 +34,18 @@ std::size_t cell_index(Format format) {
   ZX_UNREACHABLE("a format of no cell type");
 }
 
-std::vector<std::size_t> columns_in(const Schema& schema, Output output) {
+// The columns in `output`; for the table, its notes apart (`notes`).
+std::vector<std::size_t> columns_in(const Schema& schema, Output output, std::vector<std::size_t>* notes = nullptr) {
   std::vector<std::size_t> out;
   for (std::size_t c = 0; c < schema.columns.size(); ++c) {
-    if ((schema.columns[c].outputs & output) != 0) out.push_back(c);
+    const Column& column = schema.columns[c];
+    if ((column.outputs & output) == 0) continue;
+    if (output == kTable && column.note) {
+      ZX_CHECK(notes != nullptr, fmt::format("column '{}': a note in a grouped table", column.name));
+      notes->push_back(c);
+    } else {
+      out.push_back(c);
+    }
   }
   return out;
 }
@@ -98,6 +107,16 @@ std::string value_text(const Cell& cell, int places) {
   return "";
 }
 
+// A CSV field of a cell: empty when absent; a double at the column's
+// decimals, or in shortest form (kReal); text quoted as the format says.
+std::string csv_text(const Column& column, const Cell& cell) {
+  if (const auto* x = std::get_if<double>(&cell)) {
+    return column.format == Format::kReal ? fmt::format("{}", *x) : value_text(cell, column.decimals);
+  }
+  if (cell.index() == 0) return "";
+  return column.format == Format::kQuotedText ? csv_quoted(value_text(cell, 0)) : csv_field(value_text(cell, 0));
+}
+
 void check_rows(const Schema& schema, const std::vector<Row>& rows) {
   for (const Row& row : rows) check_row(schema, row);
 }
@@ -138,12 +157,14 @@ std::string table_text(const Column& column, const Cell& cell) {
   if (column.format == Format::kPercent) {
     return fmt::format("{:.{}f}%", 100 * std::get<double>(cell), places) + column.table_suffix;
   }
+  if (column.format == Format::kReal) return fmt::format("{}", std::get<double>(cell)) + column.table_suffix;
   return value_text(cell, places) + column.table_suffix;
 }
 
 void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>& rows, const TableStyle& style) {
   check_rows(schema, rows);
-  const std::vector<std::size_t> columns = columns_in(schema, kTable);
+  std::vector<std::size_t> notes;
+  const std::vector<std::size_t> columns = columns_in(schema, kTable, &notes);
   std::vector<std::size_t> widths;
   bool units = false;
   for (std::size_t c : columns) {
@@ -154,7 +175,11 @@ void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>
   out << style.header_prefix << join_titles(schema, columns, widths, style.separator, header_of) << '\n';
   if (units) out << style.header_prefix << join_titles(schema, columns, widths, style.separator, unit_label) << '\n';
   for (const Row& row : rows) {
-    out << style.row_prefix << join_cells(schema, columns, widths, row, style.separator) << '\n';
+    out << style.row_prefix << join_cells(schema, columns, widths, row, style.separator);
+    for (std::size_t c : notes) {
+      if (row[c].index() != 0) out << style.separator << table_text(schema.columns[c], row[c]);
+    }
+    out << '\n';
   }
 }
 
@@ -220,15 +245,7 @@ void write_csv(std::ostream& out, const Schema& schema, const std::vector<Row>& 
   for (const Row& row : rows) {
     line.clear();
     for (std::size_t k = 0; k < columns.size(); ++k) {
-      const Column& column = schema.columns[columns[k]];
-      const Cell& cell = row[columns[k]];
-      std::string field;
-      if (std::holds_alternative<double>(cell)) {
-        field = value_text(cell, column.decimals);
-      } else if (cell.index() != 0) {
-        field = column.format == Format::kQuotedText ? csv_quoted(value_text(cell, 0)) : csv_field(value_text(cell, 0));
-      }
-      line += (k == 0 ? "" : ",") + field;
+      line += (k == 0 ? "" : ",") + csv_text(schema.columns[columns[k]], row[columns[k]]);
     }
     out << line << '\n';
   }

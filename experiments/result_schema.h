@@ -43,6 +43,7 @@ enum class Format {
   kInteger,     ///< std::int64_t: "1024"
   kFixed,       ///< double, `decimals` places ("33.020"); JSON: the number itself
   kPercent,     ///< double, a fraction: the table's percent ("78%"), else as kFixed
+  kReal,        ///< double, the shortest text that reads back the same ("230", "0.0183"); JSON: the number
   kText,        ///< std::string; CSV quotes it only when it must (csv_field)
   kQuotedText,  ///< std::string; CSV always quotes it (csv_quoted): a knob's value
   kJson,        ///< nlohmann::ordered_json: nested in JSON, its dump() elsewhere
@@ -82,6 +83,10 @@ struct Column {
   bool table_rest = false;
   unsigned outputs = kAllOutputs;
   Absent absent = Absent::kNull;
+  /// The table: a note after the row's other cells (the separator and its
+  /// text), with no header; a row without one (an absent cell) ends at the
+  /// cell before. Plain tables only.
+  bool note = false;
 };
 
 struct Schema {
@@ -134,7 +139,7 @@ struct TableGroups {
 };
 
 /// The table columns of `schema` (Output::kTable): a header line, a line of
-/// units if any column has one, and a line per row.
+/// units if any column has one, and a line per row (its notes last).
 void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>& rows,
                  const TableStyle& style = {});
 

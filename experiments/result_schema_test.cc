@@ -141,6 +141,37 @@ TEST(ResultSchemaTest, CsvQuoting) {
   EXPECT_EQ(csv_quoted("x"), "\"x\"");
 }
 
+// Reals in their shortest form that reads back the same, in the table and
+// the CSV; JSON's number is the same double.
+TEST(ResultSchemaTest, Reals) {
+  const Schema s{{{.name = "x", .format = Format::kReal, .width = 8}}};
+  const std::vector<Row> rows = {{230.0}, {0.1}, {-0.2432877088739413}, {2.5e6}, {1e20}, {Cell{}}};
+  EXPECT_EQ(csv(s, rows), "x\n230\n0.1\n-0.2432877088739413\n2500000\n1e+20\n\n");
+  EXPECT_EQ(table(s, rows, {.fit = false}),
+            "       x\n     230\n     0.1\n-0.2432877088739413\n 2500000\n   1e+20\n        \n");
+  EXPECT_EQ(json_rows(s, rows).dump(),
+            R"([{"x":230.0},{"x":0.1},{"x":-0.2432877088739413},{"x":2500000.0},{"x":1e+20},{"x":null}])");
+}
+
+// A note follows a row's other cells (the separator and its text) where
+// the row has one, with no header and nothing where it has none; not in
+// the other outputs, nor in a grouped table.
+TEST(ResultSchemaTest, TableNotes) {
+  const Schema s{{{.name = "note", .outputs = kTable, .note = true},
+                  {.name = "name", .width = 6, .align = Align::kLeft},
+                  {.name = "n", .format = Format::kInteger, .width = 3}}};
+  const std::vector<Row> rows = {{std::string("(a model's)"), std::string("a"), std::int64_t{1}},
+                                 {Cell{}, std::string("b"), std::int64_t{22}}};
+  EXPECT_EQ(table(s, rows, {.separator = "  ", .fit = false}),
+            "name      n\n"
+            "a         1  (a model's)\n"
+            "b        22\n");
+  EXPECT_EQ(csv(s, rows), "name,n\na,1\nb,22\n");
+  EXPECT_EQ(json_rows(s, rows).dump(), R"([{"name":"a","n":1},{"name":"b","n":22}])");
+  std::ostringstream out;
+  EXPECT_THROW(write_table(out, s, rows, TableGroups{.columns = {"n"}, .labels = {"x"}}), InvariantError);
+}
+
 // JSON: strings escaped, numbers as they are, nested values nested; an
 // absent cell is null or left out as its column says; a column outside
 // JSON is left out.

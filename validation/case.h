@@ -4,7 +4,7 @@
 // bandwidth, an MLPerf Training throughput, ...), with its source, the
 // configuration it was taken on, the zionsim scenario that reproduces that
 // configuration, and the field of the scenario's JSON output that is
-// compared with it. `zionsim validate` runs them (tools/validate_command.cc);
+// compared with it. `zionsim validate` runs them (experiments/validation_report.h);
 // this package reads and checks the case files and does the arithmetic, and
 // never runs the simulator.
 //
