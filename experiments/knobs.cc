@@ -124,7 +124,7 @@ const Knob kKnobs[] = {
      },
      .declares_flag = true,
      .get = [](const Scenario& s) { return s.all_reduce_dtype; }},
-    {.key = "fidelity", .flag = "--fidelity", .values = "flow, coalesced, analytical", .examples = "flow,analytical",
+    {.key = "fidelity", .flag = "--fidelity", .values = "flow, coalesced, linkshare, analytical", .examples = "flow,analytical",
      .help = "The network model's fidelity", .sweepers = kWhatif | kRun,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.fidelity = knob_one_of(k, v, kFidelities); }},
     {.key = "completion-quantum-ns", .flag = "--completion-quantum-ns", .values = "ns, 0 to 10000",

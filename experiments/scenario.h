@@ -43,7 +43,7 @@ inline constexpr int kScenarioSchemaVersion = 1;
 /// The network model's fidelities: flow (max-min sharing, finish times to
 /// the completion quantum), coalesced (finishes within a tolerance of each
 /// flow's transfer time share a re-solve) and analytical (no sharing).
-inline constexpr std::array<const char*, 3> kFidelities = {"flow", "coalesced", "analytical"};
+inline constexpr std::array<const char*, 4> kFidelities = {"flow", "coalesced", "linkshare", "analytical"};
 
 /// The largest completion quantum taken, ns: SimGrid's default timing
 /// precision (its surf/precision setting, 1e-5 s; FlowNetwork's comment

@@ -175,7 +175,9 @@ std::unique_ptr<models::FlowNetwork> make_network(sim::Simulator& sim, const top
                                                   const std::string& fidelity, double completion_quantum_ns) {
   auto network = std::make_unique<models::FlowNetwork>(
       sim, models::link_params(topology),
-      fidelity == "analytical" ? models::NetworkFidelity::kAnalytical : models::NetworkFidelity::kFlow);
+      fidelity == "analytical"  ? models::NetworkFidelity::kAnalytical
+      : fidelity == "linkshare" ? models::NetworkFidelity::kLinkShare
+                                : models::NetworkFidelity::kFlow);
   network->set_completion_quantum(sim::Duration::ps(std::llround(completion_quantum_ns * 1e3)));
   if (fidelity == "coalesced") network->set_completion_tolerance(kCoalescedTolerance);
   return network;

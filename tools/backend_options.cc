@@ -93,8 +93,10 @@ void add_network_flags(CLI::App& cmd, std::string& fidelity, double& completion_
   cmd.add_option("--fidelity", fidelity,
                  "flow: max-min fair sharing of every link; coalesced: the same, with each flow's finish "
                  "rounded up by under 1e-3 of its transfer time so that nearby finishes share one re-solve "
-                 "(several times faster where finishes are spread out); analytical: no sharing, each flow at "
-                 "its bottleneck")
+                 "(several times faster where finishes are spread out); linkshare: each link shared among the "
+                 "transfers on it, a collective step's transfers as one bundle, links independent (fast, "
+                 "sees contention; error against flow in docs/network_model.md); analytical: no sharing, "
+                 "each flow at its bottleneck")
       ->check(CLI::IsMember(std::vector<std::string>(kFidelities.begin(), kFidelities.end())))
       ->capture_default_str();
   cmd.add_option("--completion-quantum-ns", completion_quantum_ns,

@@ -360,11 +360,22 @@ struct NetworkBackend::StepLauncher {
         self->sim_.schedule_after(gap * static_cast<std::int64_t>(k - 1) + last, delivered, kIssued);
       }
     }
+    if (LinkShareNetwork* share = self->network_.link_share()) {
+      r.pending_transfers[s] -= static_cast<std::uint32_t>(step.transfers.size()) - 1;
+      start_bundle(*share, r, s, delivered);
+      return;
+    }
     for (std::size_t t = 0; t < step.transfers.size(); ++t) start_flow(r, s, t, delivered);
   }
-  // Transfer t of step s as a flow, counting down `delivered` when it lands.
-  template <typename Delivered>
-  void start_flow(const PlanRun& r, std::uint32_t s, std::size_t t, const Delivered& delivered) const {
+  // Routes transfer t of step s into self->scratch_.links: its size on
+  // the wire, its software latency, and its GPUs (-1 for the switch).
+  struct Routed {
+    sim::Bytes size;
+    sim::Duration latency;
+    int src = -1;
+    int dst = -1;
+  };
+  Routed route(const PlanRun& r, std::uint32_t s, std::size_t t) const {
     const collectives::Transfer& x = r.plan.steps[s].transfers[t];
     const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
     if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) {
@@ -375,12 +386,10 @@ struct NetworkBackend::StepLauncher {
       };
       const topology::NodeId src = x.src == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.src);
       const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.dst);
-      const sim::Bytes size(static_cast<std::int64_t>(
-          std::ceil(static_cast<double>(x.size.count()) / self->options_.nvls_efficiency)));
-      start_node_flow(self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
-                      FlowOptions{.added_latency = r.charged ? self->options_.software.transfer
-                                                             : sim::Duration::zero()});
-      return;
+      route_nodes(self->router_, src, dst, key, self->scratch_);
+      return Routed{.size = sim::Bytes(static_cast<std::int64_t>(
+                        std::ceil(static_cast<double>(x.size.count()) / self->options_.nvls_efficiency))),
+                    .latency = r.charged ? self->options_.software.transfer : sim::Duration::zero()};
     }
     const int src = r.ranks[static_cast<std::size_t>(x.src)];
     const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
@@ -389,22 +398,36 @@ struct NetworkBackend::StepLauncher {
       size = sim::Bytes(static_cast<std::int64_t>(
           std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
     }
-    FlowId flow{};
     if (x.relay) {
       // PXN: over NVLink to the relay, then out of its NIC, one flow;
       // it pays the NVLink hop's handshake besides the network's.
       const int relay = r.ranks[static_cast<std::size_t>(*x.relay)];
-      flow = start_relayed_gpu_flow(
-          self->network_, self->router_, src, relay, dst, size, key, delivered, self->scratch_,
-          FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, relay) +
-                                                       self->transfer_latency(relay, dst)
-                                                 : sim::Duration::zero()});
-    } else {
-      flow = start_gpu_flow(
-          self->network_, self->router_, src, dst, size, key, delivered, self->scratch_,
-          FlowOptions{.added_latency = r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero()});
+      route_relayed_gpus(self->router_, src, relay, dst, key, self->scratch_);
+      return Routed{size,
+                    r.charged ? self->transfer_latency(src, relay) + self->transfer_latency(relay, dst)
+                              : sim::Duration::zero(),
+                    src, dst};
     }
-    if (self->record_flows_) self->flow_tags_.push_back(FlowTag{flow, src, dst, r.collective, -1});
+    route_gpus(self->router_, src, dst, key, self->scratch_);
+    return Routed{size, r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero(), src, dst};
+  }
+  // Transfer t of step s as a flow, counting down `delivered` when it lands.
+  template <typename Delivered>
+  void start_flow(const PlanRun& r, std::uint32_t s, std::size_t t, const Delivered& delivered) const {
+    const Routed x = route(r, s, t);
+    const FlowId flow =
+        self->network_.start_flow(self->scratch_.links, x.size, delivered, FlowOptions{.added_latency = x.latency});
+    if (self->record_flows_ && x.src >= 0) self->flow_tags_.push_back(FlowTag{flow, x.src, x.dst, r.collective, -1});
+  }
+  // The linkshare fidelity: the step's transfers as one bundle.
+  template <typename Delivered>
+  void start_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, const Delivered& delivered) const {
+    const std::size_t n = r.plan.steps[s].transfers.size();
+    for (std::size_t t = 0; t < n; ++t) {
+      const Routed x = route(r, s, t);
+      share.add(self->scratch_.links, x.size, 1.0, x.latency);
+    }
+    share.start(delivered);
   }
 };
 

@@ -21,6 +21,7 @@ std::string_view to_string(NetworkFidelity fidelity) {
   switch (fidelity) {
     case NetworkFidelity::kFlow: return "flow";
     case NetworkFidelity::kAnalytical: return "analytical";
+    case NetworkFidelity::kLinkShare: return "linkshare";
   }
   return "unknown";
 }
@@ -53,6 +54,10 @@ FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkParams> link
   // A re-solve re-times up to every flow in flight at once: bursts that
   // would otherwise leave a copy in each bucket they passed through.
   completions_.release_drained_buckets(true);
+  if (fidelity_ == NetworkFidelity::kLinkShare) {
+    track_levels_ = false;
+    share_ = std::make_unique<LinkShareNetwork>(sim_, link_params());
+  }
 }
 
 FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes size,
@@ -102,6 +107,10 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
             fmt::format("start_flow: the route crosses link {} twice", route[i]));
       }
     }
+  }
+  if (share_) {
+    share_->add(route, size, options.weight, options.added_latency);
+    return FlowId{share_->start(std::move(on_done), options.rate_cap_bytes_per_s / options.weight)};
   }
   // Integer weights (to 2^20, so that sums of up to 2^32 flows stay exact)
   // allow the exact incremental re-solve; see flow_network.h.
@@ -201,6 +210,7 @@ void FlowNetwork::set_completion_quantum(sim::Duration quantum) {
     throw std::invalid_argument("completion quantum: set it before the first flow starts");
   }
   quantum_ps_ = quantum.count_ps();
+  if (share_) share_->set_completion_quantum(quantum);
 }
 
 void FlowNetwork::set_completion_tolerance(double relative) {
@@ -230,7 +240,7 @@ std::int64_t FlowNetwork::completion_step_ps(const FlowSlot& slot) const {
 }
 
 void FlowNetwork::recycle_flow_ids(bool on, std::uint32_t block_ids) {
-  if (flows_started_ != 0) {
+  if (flows_started() != 0) {
     throw std::invalid_argument("recycle_flow_ids: set it before the first flow starts");
   }
   if (block_ids == 0 || (block_ids & (block_ids - 1)) != 0) {
@@ -239,6 +249,7 @@ void FlowNetwork::recycle_flow_ids(bool on, std::uint32_t block_ids) {
   recycle_ = on;
   block_ids_ = block_ids;
   block_shift_ = static_cast<std::uint32_t>(std::countr_zero(block_ids));
+  if (share_) share_->recycle_ids(on);
 }
 
 std::uint32_t FlowNetwork::next_recycled_id() {
@@ -300,6 +311,7 @@ void FlowNetwork::retire_block(std::uint32_t block) {
 }
 
 void FlowNetwork::record_link_history(bool on) {
+  if (share_) share_->record_link_history(on);
   record_history_ = on;
   if (on) use_exact_incidence();
 }
@@ -403,6 +415,7 @@ void FlowNetwork::flush_history() const {
 
 const std::vector<FlowNetwork::UtilisationSample>& FlowNetwork::link_history(std::uint32_t link) const {
   static const std::vector<UtilisationSample> kEmpty;
+  if (share_) return share_->link_history(link);
   flush_history();
   return link < history_.size() ? history_[link] : kEmpty;
 }
@@ -1022,6 +1035,7 @@ void FlowNetwork::regroup_above() {
 }
 
 LinkRecord FlowNetwork::link(std::uint32_t index) const {
+  if (share_) return share_->link(index);
   const Link& l = links_.at(index);
   LinkRecord record{l.bytes_carried, l.busy_total};
   if (l.active > 0) record.busy_time += sim_.now() - l.busy_since;
@@ -1036,12 +1050,14 @@ std::vector<LinkParams> FlowNetwork::link_params() const {
 }
 
 std::span<const std::uint32_t> FlowNetwork::route(FlowId id) const {
+  if (share_) throw std::logic_error("route: the linkshare fidelity keeps no routes");
   const auto f = static_cast<std::uint32_t>(id);
   if (f >= slots_.size()) throw std::out_of_range(fmt::format("route: no flow {}", f));
   return std::span<const std::uint32_t>(route_links_).subspan(route_begin(f), route_end(f) - route_begin(f));
 }
 
 std::vector<std::uint32_t> FlowNetwork::hottest_links(std::size_t k) const {
+  if (share_) return share_->hottest_links(k);
   std::vector<std::uint32_t> order;
   for (std::uint32_t l = 0; l < links_.size(); ++l) {
     if (links_[l].bytes_carried.count() > 0) order.push_back(l);

@@ -45,6 +45,10 @@
 // at the flow level: a finished flow has delivered its integer size to every
 // link of its route.
 //
+// kLinkShare: every link a processor-sharing server of its own, and the
+// flows (or a collective step's transfers, as one bundle) served on each
+// link independently: models/network/link_share.h, which this delegates to.
+//
 // kAnalytical: no sharing. Each flow transfers at the smallest capacity along
 // its route (for fast sweeps). With no link shared the two fidelities give
 // identical finish times to the picosecond.
@@ -61,6 +65,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/network/flow_types.h"
+#include "models/network/link_share.h"
 #include "models/network/maxmin.h"
 #include "sim/event_queue.h"
 #include "sim/simulator.h"
@@ -69,15 +75,9 @@
 
 namespace zx::models {
 
-/// A link as the network model sees it.
-struct LinkParams {
-  double capacity_bytes_per_s;  ///< effective: bandwidth x protocol efficiency; > 0
-  sim::Duration latency;        ///< propagation + switching; >= 0
-};
+enum class NetworkFidelity { kFlow, kAnalytical, kLinkShare };
 
-enum class NetworkFidelity { kFlow, kAnalytical };
-
-/// "flow" or "analytical".
+/// "flow", "analytical" or "linkshare".
 std::string_view to_string(NetworkFidelity fidelity);
 
 enum class FlowId : std::uint32_t {};
@@ -90,25 +90,6 @@ struct FlowOptions {
   /// handshake); >= 0. The flow joins the links after both.
   sim::Duration added_latency = sim::Duration::zero();
 };
-
-/// What happened to one flow.
-struct FlowRecord {
-  sim::TimePoint start;
-  sim::TimePoint first_byte;
-  sim::TimePoint finish;  ///< TimePoint::max() while not finished
-  sim::Bytes size;
-  bool finished() const { return !finish.is_max(); }
-};
-
-/// What happened on one link.
-struct LinkRecord {
-  sim::Bytes bytes_carried;  ///< sum of the sizes of the finished flows crossing it
-  sim::Duration busy_time;   ///< time during which at least one flow was transferring on it
-};
-
-/// The time to move `bytes` at `rate_bytes_per_s`, rounded up to the
-/// picosecond: the one place where the model's doubles become time.
-sim::Duration transfer_time(double bytes, double rate_bytes_per_s);
 
 namespace internal {
 
@@ -156,6 +137,10 @@ class FlowNetwork {
                     sim::EventCallback on_done, FlowOptions options = {});
 
   NetworkFidelity fidelity() const { return fidelity_; }
+  /// The link-sharing model behind kLinkShare (null at other fidelities):
+  /// where a caller starts a bundle of transfers as one
+  /// (LinkShareNetwork::add, then start). start_flow is a bundle of one.
+  LinkShareNetwork* link_share() { return share_.get(); }
 
   /// Completion quantum: every finish time of a flow that transfers bytes is
   /// rounded up to the next multiple of `quantum` (on the absolute time
@@ -209,13 +194,15 @@ class FlowNetwork {
   std::size_t num_links() const { return links_.size(); }
   /// Flow ids handed out: every flow started, or with recycling the most
   /// ids in use at once (flows in flight and ids waiting to be recycled).
-  std::size_t num_flows() const { return slots_.size(); }
+  std::size_t num_flows() const { return share_ ? share_->num_ids() : slots_.size(); }
   /// Flows started since construction.
-  std::uint64_t flows_started() const { return flows_started_; }
+  std::uint64_t flows_started() const { return share_ ? share_->bundles_started() : flows_started_; }
   /// Flows that have started and not finished.
-  std::size_t flows_in_flight() const { return in_flight_; }
+  std::size_t flows_in_flight() const { return share_ ? share_->bundles_in_flight() : in_flight_; }
 
-  const FlowRecord& flow(FlowId id) const { return slots_[static_cast<std::uint32_t>(id)].record; }
+  const FlowRecord& flow(FlowId id) const {
+    return share_ ? share_->record(static_cast<std::uint32_t>(id)) : slots_[static_cast<std::uint32_t>(id)].record;
+  }
   /// Stats of a link; busy time counts up to now() for a link still busy.
   LinkRecord link(std::uint32_t index) const;
   /// The links as constructed, in index order: what a second, idle network
@@ -225,7 +212,7 @@ class FlowNetwork {
   std::span<const std::uint32_t> route(FlowId id) const;
   /// The current rate of a transferring flow (0 before its first byte or
   /// after its finish), bytes per second.
-  double rate(FlowId id) const { return slots_[static_cast<std::uint32_t>(id)].rate; }
+  double rate(FlowId id) const { return share_ ? 0.0 : slots_[static_cast<std::uint32_t>(id)].rate; }
   /// The links that carried the most bytes relative to their capacity,
   /// largest first, ties by link index; at most k.
   std::vector<std::uint32_t> hottest_links(std::size_t k) const;
@@ -237,16 +224,13 @@ class FlowNetwork {
   /// they joined (a run recording from the start can differ in the last
   /// bits of a sample).
   void record_link_history(bool on);
-  struct UtilisationSample {
-    sim::TimePoint time;
-    double utilisation;
-  };
+  using UtilisationSample = LinkUtilisationSample;
   const std::vector<UtilisationSample>& link_history(std::uint32_t link) const;
 
   /// How many re-solves ran, and the flows they covered in total (for an
   /// incremental re-solve, the flows whose rates it recomputed).
-  std::uint64_t resolves() const { return resolves_; }
-  std::uint64_t resolved_flows() const { return resolved_flows_; }
+  std::uint64_t resolves() const { return share_ ? share_->reshares() : resolves_; }
+  std::uint64_t resolved_flows() const { return share_ ? share_->reshared_parts() : resolved_flows_; }
   /// How many of the re-solves were incremental (flows only left), and the
   /// flows they recomputed; the rest were component re-solves.
   std::uint64_t incremental_resolves() const { return incremental_resolves_; }
@@ -352,6 +336,7 @@ class FlowNetwork {
 
   sim::Simulator& sim_;
   NetworkFidelity fidelity_;
+  std::unique_ptr<LinkShareNetwork> share_;  // kLinkShare
   std::int64_t quantum_ps_ = 0;  // set_completion_quantum; 0 or 1: exact
   double tolerance_ = 0.0;       // set_completion_tolerance; 0: the quantum alone
   // The step a flow's finish estimate is rounded up to (>= 1 ps).

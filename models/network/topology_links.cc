@@ -31,9 +31,8 @@ std::uint64_t gpu_pair_flow_key(int src_rank, int dst_rank) {
   return z ^ (z >> 31);
 }
 
-FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
-                      int dst_rank, sim::Bytes size, std::uint64_t flow_key,
-                      sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+void route_gpus(const topology::Router &router, int src_rank, int dst_rank, std::uint64_t flow_key,
+                RouteScratch &scratch) {
   const topology::Topology &t = router.topology();
   if (src_rank < 0 || src_rank >= t.num_gpus() || dst_rank < 0 || dst_rank >= t.num_gpus()) {
     throw std::invalid_argument(fmt::format("start_gpu_flow: rank {} -> {} out of range ({} GPUs)",
@@ -44,12 +43,10 @@ FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int 
         fmt::format("start_gpu_flow: GPU {} cannot reach GPU {}", src_rank, dst_rank));
   }
   to_link_indices(scratch.route, scratch.links);
-  return network.start_flow(scratch.links, size, std::move(on_done), options);
 }
 
-FlowId start_relayed_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
-                              int relay_rank, int dst_rank, sim::Bytes size, std::uint64_t flow_key,
-                              sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+void route_relayed_gpus(const topology::Router &router, int src_rank, int relay_rank, int dst_rank,
+                        std::uint64_t flow_key, RouteScratch &scratch) {
   const topology::Topology &t = router.topology();
   for (int rank : {src_rank, relay_rank, dst_rank}) {
     if (rank < 0 || rank >= t.num_gpus()) {
@@ -61,24 +58,40 @@ FlowId start_relayed_gpu_flow(FlowNetwork &network, const topology::Router &rout
     throw std::invalid_argument(fmt::format("start_relayed_gpu_flow: GPU {} cannot reach GPU {}", src_rank, relay_rank));
   }
   to_link_indices(scratch.route, scratch.links);
-  std::vector<std::uint32_t> first(scratch.links.begin(), scratch.links.end());
   if (!router.route_into(t.gpu(relay_rank), t.gpu(dst_rank), flow_key, scratch.route)) {
     throw std::invalid_argument(fmt::format("start_relayed_gpu_flow: GPU {} cannot reach GPU {}", relay_rank, dst_rank));
   }
-  to_link_indices(scratch.route, scratch.links);
-  first.insert(first.end(), scratch.links.begin(), scratch.links.end());
-  return network.start_flow(first, size, std::move(on_done), options);
+  for (topology::LinkId id : scratch.route) scratch.links.push_back(topology::index(id));
 }
 
-FlowId start_node_flow(FlowNetwork &network, const topology::Router &router, topology::NodeId src,
-                       topology::NodeId dst, sim::Bytes size, std::uint64_t flow_key,
-                       sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+void route_nodes(const topology::Router &router, topology::NodeId src, topology::NodeId dst, std::uint64_t flow_key,
+                 RouteScratch &scratch) {
   const topology::Topology &t = router.topology();
   if (!router.route_into(src, dst, flow_key, scratch.route)) {
     throw std::invalid_argument(
         fmt::format("start_node_flow: {} cannot reach {}", t.node(src).name, t.node(dst).name));
   }
   to_link_indices(scratch.route, scratch.links);
+}
+
+FlowId start_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
+                      int dst_rank, sim::Bytes size, std::uint64_t flow_key,
+                      sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+  route_gpus(router, src_rank, dst_rank, flow_key, scratch);
+  return network.start_flow(scratch.links, size, std::move(on_done), options);
+}
+
+FlowId start_relayed_gpu_flow(FlowNetwork &network, const topology::Router &router, int src_rank,
+                              int relay_rank, int dst_rank, sim::Bytes size, std::uint64_t flow_key,
+                              sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+  route_relayed_gpus(router, src_rank, relay_rank, dst_rank, flow_key, scratch);
+  return network.start_flow(scratch.links, size, std::move(on_done), options);
+}
+
+FlowId start_node_flow(FlowNetwork &network, const topology::Router &router, topology::NodeId src,
+                       topology::NodeId dst, sim::Bytes size, std::uint64_t flow_key,
+                       sim::EventCallback on_done, RouteScratch &scratch, FlowOptions options) {
+  route_nodes(router, src, dst, flow_key, scratch);
   return network.start_flow(scratch.links, size, std::move(on_done), options);
 }
 

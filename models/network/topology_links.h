@@ -44,6 +44,17 @@ struct RouteScratch {
   std::vector<std::uint32_t> links;
 };
 
+/// The route GPU `src_rank` -> `dst_rank` for `flow_key`, as link indices in
+/// scratch.links; throws as start_gpu_flow.
+void route_gpus(const topology::Router &router, int src_rank, int dst_rank, std::uint64_t flow_key,
+                RouteScratch &scratch);
+/// The route src -> relay -> dst of start_relayed_gpu_flow into scratch.links.
+void route_relayed_gpus(const topology::Router &router, int src_rank, int relay_rank, int dst_rank,
+                        std::uint64_t flow_key, RouteScratch &scratch);
+/// The route between two nodes of start_node_flow into scratch.links.
+void route_nodes(const topology::Router &router, topology::NodeId src, topology::NodeId dst, std::uint64_t flow_key,
+                 RouteScratch &scratch);
+
 /// Routes GPU `src_rank` to GPU `dst_rank` with `flow_key` and starts a flow
 /// of `size` on `network`, which must have been built from
 /// link_params(router.topology()). src == dst is a local copy (empty route).
