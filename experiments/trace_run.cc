@@ -167,7 +167,7 @@ RunSize run_size(const models::OpGraph& graph, const Scenario& s) {
   for (const models::CollectiveCall& c : graph.collectives) {
     if (c.kind == models::collectives::CollectiveKind::kAllToAll) largest = std::max(largest, c.ranks.size());
   }
-  return {static_cast<std::int64_t>(largest), s.fidelity == "analytical"};
+  return {static_cast<std::int64_t>(largest), s.fidelity == "analytical" || s.fidelity == "linkshare"};
 }
 
 // Refuses, before anything runs, runs estimated to need more memory than

@@ -371,7 +371,7 @@ void check_memory(const std::vector<WhatIfOptions>& variants,
     if (!it->second) continue;
     const bool kept = kept_nodes && *kept_nodes == nodes;
     needs.push_back(
-        {estimated_simulation_bytes(*it->second, o.fidelity == "analytical", kept), *it->second, nodes, kept});
+        {estimated_simulation_bytes(*it->second, o.fidelity == "analytical" || o.fidelity == "linkshare", kept), *it->second, nodes, kept});
   }
   if (needs.empty()) return;
   std::stable_sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.bytes > b.bytes; });

@@ -123,13 +123,16 @@ BENCHMARK(BM_WhatIfModelAAllToAll)
 // state.range(0) nodes with knob state.range(1) (0 none, 1
 // --oversubscription 2, 2 --oversubscription 4, 3 one NIC's uplink at half
 // speed, 4 a whole NIC at half speed, 5 a spine at half speed, 6 the
-// nccl_p2p all-to-all) at fidelity state.range(2) (0 flow, 1 coalesced).
+// nccl_p2p all-to-all) at fidelity state.range(2) (0 flow, 1 coalesced,
+// 2 linkshare).
 // Uneven bottlenecks spread the all-to-all's finishes over its whole
 // duration, each instant a re-solve; coalesced lets finishes within 1e-4 of
 // a flow's transfer time share one. The figures are in docs/network_model.md
-// ("Coalesced finishes"), from this binary:
+// ("Coalesced finishes" and "Link sharing"), from this binary:
 //   bazel-bin/experiments/whatif_benchmark --benchmark_filter='ModelAKnob/32/'
-constexpr const char* kKnobFidelities[] = {"flow", "coalesced"};
+// linkshare serves each link on its own, so an uneven fabric costs it no
+// more than a healthy one.
+constexpr const char* kKnobFidelities[] = {"flow", "coalesced", "linkshare"};
 void BM_WhatIfModelAKnob(benchmark::State& state) {
   WhatIfOptions options = model_a(state);
   switch (state.range(1)) {
@@ -147,8 +150,8 @@ void BM_WhatIfModelAKnob(benchmark::State& state) {
 // At 128 nodes only the base run under flow: a knob's flow run there takes
 // many minutes.
 BENCHMARK(BM_WhatIfModelAKnob)
-    ->ArgsProduct({{32}, {0, 1, 2, 3, 4, 5, 6}, {0, 1}})
-    ->ArgsProduct({{128}, {0, 1, 2, 3, 4, 5, 6}, {1}})
+    ->ArgsProduct({{32}, {0, 1, 2, 3, 4, 5, 6}, {0, 1, 2}})
+    ->ArgsProduct({{128}, {0, 1, 2, 3, 4, 5, 6}, {1, 2}})
     ->Args({128, 0, 0})
     ->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

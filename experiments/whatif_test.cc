@@ -228,6 +228,27 @@ TEST(WhatIfTest, DeterministicAndAnalyticalIsALowerBound) {
   EXPECT_EQ(c.resolved_flows, 0u);
 }
 
+// linkshare (models/network/link_share.h) against flow: deterministic,
+// within a thousandth of flow's iteration on the small model (the zoo's
+// table is in docs/network_model.md, "Link sharing"), and the same on an
+// uneven fabric, where it runs one bundle per collective step rather than
+// one flow per transfer.
+TEST(WhatIfTest, LinkShareIsWithinAThousandthOfFlow) {
+  for (const char* knob : {"", "oversubscription"}) {
+    WhatIfOptions flow = small_model();
+    if (*knob != 0) flow.cluster.overrides.push_back("fabric.oversubscription=2");
+    WhatIfOptions share = flow;
+    share.fidelity = "linkshare";
+    const WhatIfPoint f = one(flow, 4);
+    const WhatIfPoint s = one(share, 4);
+    const WhatIfPoint again = one(share, 4);
+    EXPECT_EQ(s.fingerprint, again.fingerprint);
+    EXPECT_EQ(s.iteration_time_ms, again.iteration_time_ms);
+    EXPECT_NEAR(s.iteration_time_ms, f.iteration_time_ms, 1e-3 * f.iteration_time_ms) << knob;
+    EXPECT_LT(s.flows * 10, f.flows) << knob;  // bundles, not transfers
+  }
+}
+
 TEST(WhatIfTest, BadInputs) {
   WhatIfOptions o = small_model();
   o.global_batch = 1000;  // not a multiple of 16 GPUs
