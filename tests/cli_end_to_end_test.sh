@@ -120,7 +120,7 @@ expect 0 out "^ *coalesced |    16   128    65536     68\.969 " -- whatif --mode
 expect 0 out "^ *coalesced |     8    64 .* 20\.623 " -- whatif --model dlrm-i --nodes 8 --vary fidelity=flow,coalesced
 expect 0 out "^ *coalesced |    16   128 .* 15\.454 " -- whatif --model dlrm-f --nodes 16 --vary fidelity=flow,coalesced
 expect 0 out '"fidelity": "coalesced"' -- whatif --model dlrm-a-small --nodes 1 --fidelity coalesced --format json
-expect 2 err "fidelity.*one of flow, coalesced, analytical" -- whatif --model dlrm-a-small --nodes 1 --vary fidelity=exact
+expect 2 err "fidelity.*one of flow, coalesced, linkshare, analytical" -- whatif --model dlrm-a-small --nodes 1 --vary fidelity=exact
 # --vary: a column per knob and "vs first" in the table; the variant of each
 # result and the varied values in JSON.
 expect 0 out "embeddings | nodes" -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused
@@ -228,6 +228,25 @@ assert t["otherData"]["zionsim"]["transfers_left_out"] == 0
 PY
 then
   echo "FAIL: the timeline of the run lacks NIC tracks or transfer arrows"
+  failures=$((failures + 1))
+fi
+# At linkshare a step's transfers are one bundle: the timeline still has
+# every transfer, drawn over its step's time, and the NICs it crossed.
+t=$("$zionsim" run --nodes 2 --trace "$trace" --fidelity linkshare --format json --timeline "$timeline" | grep -c '"fingerprint"')
+if [[ "$t" != 1 ]] || ! python3 - "$timeline" <<'PY'
+import collections, json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+names = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
+assert sum(n.startswith("NIC node") for n in names) == 16, names
+kinds = collections.Counter((e["ph"], e.get("cat")) for e in ev)
+assert kinds[("b", "tx")] == kinds[("e", "tx")] == kinds[("b", "rx")] == kinds[("e", "rx")] > 0, kinds
+assert kinds[("s", "transfer")] == kinds[("f", "transfer")] > 0, kinds
+assert kinds[("X", None)] == 0 and sum(v for (ph, _), v in kinds.items() if ph == "X") > 0, kinds
+assert t["otherData"]["zionsim"]["transfers_left_out"] == 0
+PY
+then
+  echo "FAIL: the linkshare timeline of the run lacks NIC tracks or transfer arrows"
   failures=$((failures + 1))
 fi
 # run --vary: every variant is the run of the same settings alone (the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Pinned end-to-end runs: a collective sweep, a what-if of model A (as JSON,
-# with its run fingerprints; wall times removed), a sharding plan and a replayed trace must
+# with its run fingerprints; wall times removed; at the default flow fidelity
+# and at linkshare), a sharding plan and a replayed trace must
 # print exactly their golden files, and the what-if must print the same with
 # one worker thread and with all of them. Refresh the goldens with
 #   ZX_UPDATE_GOLDENS=1 bazel run //tests:golden_runs_test
@@ -34,6 +35,8 @@ check() {  # check NAME (stdin: the output)
   check collective_sweep.txt
 "$zionsim" whatif --model dlrm-a --nodes 1,8,16 --format json --threads 1 | grep -v wall_seconds |
   check whatif_dlrm_a.json
+"$zionsim" whatif --model dlrm-a --nodes 1,8,16 --fidelity linkshare --format json --threads 1 | grep -v wall_seconds |
+  check whatif_dlrm_a_linkshare.json
 "$zionsim" whatif --model dlrm-a --nodes 1,8,16 --format json | grep -v wall_seconds >"$scratch/parallel.json"
 if ! diff -q "$scratch/whatif_dlrm_a.json" "$scratch/parallel.json" >/dev/null; then
   echo "FAIL: whatif with one thread and with all threads differ"

@@ -304,10 +304,10 @@ class Progress {
     if (!hinted_ && seconds >= 30 && variants_[v].options.fidelity == "flow") {
       hinted_ = true;
       write_progress(fmt::format(
-          "whatif: {}; --fidelity coalesced lets finishes within 1e-3 of a flow's transfer time share one "
-          "re-solve, several times faster for an iteration under 6e-4 longer (model A, 32 nodes: a spine "
-          "at half speed 50 s -> 4.1 s, --oversubscription 2 55 s -> 10 s; docs/network_model.md, "
-          "\"Coalesced finishes\")\n",
+          "whatif: {}; --fidelity linkshare shares each link among the transfers crossing "
+          "it without coupling the fabric, within 1.4e-3 of flow on the zoo (model A, 32 nodes: a spine at "
+          "half speed 50 s -> 0.47 s, --oversubscription 2 55 s -> 0.44 s; docs/network_model.md, \"Link "
+          "sharing\")\n",
           partial_links_[v] ? "a link or switch at partial speed spreads the flows' finishes over many instants"
                             : "a long run: uneven bottlenecks (oversubscription, nccl_p2p) spread the flows' "
                               "finishes over many instants"));

@@ -66,7 +66,9 @@ NetworkActivity collect_network_activity(const OpGraph& graph, const NetworkBack
     }
     std::vector<std::uint32_t> tx;
     std::vector<std::uint32_t> rx;
-    for (std::uint32_t l : network.route(tag.flow)) {
+    const std::size_t index = static_cast<std::size_t>(&tag - backend.flow_tags().data());
+    const std::span<const std::uint32_t> kept = backend.tag_route(index);
+    for (std::uint32_t l : network.link_share() == nullptr ? network.route(tag.flow) : kept) {
       const topology::LinkInfo& info = topology.link(topology::LinkId{l});
       const topology::NodeKind src = topology.node(info.src).kind;
       const topology::NodeKind dst = topology.node(info.dst).kind;

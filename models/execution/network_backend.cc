@@ -423,11 +423,19 @@ struct NetworkBackend::StepLauncher {
   template <typename Delivered>
   void start_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, const Delivered& delivered) const {
     const std::size_t n = r.plan.steps[s].transfers.size();
+    const std::size_t tagged = self->flow_tags_.size();
     for (std::size_t t = 0; t < n; ++t) {
       const Routed x = route(r, s, t);
       share.add(self->scratch_.links, x.size, 1.0, x.latency);
+      if (self->record_flows_ && x.src >= 0) {
+        self->flow_tags_.push_back(FlowTag{FlowId{}, x.src, x.dst, r.collective, -1});
+        self->keep_tag_route();
+      }
     }
-    share.start(delivered);
+    // Each transfer's tag names the step's bundle: a timeline draws it
+    // over the step's time.
+    const FlowId bundle{share.start(delivered)};
+    for (std::size_t i = tagged; i < self->flow_tags_.size(); ++i) self->flow_tags_[i].flow = bundle;
   }
 };
 
@@ -479,6 +487,12 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   sim_.schedule_after(options_.software.launch, [launcher, ready = std::move(ready)] {
     for (std::uint32_t s : ready) launcher.launch(s);
   }, kLaunched);
+}
+
+void NetworkBackend::keep_tag_route() {
+  tag_route_begin_.resize(flow_tags_.size(), static_cast<std::uint32_t>(tag_route_links_.size()));
+  tag_route_links_.insert(tag_route_links_.end(), scratch_.links.begin(), scratch_.links.end());
+  tag_route_begin_.push_back(static_cast<std::uint32_t>(tag_route_links_.size()));
 }
 
 void NetworkBackend::record_flows(bool on) {
@@ -585,7 +599,10 @@ void NetworkBackend::start_transfer(const OpGraph& graph, std::int64_t index, si
   const FlowId flow = start_gpu_flow(network_, router_, t.src, t.dst, t.size,
                                      mix(0x5eedULL ^ static_cast<std::uint64_t>(index)), std::move(on_done), scratch_,
                                      options);
-  if (record_flows_) flow_tags_.push_back(FlowTag{flow, t.src, t.dst, -1, index});
+  if (record_flows_) {
+    flow_tags_.push_back(FlowTag{flow, t.src, t.dst, -1, index});
+    if (network_.link_share() != nullptr) keep_tag_route();
+  }
 }
 
 std::optional<topology::NodeId> NetworkBackend::host_of(int rank) {

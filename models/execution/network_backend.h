@@ -47,6 +47,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -179,12 +180,22 @@ class NetworkBackend : public CommunicationBackend {
     std::int64_t collective = -1;  ///< index into OpGraph::collectives, or -1
     std::int64_t transfer = -1;    ///< index into OpGraph::transfers, or -1
   };
-  /// Off by default: a tag per flow costs memory on million-flow runs.
+  /// Off by default: a tag per flow costs memory on million-flow runs. At
+  /// the linkshare fidelity a step's transfers are one bundle: each
+  /// transfer gets a tag naming the bundle, whose record is the step's.
   /// Throws std::logic_error when the network recycles flow ids (the tags
   /// would then name other flows).
   void record_flows(bool on);
   /// Tags of the flows started since record_flows(true), in start order.
   const std::vector<FlowTag>& flow_tags() const { return flow_tags_; }
+  /// The route of tag i's transfer, for a network that keeps no routes
+  /// (linkshare's bundles); empty otherwise: the route is the network's
+  /// FlowNetwork::route(tag.flow).
+  std::span<const std::uint32_t> tag_route(std::size_t i) const {
+    if (i + 1 >= tag_route_begin_.size()) return {};
+    return std::span<const std::uint32_t>(tag_route_links_)
+        .subspan(tag_route_begin_[i], tag_route_begin_[i + 1] - tag_route_begin_[i]);
+  }
 
   /// The choices "auto" made, one per distinct call, in the order the
   /// calls first came.
@@ -244,6 +255,11 @@ class NetworkBackend : public CommunicationBackend {
   RouteScratch scratch_;
   bool record_flows_ = false;
   std::vector<FlowTag> flow_tags_;
+  // The route in scratch_.links as the newest tag's.
+  void keep_tag_route();
+  // tag_route(i) is tag_route_links_[tag_route_begin_[i] .. tag_route_begin_[i + 1]).
+  std::vector<std::uint32_t> tag_route_links_;
+  std::vector<std::uint32_t> tag_route_begin_;
   // host_of(), found once per rank: node index + 1, 0 before it is looked up.
   std::vector<std::uint32_t> host_of_rank_;
   std::vector<std::vector<topology::NodeId>> cpus_by_server_;

@@ -141,6 +141,7 @@ class FlowNetwork {
   /// where a caller starts a bundle of transfers as one
   /// (LinkShareNetwork::add, then start). start_flow is a bundle of one.
   LinkShareNetwork* link_share() { return share_.get(); }
+  const LinkShareNetwork* link_share() const { return share_.get(); }
 
   /// Completion quantum: every finish time of a flow that transfers bytes is
   /// rounded up to the next multiple of `quantum` (on the absolute time
