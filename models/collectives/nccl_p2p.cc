@@ -253,26 +253,47 @@ int nccl_p2p_relay(const NcclP2pOptions& options, const NcclP2pLayout& l, const 
   return -1;
 }
 
-CollectivePlan NcclP2pAlgorithm::lower(const CollectiveRequest& request, const TopologyView& topology) const {
-  check_lowerable(*this, request, topology);
-  const int n = static_cast<int>(request.ranks.size());
-  const NcclP2pLayout l = nccl_p2p_layout(options_, topology);
-  const auto nn = static_cast<std::size_t>(n);
+namespace {
 
-  // The pairs' bytes, once (pair_size splits the buffer at every call).
-  const std::vector<sim::Bytes> even = request.all_to_all_v_bytes.empty() ? block_sizes(request)
-                                                                          : std::vector<sim::Bytes>();
-  const auto bytes_of = [&](int s, int d) -> std::int64_t {
-    return request.all_to_all_v_bytes.empty() ? even[static_cast<std::size_t>(d)].count()
-                                              : request.all_to_all_v_bytes[static_cast<std::size_t>(s)][static_cast<std::size_t>(d)];
-  };
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-  // Chunks: one per piece of every pair that moves, one for the others.
-  internal::PlanBuilder plan(request.kind, n);
-  std::vector<std::uint32_t> first_chunk(nn * nn + 1);
+// The bytes of each pair, once (pair_size splits the buffer at every call).
+struct PairBytes {
+  const CollectiveRequest& request;
+  std::vector<sim::Bytes> even;
+  explicit PairBytes(const CollectiveRequest& r)
+      : request(r), even(r.all_to_all_v_bytes.empty() ? block_sizes(r) : std::vector<sim::Bytes>()) {}
+  std::int64_t operator()(int s, int d) const {
+    return request.all_to_all_v_bytes.empty()
+               ? even[static_cast<std::size_t>(d)].count()
+               : request.all_to_all_v_bytes[static_cast<std::size_t>(s)][static_cast<std::size_t>(d)];
+  }
+};
+
+// The plan's chunks: one per piece of every pair that moves, one for the
+// others; pair (s, d)'s pieces are chunks first[s n + d] onwards.
+struct Pieces {
+  std::vector<std::uint32_t> first;  // n x n + 1
+  std::size_t count = 0;
+  std::size_t n = 0;
+  std::uint32_t index(int s, int d, int k) const {
+    return first[static_cast<std::size_t>(s) * n + static_cast<std::size_t>(d)] + static_cast<std::uint32_t>(k);
+  }
+  // The pair (s, d) of piece p.
+  std::pair<int, int> pair_of(std::size_t p) const {
+    const auto pair = static_cast<std::size_t>(
+        std::upper_bound(first.begin(), first.end(), static_cast<std::uint32_t>(p)) - first.begin() - 1);
+    return {static_cast<int>(pair / n), static_cast<int>(pair % n)};
+  }
+};
+
+Pieces add_pieces(internal::PlanBuilder& plan, int n, const NcclP2pLayout& l, const PairBytes& bytes_of) {
+  Pieces pieces;
+  pieces.n = static_cast<std::size_t>(n);
+  pieces.first.resize(pieces.n * pieces.n + 1);
   for (int s = 0; s < n; ++s) {
     for (int d = 0; d < n; ++d) {
-      first_chunk[static_cast<std::size_t>(s) * nn + static_cast<std::size_t>(d)] = plan.num_chunks();
+      pieces.first[static_cast<std::size_t>(s) * pieces.n + static_cast<std::size_t>(d)] = plan.num_chunks();
       std::int64_t left = bytes_of(s, d);
       if (s == d || left == 0) {
         plan.add_chunk(sim::Bytes(left), s, d);
@@ -282,20 +303,27 @@ CollectivePlan NcclP2pAlgorithm::lower(const CollectiveRequest& request, const T
       for (; left > 0; left -= piece) plan.add_chunk(sim::Bytes(std::min(piece, left)), s, d);
     }
   }
-  first_chunk[nn * nn] = plan.num_chunks();
-  const std::size_t pieces = plan.num_chunks();
-  const auto piece_index = [&](int s, int d, int k) {
-    return first_chunk[static_cast<std::size_t>(s) * nn + static_cast<std::size_t>(d)] + static_cast<std::uint32_t>(k);
-  };
+  pieces.first[pieces.n * pieces.n] = plan.num_chunks();
+  pieces.count = plan.num_chunks();
+  return pieces;
+}
 
-  // Every rank's work items, as scheduleP2pTasksToPlan and
-  // appendWorkElemP2p build them (2.13 enqueue.cc:616-711 and 230; 2.20
-  // enqueue.cc:852-953 and 141).
-  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> send_work(pieces, kNone);
-  std::vector<std::uint32_t> recv_work(pieces, kNone);
-  std::vector<std::uint32_t> send_slot(pieces, 0);
-  std::vector<std::uint32_t> previous_work;  // per work item: the one before it on its channel, or kNone
+// Every rank's work items, as scheduleP2pTasksToPlan and appendWorkElemP2p
+// build them (2.13 enqueue.cc:616-711 and 230; 2.20 enqueue.cc:852-953 and
+// 141): per piece, the work item that sends it and the one that receives
+// it, and its place among its sender's operations; per work item, the one
+// before it on its channel (kNone for a channel's first).
+struct WorkItems {
+  std::vector<std::uint32_t> send;
+  std::vector<std::uint32_t> recv;
+  std::vector<std::uint32_t> send_slot;
+  std::vector<std::uint32_t> previous;
+};
+
+WorkItems schedule_work(const NcclP2pOptions& options, const NcclP2pLayout& l, int n, const Pieces& pieces,
+                        const PairBytes& bytes_of) {
+  WorkItems w{std::vector<std::uint32_t>(pieces.count, kNone), std::vector<std::uint32_t>(pieces.count, kNone),
+              std::vector<std::uint32_t>(pieces.count, 0), {}};
   struct Tail {
     std::uint32_t work = kNone;
     std::vector<int> peers[2];  // receives, sends
@@ -303,18 +331,18 @@ CollectivePlan NcclP2pAlgorithm::lower(const CollectiveRequest& request, const T
   std::vector<Tail> tails(static_cast<std::size_t>(l.p2p_channels));
   for (int r = 0; r < n; ++r) {
     for (Tail& t : tails) t = Tail{};
-    const std::vector<int> send_order = nccl_p2p_order(options_, l, r, false);
-    const std::vector<int> recv_order = nccl_p2p_order(options_, l, r, true);
+    const std::vector<int> send_order = nccl_p2p_order(options, l, r, false);
+    const std::vector<int> recv_order = nccl_p2p_order(options, l, r, true);
     std::uint32_t slot = 0;
     bool fuse_ok = false;
     const auto append = [&](bool send, int peer, int channel) {
       Tail& t = tails[static_cast<std::size_t>(channel)];
       std::vector<int>& mine = t.peers[send ? 1 : 0];
-      const bool fits = options_.version == NcclP2pVersion::kV2_13 || fuse_ok;
+      const bool fits = options.version == NcclP2pVersion::kV2_13 || fuse_ok;
       if (t.work == kNone || !fits || static_cast<int>(mine.size()) >= kElementsPerType ||
           std::find(mine.begin(), mine.end(), peer) != mine.end()) {
-        const std::uint32_t fresh = static_cast<std::uint32_t>(previous_work.size());
-        previous_work.push_back(t.work);
+        const std::uint32_t fresh = static_cast<std::uint32_t>(w.previous.size());
+        w.previous.push_back(t.work);
         t.work = fresh;
         t.peers[0].clear();
         t.peers[1].clear();
@@ -336,16 +364,16 @@ CollectivePlan NcclP2pAlgorithm::lower(const CollectiveRequest& request, const T
       do {
         if (i % kElementsPerType == 0) fuse_ok = false;  // 2.20 enqueue.cc:917
         if (recv_left > 0) {
-          const std::uint32_t w = append(false, rp, nccl_p2p_channel(l, rp, r, kr));
-          if (rp != r) recv_work[piece_index(rp, r, kr)] = w;
+          const std::uint32_t item = append(false, rp, nccl_p2p_channel(l, rp, r, kr));
+          if (rp != r) w.recv[pieces.index(rp, r, kr)] = item;
           recv_left -= std::min(recv_left, recv_piece);
           ++kr;
         }
         if (send_left > 0) {
-          const std::uint32_t w = append(true, sp, nccl_p2p_channel(l, r, sp, ks));
+          const std::uint32_t item = append(true, sp, nccl_p2p_channel(l, r, sp, ks));
           if (sp != r) {
-            send_work[piece_index(r, sp, ks)] = w;
-            send_slot[piece_index(r, sp, ks)] = slot++;
+            w.send[pieces.index(r, sp, ks)] = item;
+            w.send_slot[pieces.index(r, sp, ks)] = slot++;
           }
           send_left -= std::min(send_left, send_piece);
           ++ks;
@@ -353,68 +381,64 @@ CollectivePlan NcclP2pAlgorithm::lower(const CollectiveRequest& request, const T
       } while (send_left > 0 || recv_left > 0);
     }
   }
+  return w;
+}
 
-  // The DAG: node w < W is work item w's end; node W + p is piece p's
-  // transfer. Piece p follows the items before its own at both ends; an
-  // item ends after all its pieces. Kahn's algorithm orders it (FIFO from
-  // the lowest ids, so the plan is the same on every run); a cycle would be
-  // a schedule NCCL itself could not finish.
-  const std::size_t works = previous_work.size();
-  std::vector<std::uint32_t> indegree(works + pieces, 0);
-  std::vector<std::uint32_t> out_offsets(works + pieces + 1, 0);
-  const auto moves = [&](std::size_t p) { return send_work[p] != kNone; };
-  for (std::size_t p = 0; p < pieces; ++p) {
+// The DAG: node v < W is work item v's end; node W + p is piece p's
+// transfer. Piece p follows the items before its own at both ends; an item
+// ends after all its pieces. Kahn's algorithm orders it (FIFO from the
+// lowest ids, so the plan is the same on every run) into the plan's steps;
+// a cycle would be a schedule NCCL itself could not finish.
+void add_steps(internal::PlanBuilder& plan, const WorkItems& w, const Pieces& pieces, const NcclP2pOptions& options,
+               const NcclP2pLayout& l, const TopologyView& topology) {
+  const std::size_t works = w.previous.size();
+  const std::size_t nodes = works + pieces.count;
+  std::vector<std::uint32_t> indegree(nodes, 0);
+  std::vector<std::uint32_t> out_offsets(nodes + 1, 0);
+  const auto moves = [&](std::size_t p) { return w.send[p] != kNone; };
+  for (std::size_t p = 0; p < pieces.count; ++p) {
     if (!moves(p)) continue;
-    ZX_CHECK(recv_work[p] != kNone, "every piece sent is received");
-    for (std::uint32_t w : {previous_work[send_work[p]], previous_work[recv_work[p]]}) {
-      if (w == kNone) continue;
+    ZX_CHECK(w.recv[p] != kNone, "every piece sent is received");
+    for (std::uint32_t v : {w.previous[w.send[p]], w.previous[w.recv[p]]}) {
+      if (v == kNone) continue;
       ++indegree[works + p];
-      ++out_offsets[w + 1];
+      ++out_offsets[v + 1];
     }
-    indegree[send_work[p]] += 1;
-    indegree[recv_work[p]] += 1;
+    indegree[w.send[p]] += 1;
+    indegree[w.recv[p]] += 1;
     out_offsets[works + p + 1] += 2;
   }
-  for (std::size_t v = 0; v < works + pieces; ++v) out_offsets[v + 1] += out_offsets[v];
+  for (std::size_t v = 0; v < nodes; ++v) out_offsets[v + 1] += out_offsets[v];
   std::vector<std::uint32_t> out_edges(out_offsets.back());
-  {
-    std::vector<std::uint32_t> fill(out_offsets.begin(), out_offsets.end() - 1);
-    for (std::size_t p = 0; p < pieces; ++p) {
-      if (!moves(p)) continue;
-      const auto node = static_cast<std::uint32_t>(works + p);
-      for (std::uint32_t w : {previous_work[send_work[p]], previous_work[recv_work[p]]}) {
-        if (w != kNone) out_edges[fill[w]++] = node;
-      }
-      out_edges[fill[works + p]++] = send_work[p];
-      out_edges[fill[works + p]++] = recv_work[p];
+  std::vector<std::uint32_t> fill(out_offsets.begin(), out_offsets.end() - 1);
+  for (std::size_t p = 0; p < pieces.count; ++p) {
+    if (!moves(p)) continue;
+    const auto node = static_cast<std::uint32_t>(works + p);
+    for (std::uint32_t v : {w.previous[w.send[p]], w.previous[w.recv[p]]}) {
+      if (v != kNone) out_edges[fill[v]++] = node;
     }
+    out_edges[fill[works + p]++] = w.send[p];
+    out_edges[fill[works + p]++] = w.recv[p];
   }
-  std::vector<std::uint32_t> step_of(works + pieces, kNone);
-  std::vector<std::vector<std::uint32_t>> after(works + pieces);
+  std::vector<std::vector<std::uint32_t>> after(nodes);
   std::deque<std::uint32_t> ready;
-  for (std::size_t v = 0; v < works + pieces; ++v) {
+  std::size_t expected = works;
+  for (std::size_t v = 0; v < nodes; ++v) {
+    if (v >= works && moves(v - works)) ++expected;
     if (indegree[v] == 0 && (v < works || moves(v - works))) ready.push_back(static_cast<std::uint32_t>(v));
   }
   std::size_t placed = 0;
-  std::size_t expected = works;
-  for (std::size_t p = 0; p < pieces; ++p) expected += moves(p) ? 1 : 0;
   while (!ready.empty()) {
     const std::uint32_t v = ready.front();
     ready.pop_front();
     const std::uint32_t step = plan.add_step(std::move(after[v]));
-    step_of[v] = step;
     ++placed;
     if (v >= works) {
       const std::size_t p = v - works;
-      // The piece's pair: the chunk's origin and destination.
-      const auto pair = static_cast<std::size_t>(
-          std::upper_bound(first_chunk.begin(), first_chunk.end(), static_cast<std::uint32_t>(p)) -
-          first_chunk.begin() - 1);
-      const int s = static_cast<int>(pair / nn);
-      const int d = static_cast<int>(pair % nn);
+      const auto [s, d] = pieces.pair_of(p);
       plan.add_transfer(step, s, d, TransferOp::kCopy, static_cast<std::uint32_t>(p));
-      plan.set_relay(step, nccl_p2p_relay(options_, l, topology, s, d));
-      plan.set_issue_slot(step, send_slot[p]);
+      plan.set_relay(step, nccl_p2p_relay(options, l, topology, s, d));
+      plan.set_issue_slot(step, w.send_slot[p]);
     }
     for (std::uint32_t e = out_offsets[v]; e < out_offsets[v + 1]; ++e) {
       const std::uint32_t next = out_edges[e];
@@ -428,6 +452,19 @@ CollectivePlan NcclP2pAlgorithm::lower(const CollectiveRequest& request, const T
                                 "wait on each other in a cycle",
                                 expected - placed, expected));
   }
+}
+
+}  // namespace
+
+CollectivePlan NcclP2pAlgorithm::lower(const CollectiveRequest& request, const TopologyView& topology) const {
+  check_lowerable(*this, request, topology);
+  const int n = static_cast<int>(request.ranks.size());
+  const NcclP2pLayout l = nccl_p2p_layout(options_, topology);
+  const PairBytes bytes_of(request);
+  internal::PlanBuilder plan(request.kind, n);
+  const Pieces pieces = add_pieces(plan, n, l, bytes_of);
+  const WorkItems work = schedule_work(options_, l, n, pieces, bytes_of);
+  add_steps(plan, work, pieces, options_, l, topology);
   return std::move(plan).finish();
 }
 
