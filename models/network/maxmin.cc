@@ -299,21 +299,11 @@ bool MaxMinSolver::sort_fixed_flows_by_level_class() {
   return true;
 }
 
-const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
-                                             std::span<const double> fixed_level,
-                                             std::span<const FixedLinkState> fixed_links) {
+// Link -> flows incidence (CSR), flows in increasing index per link
+// (validate() counted the flows per link), and each link's starting state.
+void MaxMinSolver::build_links(const MaxMinProblem& p, std::span<const FixedLinkState> fixed_links) {
   const std::size_t num_flows = p.num_flows();
   const std::size_t num_links = p.num_links();
-  const auto weight_of = [&p](std::size_t f) { return p.weight.empty() ? 1.0 : p.weight[f]; };
-  const auto is_fixed = [&fixed_level](std::size_t f) {
-    return !fixed_level.empty() && !std::isnan(fixed_level[f]);
-  };
-
-  levels_.assign(num_flows, std::numeric_limits<double>::infinity());
-  frozen_.assign(num_flows, 0);
-
-  // Link -> flows incidence (CSR), flows in increasing index per link;
-  // validate() counted the flows per link.
   link_.resize(num_links);
   for (std::size_t l = 0; l < num_links; ++l) {
     const std::uint32_t count = link_flow_offsets_[l + 1];
@@ -345,132 +335,136 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
       }
     }
   }
+}
 
-  // A link's remaining capacity is its capacity less the rates of its frozen
-  // flows. Flows freeze in groups at one normalised level; the link folds a
-  // whole group into its base with one multiplication (level x the group's
-  // weight) instead of one subtraction per flow, so that the remaining
-  // capacity of a link in a symmetric system is off by a few ulps, not by
-  // one rounding per frozen flow.
-  const auto share_of = [this](std::uint32_t l) {
-    const LinkState& s = link_[l];
-    return std::max(0.0, s.base - s.level * s.level_weight) / s.weight_sum;
-  };
+// A link's remaining capacity is its capacity less the rates of its frozen
+// flows. Flows freeze in groups at one normalised level; the link folds a
+// whole group into its base with one multiplication (level x the group's
+// weight) instead of one subtraction per flow, so that the remaining
+// capacity of a link in a symmetric system is off by a few ulps, not by
+// one rounding per frozen flow.
+double MaxMinSolver::share_of(std::uint32_t l) const {
+  const LinkState& s = link_[l];
+  return std::max(0.0, s.base - s.level * s.level_weight) / s.weight_sum;
+}
 
-  // Freezes flow f at normalised level `level` (rate `rate`) and takes it off
-  // every link it crosses. Links touched are queued once per step in dirty_.
-  dirty_.clear();
-  // A flow's rate is written after the filling, in one pass in flow order
-  // (level x weight, or its cap for the flows in at_cap_): freezes happen at
-  // scattered flows, and one array less to write there is one miss less.
-  at_cap_.clear();
-  freeze_order_.clear();
-  const auto freeze = [&](std::size_t f, double level) {
-    frozen_[f] = 1;
-    levels_[f] = level;
-    freeze_order_.push_back(static_cast<std::uint32_t>(f));
-    const double w = weight_of(f);
-    for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
-      const std::uint32_t l = p.links[i];
-      LinkState& s = link_[l];
-      if (s.level != level) {  // a new group: fold the previous one into the base
-        s.base = fold_step(s.base, s.level, s.level_weight);
-        s.level = level;
-        s.level_weight = 0.0;
-      }
-      s.level_weight += w;
-      s.weight_sum -= w;
-      --s.unfrozen;
-      if (!s.dirty) {
-        s.dirty = 1;
-        dirty_.push_back(l);
-      }
+// Freezes flow f at normalised level `level` and takes it off every link it
+// crosses. Links touched are queued once per step in dirty_.
+void MaxMinSolver::freeze(const MaxMinProblem& p, std::size_t f, double level) {
+  frozen_[f] = 1;
+  levels_[f] = level;
+  freeze_order_.push_back(static_cast<std::uint32_t>(f));
+  const double w = p.weight.empty() ? 1.0 : p.weight[f];
+  for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+    const std::uint32_t l = p.links[i];
+    LinkState& s = link_[l];
+    if (s.level != level) {  // a new group: fold the previous one into the base
+      s.base = fold_step(s.base, s.level, s.level_weight);
+      s.level = level;
+      s.level_weight = 0.0;
     }
-  };
-  const auto freeze_link = [&](std::uint32_t l, double level) {
-    for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
-      const std::uint32_t f = link_flows_[i];
-      if (!frozen_[f]) freeze(f, level);
+    s.level_weight += w;
+    s.weight_sum -= w;
+    --s.unfrozen;
+    if (!s.dirty) {
+      s.dirty = 1;
+      dirty_.push_back(l);
     }
-  };
-  // Replay of the fixed flows: the freezes a from-scratch solve performs below
-  // the free flows' levels, in ascending level (ties in flow order), through
-  // the same freeze() and so the same grouping and folding per link. Steps of
-  // a from-scratch solve come in non-decreasing level (end_step snaps every
-  // link that would fall back to the current level), so on each link the
-  // groups are the same, in the same order; within a group only the order of
-  // integer additions differs, which is exact.
-  if (!fixed_level.empty()) {
-    fixed_order_.clear();
-    for (std::size_t f = 0; f < num_flows; ++f) {
-      if (!is_fixed(f)) continue;
-      // +0.0 for -0.0, so that the bit pattern orders as the value.
-      const double level = fixed_level[f] == 0.0 ? 0.0 : fixed_level[f];
-      fixed_order_.push_back({std::bit_cast<std::uint64_t>(level), static_cast<std::uint32_t>(f)});
-    }
-    sort_fixed_flows();
-    for (const FixedFlow& fixed : fixed_order_) {
-      const std::uint32_t f = fixed.flow;
-      const double level = fixed_level[f];
-      const bool at_cap =
-          !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / weight_of(f);
-      freeze(f, level);
-      if (at_cap) at_cap_.push_back(f);
-    }
-    for (std::uint32_t l : dirty_) link_[l].dirty = 0;
-    dirty_.clear();
   }
+}
 
-  // Links by current share in an indexed heap (one entry per link, its key
-  // updated in place when the link's share changes); caps, whose keys never
-  // change, in one sorted list. The next step is the smaller of the two
-  // fronts by (share, id): a cap's id is num_links + its flow, so at equal
-  // shares links go first, then caps by flow.
+void MaxMinSolver::freeze_link(const MaxMinProblem& p, std::uint32_t l, double level) {
+  for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
+    const std::uint32_t f = link_flows_[i];
+    if (!frozen_[f]) freeze(p, f, level);
+  }
+}
+
+// Replay of the fixed flows: the freezes a from-scratch solve performs below
+// the free flows' levels, in ascending level (ties in flow order), through
+// the same freeze() and so the same grouping and folding per link. Steps of
+// a from-scratch solve come in non-decreasing level (end_step snaps every
+// link that would fall back to the current level), so on each link the
+// groups are the same, in the same order; within a group only the order of
+// integer additions differs, which is exact.
+void MaxMinSolver::replay_fixed(const MaxMinProblem& p, std::span<const double> fixed_level) {
+  fixed_order_.clear();
+  for (std::size_t f = 0; f < p.num_flows(); ++f) {
+    if (std::isnan(fixed_level[f])) continue;
+    // +0.0 for -0.0, so that the bit pattern orders as the value.
+    const double level = fixed_level[f] == 0.0 ? 0.0 : fixed_level[f];
+    fixed_order_.push_back({std::bit_cast<std::uint64_t>(level), static_cast<std::uint32_t>(f)});
+  }
+  sort_fixed_flows();
+  for (const FixedFlow& fixed : fixed_order_) {
+    const std::uint32_t f = fixed.flow;
+    const double level = fixed_level[f];
+    const double w = p.weight.empty() ? 1.0 : p.weight[f];
+    const bool at_cap = !p.cap.empty() && std::isfinite(p.cap[f]) && level == p.cap[f] / w;
+    freeze(p, f, level);
+    if (at_cap) at_cap_.push_back(f);
+  }
+  for (std::uint32_t l : dirty_) link_[l].dirty = 0;
+  dirty_.clear();
+}
+
+// Links by current share in an indexed heap (one entry per link, its key
+// updated in place when the link's share changes); caps, whose keys never
+// change, in one sorted list. The next step is the smaller of the two
+// fronts by (share, id): a cap's id is num_links + its flow, so at equal
+// shares links go first, then caps by flow.
+void MaxMinSolver::build_queues(const MaxMinProblem& p) {
+  const std::size_t num_links = p.num_links();
   heap_.clear();
   heap_pos_.assign(num_links, kNotInHeap);
   for (std::size_t l = 0; l < num_links; ++l) {
     if (link_[l].unfrozen > 0) {
       heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
-      heap_.push_back({share_of(l), static_cast<std::uint32_t>(l)});
+      heap_.push_back({share_of(static_cast<std::uint32_t>(l)), static_cast<std::uint32_t>(l)});
     }
   }
   for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);
   caps_.clear();
   for (std::size_t f = 0; f < p.cap.size(); ++f) {
     if (std::isfinite(p.cap[f]) && !frozen_[f]) {
-      caps_.push_back({p.cap[f] / weight_of(f), static_cast<std::uint32_t>(num_links + f)});
+      caps_.push_back({p.cap[f] / (p.weight.empty() ? 1.0 : p.weight[f]), static_cast<std::uint32_t>(num_links + f)});
     }
   }
   std::sort(caps_.begin(), caps_.end(), [](const HeapEntry& a, const HeapEntry& b) { return b > a; });
+}
 
-  // Ends a step at normalised level `level`. Progressive filling never lowers
-  // a link's share, so a touched link whose share is now at most the level
-  // (within kLevelTolerance, rounding noise) is saturated at this same level:
-  // its flows freeze at exactly `level` too, in this step. This makes flows
-  // of a symmetric system get bit-identical rates. The other touched links get
-  // their new share as their key.
-  const auto end_step = [&](double level) {
-    const double snap = level * (1.0 + kLevelTolerance);
-    for (std::size_t i = 0; i < dirty_.size(); ++i) {
-      const std::uint32_t l = dirty_[i];
-      if (link_[l].unfrozen > 0 && share_of(l) <= snap) freeze_link(l, level);
-    }
-    for (std::uint32_t l : dirty_) {
-      link_[l].dirty = 0;
-      if (link_[l].unfrozen > 0) update_key(l, share_of(l));
-    }
-    dirty_.clear();
-  };
+// Ends a step at normalised level `level`. Progressive filling never lowers
+// a link's share, so a touched link whose share is now at most the level
+// (within kLevelTolerance, rounding noise) is saturated at this same level:
+// its flows freeze at exactly `level` too, in this step. This makes flows
+// of a symmetric system get bit-identical rates. The other touched links get
+// their new share as their key.
+void MaxMinSolver::end_step(const MaxMinProblem& p, double level) {
+  const double snap = level * (1.0 + kLevelTolerance);
+  for (std::size_t i = 0; i < dirty_.size(); ++i) {
+    const std::uint32_t l = dirty_[i];
+    if (link_[l].unfrozen > 0 && share_of(l) <= snap) freeze_link(p, l, level);
+  }
+  for (std::uint32_t l : dirty_) {
+    link_[l].dirty = 0;
+    if (link_[l].unfrozen > 0) update_key(l, share_of(l));
+  }
+  dirty_.clear();
+}
 
+// Progressive filling: the next link to saturate or cap to bind, its flows
+// frozen at its level, until every flow is.
+void MaxMinSolver::fill(const MaxMinProblem& p) {
+  const std::size_t num_links = p.num_links();
   std::size_t next_cap = 0;
   while (!heap_.empty() || next_cap < caps_.size()) {
     if (heap_.empty() || (next_cap < caps_.size() && heap_.front() > caps_[next_cap])) {
       const HeapEntry cap = caps_[next_cap++];
       const std::size_t f = cap.id - num_links;
       if (!frozen_[f]) {
-        freeze(f, cap.share);
+        freeze(p, f, cap.share);
         at_cap_.push_back(static_cast<std::uint32_t>(f));
-        end_step(cap.share);
+        end_step(p, cap.share);
       }
       continue;
     }
@@ -479,11 +473,29 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
     // A link whose flows all froze since its key was set has nothing left.
     if (link_[l].unfrozen == 0) continue;
     const double share = share_of(l);
-    freeze_link(l, share);
-    end_step(share);
+    freeze_link(p, l, share);
+    end_step(p, share);
   }
+}
+
+const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
+                                             std::span<const double> fixed_level,
+                                             std::span<const FixedLinkState> fixed_links) {
+  const std::size_t num_flows = p.num_flows();
+  levels_.assign(num_flows, std::numeric_limits<double>::infinity());
+  frozen_.assign(num_flows, 0);
+  build_links(p, fixed_links);
+  dirty_.clear();
+  // A flow's rate is written after the filling, in one pass in flow order
+  // (level x weight, or its cap for the flows in at_cap_): freezes happen at
+  // scattered flows, and one array less to write there is one miss less.
+  at_cap_.clear();
+  freeze_order_.clear();
+  if (!fixed_level.empty()) replay_fixed(p, fixed_level);
+  build_queues(p);
+  fill(p);
   rates_.resize(num_flows);
-  for (std::size_t f = 0; f < num_flows; ++f) rates_[f] = levels_[f] * weight_of(f);
+  for (std::size_t f = 0; f < num_flows; ++f) rates_[f] = levels_[f] * (p.weight.empty() ? 1.0 : p.weight[f]);
   for (std::uint32_t f : at_cap_) rates_[f] = p.cap[f];
   return rates_;
 }

@@ -178,6 +178,16 @@ class MaxMinSolver {
 
   // The indexed heap of links (heap_, heap_pos_).
   static constexpr std::uint32_t kNotInHeap = std::numeric_limits<std::uint32_t>::max();
+  // The stages of run(), in order.
+  void build_links(const MaxMinProblem& p, std::span<const FixedLinkState> fixed_links);
+  void replay_fixed(const MaxMinProblem& p, std::span<const double> fixed_level);
+  void build_queues(const MaxMinProblem& p);
+  void fill(const MaxMinProblem& p);
+  // What they share.
+  double share_of(std::uint32_t l) const;
+  void freeze(const MaxMinProblem& p, std::size_t f, double level);
+  void freeze_link(const MaxMinProblem& p, std::uint32_t l, double level);
+  void end_step(const MaxMinProblem& p, double level);
   void place_at(std::size_t i, const HeapEntry& e);
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
