@@ -720,30 +720,26 @@ const FamilyReport* CalibrationResult::family(std::string_view name) const {
   return nullptr;
 }
 
-CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions& options) {
-  if (options.holdout_every == 1 || options.holdout_every < 0) {
-    throw InputError(Diagnostic{
-        "calibration", "options",
-        fmt::format("expected holdout_every 0 (none) or >= 2, got {}", options.holdout_every)});
-  }
-  const models::DeviceProfile base = [&] {
-    try {
-      return models::builtin_device_profile(options.base_profile);
-    } catch (const InputError& e) {
-      // The built-in's message names --gpu; here the name came from --base.
-      // It takes a built-in only, not a file.
-      Diagnostic d = e.diagnostics().front();
-      d.source = "--base";
-      if (const auto at = d.message.find(", or the path of a .json profile"); at != std::string::npos) {
-        d.message.erase(at);
-      }
-      throw InputError(std::move(d));
+namespace {
+
+// The built-in profile the fit starts from; its error names --base, which
+// takes a built-in only, not a file.
+models::DeviceProfile base_profile_named(const std::string& name) {
+  try {
+    return models::builtin_device_profile(name);
+  } catch (const InputError& e) {
+    Diagnostic d = e.diagnostics().front();
+    d.source = "--base";
+    if (const auto at = d.message.find(", or the path of a .json profile"); at != std::string::npos) {
+      d.message.erase(at);
     }
-  }();
-  Fitter f{set, options, base, {}};
-  f.profile.name =
-      options.profile_name.empty() ? options.base_profile + "-calibrated" : options.profile_name;
-  // The measured GPU's SM count drives wave quantisation.
+    throw InputError(std::move(d));
+  }
+}
+
+// The measured GPU's SM count (it drives wave quantisation), if the
+// measurements say; they must be of one GPU model.
+std::optional<int> measured_sm_count(const MeasurementSet& set) {
   std::set<int> sm_counts;
   for (const Provenance& p : set.provenances) {
     if (p.sm_count > 0) sm_counts.insert(p.sm_count);
@@ -754,12 +750,14 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
                    fmt::format("expected measurements of one GPU model, found SM counts {}",
                                fmt::join(sm_counts, ", "))});
   }
-  if (!sm_counts.empty()) f.profile.sm_count = *sm_counts.begin();
-  f.hbm_bytes_per_ns = static_cast<double>(f.profile.hbm_bandwidth.count()) * 1e-9;
-  f.result.measurements = set.measurements.size();
+  if (sm_counts.empty()) return std::nullopt;
+  return *sm_counts.begin();
+}
 
-  // Each profile parameter's family; with options.partial, one that cannot
-  // be fitted keeps the base profile's value.
+// Fits each profile parameter's family; with options.partial, one that
+// cannot be fitted keeps the base profile's value. Returns the host-to-device
+// bandwidth, GB/s.
+double fit_families(Fitter& f, const models::DeviceProfile& base, const CalibrationOptions& options) {
   f.required("launch", [&] { f.fit_launch(); }, [&] {
     f.launch_ns = static_cast<double>(base.kernel_launch.count_ps()) / 1e3;
     return fmt::format("kernel_launch = {:.1f} ns", f.launch_ns);
@@ -793,23 +791,14 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
     });
   }
   f.validate_interaction();
-  if (f.fitted_parameter_families == 0) {
-    throw InputError(Diagnostic{"calibration", "",
-                                fmt::format("none of the profile's parameters could be fitted from {} "
-                                            "measurement(s): the profile would be '{}' unchanged",
-                                            set.measurements.size(), options.base_profile)});
-  }
+  return h2d;
+}
 
-  if (const auto it = f.result.gemm_by_dtype.find(options.gemm_dtype); it != f.result.gemm_by_dtype.end()) {
-    f.profile.compute_efficiency = it->second.compute_efficiency;
-    f.profile.gemm_k_half = it->second.k_half;
-    f.profile.gemm_unaligned_efficiency = it->second.unaligned_efficiency;
-    f.profile.gemm_tile_m = it->second.tile_m;
-    f.profile.gemm_tile_n = it->second.tile_n;
-  }
-  f.profile.kernel_launch = sim::Duration::from_ns_ceil(f.launch_ns);
-  f.profile.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);
-
+// The calibrated profile's provenance: where the measurements came from,
+// the options (enough to redo the calibration: calibration/measured_run_test.cc
+// does, for committed GPU runs), and each family's fit.
+nlohmann::ordered_json provenance_json(const MeasurementSet& set, const CalibrationOptions& options,
+                                       const CalibrationResult& result, int sm_count) {
   std::vector<std::string> gpus, drivers, cudas, commits, dates;
   for (const Provenance& p : set.provenances) {
     gpus.push_back(p.gpu);
@@ -818,13 +807,10 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
     commits.push_back(p.git_commit);
     dates.push_back(p.date);
   }
-  f.profile.description = fmt::format(
-      "{} as calibrated from {} kernels_ref measurements ({}, kernels_ref {})", join_unique(gpus),
-      set.measurements.size(), options.base_profile, join_unique(commits));
   nlohmann::ordered_json provenance;
   provenance["tool"] = "zionsim calibration";
   provenance["gpu"] = join_unique(gpus);
-  provenance["sm_count"] = f.profile.sm_count;
+  provenance["sm_count"] = sm_count;
   provenance["driver_version"] = join_unique(drivers);
   provenance["cuda_runtime_version"] = join_unique(cudas);
   provenance["kernels_ref_commit"] = join_unique(commits);
@@ -833,8 +819,6 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   provenance["gemm_dtype"] = options.gemm_dtype;
   provenance["holdout"] = fmt::format(
       "every {}th point per family, sorted by kernel and parameters", options.holdout_every);
-  // The options again, as values: enough to redo this calibration
-  // (calibration/measured_run_test.cc does, for committed GPU runs).
   provenance["holdout_every"] = options.holdout_every;
   provenance["partial"] = options.partial;
   provenance["measurements"] = set.measurements.size();
@@ -845,7 +829,7 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   provenance["files"] = files;
   nlohmann::ordered_json fits = nlohmann::ordered_json::object();
   nlohmann::ordered_json kept = nlohmann::ordered_json::object();
-  for (const FamilyReport& r : f.result.families) {
+  for (const FamilyReport& r : result.families) {
     if (!r.kept.empty()) kept[r.family] = r.kept;
     if (!r.refused.empty()) {
       fits[r.family] = {{"refused", r.refused}};
@@ -865,7 +849,49 @@ CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions&
   }
   provenance["fits"] = fits;
   if (!kept.empty()) provenance["kept_from_base"] = kept;
+  return provenance;
+}
 
+}  // namespace
+
+CalibrationResult calibrate(const MeasurementSet& set, const CalibrationOptions& options) {
+  if (options.holdout_every == 1 || options.holdout_every < 0) {
+    throw InputError(Diagnostic{
+        "calibration", "options",
+        fmt::format("expected holdout_every 0 (none) or >= 2, got {}", options.holdout_every)});
+  }
+  const models::DeviceProfile base = base_profile_named(options.base_profile);
+  Fitter f{set, options, base, {}};
+  f.profile.name =
+      options.profile_name.empty() ? options.base_profile + "-calibrated" : options.profile_name;
+  if (const std::optional<int> sm = measured_sm_count(set)) f.profile.sm_count = *sm;
+  f.hbm_bytes_per_ns = static_cast<double>(f.profile.hbm_bandwidth.count()) * 1e-9;
+  f.result.measurements = set.measurements.size();
+  const double h2d = fit_families(f, base, options);
+  if (f.fitted_parameter_families == 0) {
+    throw InputError(Diagnostic{"calibration", "",
+                                fmt::format("none of the profile's parameters could be fitted from {} "
+                                            "measurement(s): the profile would be '{}' unchanged",
+                                            set.measurements.size(), options.base_profile)});
+  }
+  if (const auto it = f.result.gemm_by_dtype.find(options.gemm_dtype); it != f.result.gemm_by_dtype.end()) {
+    f.profile.compute_efficiency = it->second.compute_efficiency;
+    f.profile.gemm_k_half = it->second.k_half;
+    f.profile.gemm_unaligned_efficiency = it->second.unaligned_efficiency;
+    f.profile.gemm_tile_m = it->second.tile_m;
+    f.profile.gemm_tile_n = it->second.tile_n;
+  }
+  f.profile.kernel_launch = sim::Duration::from_ns_ceil(f.launch_ns);
+  f.profile.host_to_device_bandwidth = sim::BytesPerSecond::from_gbyte_per_s(h2d);
+  std::vector<std::string> gpus, commits;
+  for (const Provenance& p : set.provenances) {
+    gpus.push_back(p.gpu);
+    commits.push_back(p.git_commit);
+  }
+  f.profile.description = fmt::format(
+      "{} as calibrated from {} kernels_ref measurements ({}, kernels_ref {})", join_unique(gpus),
+      set.measurements.size(), options.base_profile, join_unique(commits));
+  const nlohmann::ordered_json provenance = provenance_json(set, options, f.result, f.profile.sm_count);
   nlohmann::ordered_json profile_json =
       nlohmann::ordered_json::parse(models::device_profile_to_json(f.profile));
   profile_json["provenance"] = provenance;

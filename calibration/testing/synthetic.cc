@@ -54,20 +54,36 @@ struct Writer {
 
 }  // namespace
 
-std::string synthetic_measurements(const SyntheticTruth& truth) {
-  const models::DeviceProfile base = models::builtin_device_profile(truth.base_profile);
-  const double hbm_per_ns = static_cast<double>(base.hbm_bandwidth.count()) * 1e-9;
-  const double stream_per_ns = hbm_per_ns * truth.hbm_efficiency;
-  const double gather_per_ns = hbm_per_ns * truth.embedding_hbm_efficiency;
-  Writer w{"", Noise(truth.noise, truth.seed)};
-  w.text += fmt::format(
-      "{{\"record\":\"provenance\",\"suite\":\"synthetic\",\"gpu\":\"Synthetic "
-      "H200\",\"sm_count\":{},"
-      "\"driver_version\":\"0.0\",\"cuda_runtime_version\":\"0.0\",\"git_commit\":\"synthetic\","
-      "\"date\":\"2026-01-01T00:00:00Z\"}}\n",
-      truth.sm_count);
-  w.text += "{\"record\":\"check\",\"kernel\":\"gemm\",\"case\":\"synthetic\",\"passed\":true}\n";
+namespace {
 
+// What the synthetic GPU's kernels run at, from the truth and its base profile.
+struct Rates {
+  const SyntheticTruth& truth;
+  models::DeviceProfile base;
+  double stream_per_ns;
+  double gather_per_ns;
+  int tile_m;
+  int tile_n;
+  explicit Rates(const SyntheticTruth& t)
+      : truth(t),
+        base(models::builtin_device_profile(t.base_profile)),
+        stream_per_ns(static_cast<double>(base.hbm_bandwidth.count()) * 1e-9 * t.hbm_efficiency),
+        gather_per_ns(static_cast<double>(base.hbm_bandwidth.count()) * 1e-9 * t.embedding_hbm_efficiency),
+        tile_m(t.gemm_tile_m > 0 ? t.gemm_tile_m : base.gemm_tile_m),
+        tile_n(t.gemm_tile_n > 0 ? t.gemm_tile_n : base.gemm_tile_n) {}
+  double stream_ns(double bytes) const { return truth.stream_intercept_ns + bytes / stream_per_ns; }
+  // A GEMM's time as the cost model prices it, with the truth's parameters.
+  double gemm_ns(double flops, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, int eb,
+                 double peak_per_ns) const {
+    const double q = models::gemm_quantisation(m, n, batch, truth.sm_count, tile_m, tile_n);
+    const double kd = static_cast<double>(k);
+    const double aligned = models::gemm_aligned_bytes(m, n, k, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
+    return flops / (peak_per_ns * truth.compute_efficiency * q * kd / (kd + truth.gemm_k_half) * aligned);
+  }
+};
+
+void write_launch_and_copies(const Rates& r, Writer& w) {
+  const SyntheticTruth& truth = r.truth;
   for (int kernels : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
     w.line("launch", fmt::format("\"kernels\":{}", kernels),
            truth.event_overhead_ns + kernels * truth.launch_ns, 0, 0);
@@ -84,9 +100,10 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
              truth.copy_latency_ns + static_cast<double>(size) / gbyte_per_s, moved, 0);
     }
   }
-  const auto stream_ns = [&](double bytes) {
-    return truth.stream_intercept_ns + bytes / stream_per_ns;
-  };
+}
+
+void write_streaming(const Rates& r, Writer& w) {
+  const auto stream_ns = [&](double bytes) { return r.stream_ns(bytes); };
   const std::pair<const char*, const char*> conversions[] = {
       {"fp32", "fp16"}, {"fp32", "bf16"}, {"fp16", "fp32"}, {"bf16", "fp32"}};
   for (int lg = 16; lg <= 28; ++lg) {
@@ -115,6 +132,12 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
       }
     }
   }
+}
+
+void write_tbe(const Rates& r, Writer& w) {
+  const SyntheticTruth& truth = r.truth;
+  const double stream_per_ns = r.stream_per_ns;
+  const double gather_per_ns = r.gather_per_ns;
   // TBE: FBGEMM benchmark defaults T = 32, E = 100000, B = 512, varying D and L.
   for (std::int64_t dim : {32, 64, 128, 192, 256}) {
     for (std::int64_t pooling : {1, 4, 20, 64}) {
@@ -150,8 +173,9 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
          "\"fp16\","
          "\"output_dtype\":\"fp16\",\"index_bytes\":8,\"distribution\":\"zipf\",\"zipf_alpha\":1.2",
          20000, 1e8, 4e7);
-  const int tile_m = truth.gemm_tile_m > 0 ? truth.gemm_tile_m : base.gemm_tile_m;
-  const int tile_n = truth.gemm_tile_n > 0 ? truth.gemm_tile_n : base.gemm_tile_n;
+}
+
+void write_gemms(const Rates& r, Writer& w) {
   // GEMMs: the suite's square, K and M sweeps and zoo MLP layers, every dtype.
   struct Shape {
     std::int64_t m, n, k;
@@ -176,45 +200,58 @@ std::string synthetic_measurements(const SyntheticTruth& truth) {
     }
   }
   for (const char* dtype : {"fp32", "tf32", "fp16", "bf16"}) {
-    const double peak_per_ns = base.peak_flops(models::parse_data_type(dtype)) * 1e-9;
+    const double peak_per_ns = r.base.peak_flops(models::parse_data_type(dtype)) * 1e-9;
     const int eb = std::string(dtype) == "fp16" || std::string(dtype) == "bf16" ? 2 : 4;
     for (const Shape& s : shapes) {
       const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k);
       const double bytes = static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n) * eb;
-      const double q = models::gemm_quantisation(s.m, s.n, 1, truth.sm_count, tile_m, tile_n);
-      const double k = static_cast<double>(s.k);
-      const double aligned = models::gemm_aligned_bytes(s.m, s.n, s.k, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
-      const double t = flops / (peak_per_ns * truth.compute_efficiency * q * k /
-                                (k + truth.gemm_k_half) * aligned);
+      const double t = r.gemm_ns(flops, s.m, s.n, s.k, 1, eb, peak_per_ns);
       w.line("gemm",
              fmt::format("\"m\":{},\"n\":{},\"k\":{},\"batch\":1,\"dtype\":\"{}\"", s.m, s.n, s.k,
                          dtype),
              t, bytes, flops);
     }
   }
+}
+
+void write_dot_interactions(const Rates& r, Writer& w) {
   // Dot interaction priced as calibrate.cc's validation prices it.
   for (const char* dtype : {"fp32", "fp16"}) {
-    const double peak_per_ns = base.peak_flops(models::parse_data_type(dtype)) * 1e-9;
+    const double peak_per_ns = r.base.peak_flops(models::parse_data_type(dtype)) * 1e-9;
     const int eb = std::string(dtype) == "fp16" ? 2 : 4;
     for (std::int64_t batch : {2048, 8192, 32768}) {
       for (std::int64_t f : {27, 64, 128}) {
         for (std::int64_t dim : {64, 128}) {
           const double flops = 2.0 * static_cast<double>(f * f * dim * batch);
           const double bytes = static_cast<double>((2 * f * dim + f * f) * batch) * eb;
-          const double q = models::gemm_quantisation(f, f, batch, truth.sm_count, tile_m, tile_n);
-          const double k = static_cast<double>(dim);
-          const double aligned =
-              models::gemm_aligned_bytes(f, f, dim, eb) ? 1.0 : truth.gemm_unaligned_efficiency;
-          const double compute = flops / (peak_per_ns * truth.compute_efficiency * q * k /
-                                          (k + truth.gemm_k_half) * aligned);
+          const double compute = r.gemm_ns(flops, f, f, dim, batch, eb, peak_per_ns);
           w.line("dot_interaction",
                  fmt::format("\"batch\":{},\"features\":{},\"dim\":{},\"dtype\":\"{}\"", batch, f,
                              dim, dtype),
-                 std::max(compute, bytes / stream_per_ns) + truth.launch_ns, bytes, flops);
+                 std::max(compute, bytes / r.stream_per_ns) + r.truth.launch_ns, bytes, flops);
         }
       }
     }
   }
+}
+
+}  // namespace
+
+std::string synthetic_measurements(const SyntheticTruth& truth) {
+  const Rates rates(truth);
+  Writer w{"", Noise(truth.noise, truth.seed)};
+  w.text += fmt::format(
+      "{{\"record\":\"provenance\",\"suite\":\"synthetic\",\"gpu\":\"Synthetic "
+      "H200\",\"sm_count\":{},"
+      "\"driver_version\":\"0.0\",\"cuda_runtime_version\":\"0.0\",\"git_commit\":\"synthetic\","
+      "\"date\":\"2026-01-01T00:00:00Z\"}}\n",
+      truth.sm_count);
+  w.text += "{\"record\":\"check\",\"kernel\":\"gemm\",\"case\":\"synthetic\",\"passed\":true}\n";
+  write_launch_and_copies(rates, w);
+  write_streaming(rates, w);
+  write_tbe(rates, w);
+  write_gemms(rates, w);
+  write_dot_interactions(rates, w);
   return w.text;
 }
 
