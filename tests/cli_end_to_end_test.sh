@@ -121,6 +121,10 @@ expect 0 out "^ *coalesced |     8    64 .* 20\.623 " -- whatif --model dlrm-i -
 expect 0 out "^ *coalesced |    16   128 .* 15\.454 " -- whatif --model dlrm-f --nodes 16 --vary fidelity=flow,coalesced
 expect 0 out '"fidelity": "coalesced"' -- whatif --model dlrm-a-small --nodes 1 --fidelity coalesced --format json
 expect 2 err "fidelity.*one of flow, coalesced, linkshare, analytical" -- whatif --model dlrm-a-small --nodes 1 --vary fidelity=exact
+# flows at linkshare: each flow a bundle of one, its route kept (a ring's
+# hops are not shared: flow's times exactly).
+expect 0 out '^0,0,1,1048576,0,200000,3918355,0 3$' -- flows --nodes 2 --pattern ring --fidelity linkshare --format csv
+expect 0 out '^1,1,2,1048576,0,200000,3918355,2 5$' -- flows --nodes 2 --pattern ring --fidelity flow --format csv
 # --vary: a column per knob and "vs first" in the table; the variant of each
 # result and the varied values in JSON.
 expect 0 out "embeddings | nodes" -- whatif --model dlrm-a-small --nodes 1 --vary embeddings=fused,unfused

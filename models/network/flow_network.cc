@@ -110,7 +110,11 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
   }
   if (share_) {
     share_->add(route, size, options.weight, options.added_latency);
-    return FlowId{share_->start(std::move(on_done), options.rate_cap_bytes_per_s / options.weight)};
+    const std::uint32_t id = share_->start(std::move(on_done), options.rate_cap_bytes_per_s / options.weight);
+    if (share_routes_.size() <= id) share_routes_.resize(id + 1);
+    share_routes_[id].serial = share_->serial(id);
+    share_routes_[id].links.assign(route.begin(), route.end());
+    return FlowId{id};
   }
   // Integer weights (to 2^20, so that sums of up to 2^32 flows stay exact)
   // allow the exact incremental re-solve; see flow_network.h.
@@ -1050,7 +1054,12 @@ std::vector<LinkParams> FlowNetwork::link_params() const {
 }
 
 std::span<const std::uint32_t> FlowNetwork::route(FlowId id) const {
-  if (share_) throw std::logic_error("route: the linkshare fidelity keeps no routes");
+  if (share_) {
+    const auto f = static_cast<std::uint32_t>(id);
+    if (f >= share_->num_ids()) throw std::out_of_range(fmt::format("route: no flow {}", f));
+    if (f < share_routes_.size() && share_routes_[f].serial == share_->serial(f)) return share_routes_[f].links;
+    return {};
+  }
   const auto f = static_cast<std::uint32_t>(id);
   if (f >= slots_.size()) throw std::out_of_range(fmt::format("route: no flow {}", f));
   return std::span<const std::uint32_t>(route_links_).subspan(route_begin(f), route_end(f) - route_begin(f));

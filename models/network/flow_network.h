@@ -209,7 +209,8 @@ class FlowNetwork {
   /// The links as constructed, in index order: what a second, idle network
   /// of the same links is built from.
   std::vector<LinkParams> link_params() const;
-  /// The route of a flow, as given.
+  /// The route of a flow, as given. At kLinkShare, empty for a bundle
+  /// started on link_share() rather than by start_flow.
   std::span<const std::uint32_t> route(FlowId id) const;
   /// The current rate of a transferring flow (0 before its first byte or
   /// after its finish), bytes per second.
@@ -338,6 +339,13 @@ class FlowNetwork {
   sim::Simulator& sim_;
   NetworkFidelity fidelity_;
   std::unique_ptr<LinkShareNetwork> share_;  // kLinkShare
+  // kLinkShare: the routes given to start_flow, by id, with the serial of
+  // the bundle that id then was (a bundle started on link_share() has none).
+  struct SharedRoute {
+    std::uint64_t serial = 0;
+    std::vector<std::uint32_t> links;
+  };
+  std::vector<SharedRoute> share_routes_;
   std::int64_t quantum_ps_ = 0;  // set_completion_quantum; 0 or 1: exact
   double tolerance_ = 0.0;       // set_completion_tolerance; 0: the quantum alone
   // The step a flow's finish estimate is rounded up to (>= 1 ps).

@@ -46,6 +46,7 @@ std::uint32_t LinkShareNetwork::start(sim::EventCallback on_done, double rate_ca
     ZX_CHECK(records_.size() < std::numeric_limits<std::uint32_t>::max(), "link sharing: too many bundles");
     id = static_cast<std::uint32_t>(records_.size());
     records_.emplace_back();
+    serials_.emplace_back();
     bundles_.emplace_back();
   }
   const sim::TimePoint now = sim_.now();
@@ -64,6 +65,7 @@ std::uint32_t LinkShareNetwork::start(sim::EventCallback on_done, double rate_ca
   }
   touched_.clear();
   b.parts_left = static_cast<std::uint32_t>(b.pending.size());
+  serials_[id] = started_;
   ++started_;
   ++in_flight_;
   sim_.schedule(now + acc_latency_, [this, id] { join(id); }, kShareJoin);

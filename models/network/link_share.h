@@ -78,6 +78,9 @@ class LinkShareNetwork {
 
   /// A bundle's times; `size` is the sum of its transfers' sizes.
   const FlowRecord& record(std::uint32_t bundle) const { return records_[bundle]; }
+  /// Bundles started so far when `bundle` (its newest use, with recycling)
+  /// started: tells a recycled id's bundles apart.
+  std::uint64_t serial(std::uint32_t bundle) const { return serials_[bundle]; }
   std::uint64_t bundles_started() const { return started_; }
   std::size_t bundles_in_flight() const { return in_flight_; }
   /// Bundle ids handed out (with recycling, the most in use at once).
@@ -170,6 +173,7 @@ class LinkShareNetwork {
   bool recycle_ = false;
   std::vector<Bundle> bundles_;
   std::vector<FlowRecord> records_;
+  std::vector<std::uint64_t> serials_;
   std::vector<std::uint32_t> free_ids_;
   std::uint64_t started_ = 0;
   std::size_t in_flight_ = 0;

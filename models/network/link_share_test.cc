@@ -285,7 +285,10 @@ TEST(LinkShareTest, FlowNetworkDelegates) {
   EXPECT_EQ(net.flow(id).finish, TimePoint::zero() + Duration::us(1));
   EXPECT_EQ(net.hottest_links(1), std::vector<std::uint32_t>{0});
   EXPECT_EQ(net.flows_started(), 1u);
-  EXPECT_THROW(net.route(id), std::logic_error);
+  EXPECT_EQ(std::vector<std::uint32_t>(net.route(id).begin(), net.route(id).end()), route({0, 1}));
+  net.link_share()->add(route({1}), Bytes(10), 1.0, Duration::zero());
+  const FlowId bundle{net.link_share()->start({})};
+  EXPECT_TRUE(net.route(bundle).empty());
   EXPECT_THROW(net.start_flow(route({0, 0}), Bytes(1), {}), std::invalid_argument);
   ASSERT_FALSE(net.link_history(0).empty());
   EXPECT_DOUBLE_EQ(net.link_history(0).front().utilisation, 1.0);
