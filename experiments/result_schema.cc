@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/check.h"
+#include "base/text_out.h"
 
 namespace zx::experiments {
 namespace {
@@ -48,6 +49,87 @@ std::vector<std::size_t> columns_in(const Schema& schema, Output output, std::ve
     }
   }
   return out;
+}
+
+// Appends an integer's digits (fmt::format_int: the digits of "{}", with
+// no format string to parse, for the writers of a million rows).
+template <typename Integer>
+void append_integer(fmt::memory_buffer& out, Integer value) {
+  const fmt::format_int digits(value);
+  out.append(digits.data(), digits.data() + digits.size());
+}
+
+std::string csv_text(const Column& column, const Cell& cell);
+
+// Appends a CSV field of a cell (csv_text's; an integer's digits without a
+// string in between).
+void append_csv_field(fmt::memory_buffer& out, const Column& column, const Cell& cell) {
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) {
+    append_integer(out, *i);
+    return;
+  }
+  const std::string field = csv_text(column, cell);
+  out.append(field.data(), field.data() + field.size());
+}
+
+void indent(fmt::memory_buffer& out, int depth) {
+  static constexpr std::string_view kSpaces = "                                ";
+  for (auto left = static_cast<std::size_t>(depth); left > 0;) {
+    const std::size_t n = std::min(left, kSpaces.size());
+    out.append(kSpaces.substr(0, n));
+    left -= n;
+  }
+}
+
+// Appends a JSON key: as it is in quotes when nothing in it is escaped (a
+// column's name), else as append_json_string writes it.
+void append_json_key(fmt::memory_buffer& out, std::string_view key) {
+  const bool plain = std::all_of(key.begin(), key.end(), [](char c) {
+    return c >= 0x20 && c != '"' && c != '\\' && static_cast<unsigned char>(c) < 0x80;
+  });
+  if (!plain) {
+    append_json_string(out, key);
+    return;
+  }
+  out.push_back('"');
+  out.append(key);
+  out.push_back('"');
+}
+
+// Appends `value` as nlohmann's dump(1) writes it `depth` levels deep
+// (base/text_out.h writes its strings as dump() does).
+void append_json_value(fmt::memory_buffer& out, const nlohmann::ordered_json& value, int depth) {
+  if (value.is_array() && !value.empty()) {
+    out.append(std::string_view("[\n"));
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      indent(out, depth + 1);
+      append_json_value(out, value[i], depth + 1);
+      out.append(std::string_view(i + 1 < value.size() ? ",\n" : "\n"));
+    }
+    indent(out, depth);
+    out.push_back(']');
+  } else if (value.is_object() && !value.empty()) {
+    out.append(std::string_view("{\n"));
+    std::size_t left = value.size();
+    for (const auto& [key, member] : value.items()) {
+      indent(out, depth + 1);
+      append_json_string(out, key);
+      out.append(std::string_view(": "));
+      append_json_value(out, member, depth + 1);
+      out.append(std::string_view(--left > 0 ? ",\n" : "\n"));
+    }
+    indent(out, depth);
+    out.push_back('}');
+  } else if (value.is_number_unsigned()) {
+    append_integer(out, value.get<std::uint64_t>());
+  } else if (value.is_number_integer()) {
+    append_integer(out, value.get<std::int64_t>());
+  } else if (value.is_string()) {
+    append_json_string(out, value.get_ref<const std::string&>());
+  } else {
+    const std::string text = value.dump();  // null, a boolean, a real, an empty array or object
+    out.append(text.data(), text.data() + text.size());
+  }
 }
 
 // Column c's width over `rows` (every `step`-th from `first`), and `title`.
@@ -238,16 +320,30 @@ void write_table(std::ostream& out, const Schema& schema, const std::vector<Row>
 
 void write_csv(std::ostream& out, const Schema& schema, const std::vector<Row>& rows) {
   check_rows(schema, rows);
-  const std::vector<std::size_t> columns = columns_in(schema, kCsv);
-  std::string line;
-  for (std::size_t c : columns) line += (line.empty() ? "" : ",") + csv_field(schema.columns[c].name);
-  out << line << '\n';
+  out << csv_header(schema) << '\n';
+  fmt::memory_buffer line;
   for (const Row& row : rows) {
     line.clear();
-    for (std::size_t k = 0; k < columns.size(); ++k) {
-      line += (k == 0 ? "" : ",") + csv_text(schema.columns[columns[k]], row[columns[k]]);
-    }
-    out << line << '\n';
+    append_csv_line(line, schema, row);
+    line.push_back('\n');
+    out.write(line.data(), static_cast<std::streamsize>(line.size()));
+  }
+}
+
+std::string csv_header(const Schema& schema) {
+  std::string line;
+  for (std::size_t c : columns_in(schema, kCsv)) line += (line.empty() ? "" : ",") + csv_field(schema.columns[c].name);
+  return line;
+}
+
+void append_csv_line(fmt::memory_buffer& out, const Schema& schema, const Row& row) {
+  check_row(schema, row);
+  bool first = true;
+  for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+    if ((schema.columns[c].outputs & kCsv) == 0) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    append_csv_field(out, schema.columns[c], row[c]);
   }
 }
 
@@ -273,6 +369,40 @@ nlohmann::ordered_json json_rows(const Schema& schema, const std::vector<Row>& r
     out.push_back(std::move(object));
   }
   return out;
+}
+
+void append_json_row(fmt::memory_buffer& out, const Schema& schema, const Row& row, int depth) {
+  check_row(schema, row);
+  bool empty = true;
+  for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+    const Column& column = schema.columns[c];
+    const Cell& cell = row[c];
+    if ((column.outputs & kJson) == 0 || (cell.index() == 0 && column.absent == Absent::kOmitted)) continue;
+    out.append(std::string_view(empty ? "{\n" : ",\n"));
+    empty = false;
+    indent(out, depth + 1);
+    append_json_key(out, column.name);
+    out.append(std::string_view(": "));
+    if (const auto* i = std::get_if<std::int64_t>(&cell)) {
+      append_integer(out, *i);
+    } else if (const auto* x = std::get_if<double>(&cell)) {
+      const std::string text = nlohmann::ordered_json(*x).dump();
+      out.append(text.data(), text.data() + text.size());
+    } else if (const auto* s = std::get_if<std::string>(&cell)) {
+      append_json_string(out, *s);
+    } else if (const auto* j = std::get_if<nlohmann::ordered_json>(&cell)) {
+      append_json_value(out, *j, depth + 1);
+    } else {
+      out.append(std::string_view("null"));
+    }
+  }
+  if (empty) {
+    out.append(std::string_view("{}"));
+    return;
+  }
+  out.push_back('\n');
+  indent(out, depth);
+  out.push_back('}');
 }
 
 }  // namespace zx::experiments

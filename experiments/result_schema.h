@@ -34,6 +34,7 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace zx::experiments {
@@ -154,6 +155,23 @@ void write_csv(std::ostream& out, const Schema& schema, const std::vector<Row>& 
 
 /// The JSON columns: an object per row, keys in the schema's order.
 nlohmann::ordered_json json_rows(const Schema& schema, const std::vector<Row>& rows);
+
+// For writers that stream their rows as they come (zionsim flows: a
+// million flows, through base/text_out.h, in memory that does not grow
+// with the output): one row at a time, appended to a buffer the writer
+// reuses, in the bytes of the writers above.
+
+/// The CSV's header line, without the line break.
+std::string csv_header(const Schema& schema);
+
+/// Appends one row's CSV line, without the line break.
+void append_csv_line(fmt::memory_buffer& out, const Schema& schema, const Row& row);
+
+/// Appends one row's object of json_rows as nlohmann's dump(1) writes it
+/// `depth` levels deep in a document (an array's element at depth 2 of the
+/// top object: its keys indented by three spaces, its closing brace by
+/// two), without the indentation of its first line.
+void append_json_row(fmt::memory_buffer& out, const Schema& schema, const Row& row, int depth);
 
 }  // namespace zx::experiments
 

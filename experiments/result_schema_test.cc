@@ -195,6 +195,61 @@ TEST(ResultSchemaTest, JsonEscapingAndAbsentCells) {
   EXPECT_EQ(json_rows(s, {}).dump(), "[]");
 }
 
+// One row at a time, for writers that stream: the CSV's lines are
+// write_csv's, and a row's JSON text at a depth is what dump(1) writes for
+// json_rows' object there (nested values, escapes, reals, absent cells).
+TEST(ResultSchemaTest, RowsOneAtATime) {
+  const Schema s{{{.name = "id", .format = Format::kInteger},
+                  {.name = "name"},
+                  {.name = "x", .format = Format::kReal},
+                  {.name = "y", .format = Format::kFixed, .decimals = 2},
+                  {.name = "table_only", .outputs = kTable},
+                  {.name = "route", .format = Format::kJson, .outputs = kJson},
+                  {.name = "chosen", .absent = Absent::kOmitted},
+                  {.name = "note"}}};
+  // Every kind of JSON value, nested.
+  nlohmann::ordered_json nested = nlohmann::ordered_json::array({1, -2, 2.5, 1e21, "s\"\u00e9", true, nullptr});
+  nested.push_back(nlohmann::ordered_json{{"k", {3, 4}}, {"e", nlohmann::ordered_json::object()}});
+  nested.push_back(nlohmann::ordered_json::array());
+  nested.push_back(std::uint64_t{18446744073709551615u});
+  const std::vector<Row> rows = {
+      {std::int64_t{7}, std::string("a,\"b\"\n\t\x01"), 0.1, 2.0, std::string("t"), nested, std::string("ring"),
+       Cell{}},
+      {std::int64_t{-1}, std::string(""), 1e300, 0.125, Cell{}, nlohmann::ordered_json::array(), Cell{},
+       std::string("n")},
+      {Cell{}, Cell{}, Cell{}, Cell{}, Cell{}, nlohmann::ordered_json::object(), Cell{}, Cell{}}};
+  fmt::memory_buffer lines;
+  fmt::format_to(fmt::appender(lines), "{}\n", csv_header(s));
+  for (const Row& row : rows) {
+    append_csv_line(lines, s, row);
+    lines.push_back('\n');
+  }
+  EXPECT_EQ(fmt::to_string(lines), csv(s, rows));
+  EXPECT_EQ(csv_header(s), "id,name,x,y,chosen,note");
+
+  nlohmann::ordered_json document = {{"before", 1}, {"rows", json_rows(s, rows)}, {"after", "z"}};
+  fmt::memory_buffer streamed;
+  fmt::format_to(fmt::appender(streamed), "{{\n \"before\": 1,\n \"rows\": [");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    fmt::format_to(fmt::appender(streamed), "{}", i == 0 ? "\n  " : ",\n  ");
+    append_json_row(streamed, s, rows[i], 2);
+  }
+  fmt::format_to(fmt::appender(streamed), "\n ],\n \"after\": \"z\"\n}}");
+  EXPECT_EQ(fmt::to_string(streamed), document.dump(1));
+  // At the top, and with every column left out.
+  const auto row_text = [](const Schema& schema, const Row& row, int depth) {
+    fmt::memory_buffer out;
+    append_json_row(out, schema, row, depth);
+    return fmt::to_string(out);
+  };
+  EXPECT_EQ(row_text(s, rows[0], 0), json_rows(s, {rows[0]})[0].dump(1));
+  const Schema omitted{{{.name = "a", .absent = Absent::kOmitted}}};
+  EXPECT_EQ(row_text(omitted, {Cell{}}, 2), "{}");
+  fmt::memory_buffer unused;
+  EXPECT_THROW(append_csv_line(unused, s, {Cell{}}), InvariantError);
+  EXPECT_THROW(append_json_row(unused, s, {Cell{}}, 0), InvariantError);
+}
+
 // A row of the wrong width, or a cell of another type than its column's,
 // is a bug: every writer refuses it.
 TEST(ResultSchemaTest, RowOfTheWrongWidthOrType) {
