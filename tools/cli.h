@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "experiments/output_file.h"
 
 namespace zx::tools {
 
@@ -45,12 +46,7 @@ using experiments::SweepPlacement;
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
             std::vector<Diagnostic>* diagnostics = nullptr, const SweepPlacement* merged = nullptr);
 
-/// Removes the temporary files of the outputs now being written (each
-/// output goes to a temporary file until it is complete; see
-/// open_output_file in tools/commands.h). For a program about to end
-/// without unwinding (a second Ctrl-C, SIGTERM past its grace time); safe
-/// to call from any thread, not from a signal handler.
-void remove_pending_output_files();
+using experiments::remove_pending_output_files;  // experiments/output_file.h
 
 /// Runs a command line from inside another command (merge, sweep) with
 /// output to `out`, and throws its failure as the outer command's: input

@@ -16,6 +16,7 @@
 
 #include "experiments/interrupt.h"
 #include "experiments/memory_estimate.h"
+#include "experiments/output_file.h"
 #include "experiments/parallel.h"
 #include "experiments/plan_search.h"
 #include "experiments/sweep_cache.h"
@@ -91,46 +92,10 @@ using experiments::WhatIfVariation;
 using experiments::write_progress;
 using experiments::kTimelineRanks;
 
-/// An output file that appears only once complete: written to a temporary
-/// file beside `path` and renamed over it by close_output_file. A command
-/// that fails (bad input found late, a size that does not fit) leaves any
-/// existing file at `path` as it was; the destructor removes the temporary
-/// file. A path that exists and is not a regular file (/dev/stdout, a pipe)
-/// is written directly.
-class OutputFile : public std::ofstream {
- public:
-  OutputFile() = default;
-  OutputFile(OutputFile&& other) noexcept;
-  OutputFile& operator=(OutputFile&& other) noexcept;
-  ~OutputFile() override;
-
- private:
-  friend OutputFile open_output_file(const std::string& option, const std::string& path);
-  friend void close_output_file(const std::string& option, const std::string& path, OutputFile& file);
-  friend void finish_output_file(const std::string& option, const std::string& path, OutputFile& file);
-  void discard();
-  std::string temp_path_;  // empty: written in place, or nothing to rename
-  std::string target_;     // the absolute path claimed until renamed or discarded
-};
-
-/// Opens `path` (the value of `option`) for writing, or throws
-/// zx::InputError naming the option, the file and why, also when another
-/// output of the run (not yet closed) goes to the same file. Commands open their
-/// output files before they simulate, so that a path that cannot be written
-/// costs no simulation and loses no result.
-OutputFile open_output_file(const std::string& option, const std::string& path);
-
-/// Flushes and closes a file from open_output_file and puts it at its path;
-/// throws zx::InputError when anything written to it failed (a full disk)
-/// or it cannot be renamed into place.
-void close_output_file(const std::string& option, const std::string& path, OutputFile& file);
-
-/// The first half of close_output_file: flushes and closes the file (its
-/// descriptor is freed) and throws as it does when writing failed, but
-/// leaves it at its temporary path until close_output_file puts it in place.
-/// For outputs of many files (a Chakra trace per rank) that appear together
-/// and would otherwise hold a descriptor each.
-void finish_output_file(const std::string& option, const std::string& path, OutputFile& file);
+using experiments::close_output_file;
+using experiments::finish_output_file;
+using experiments::open_output_file;
+using experiments::OutputFile;
 
 struct CommandContext {
   /// Set by the chosen subcommand's parse callback; returns the exit status.

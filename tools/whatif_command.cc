@@ -38,6 +38,8 @@
 #include "experiments/sweep_shards.h"
 #include "experiments/whatif.h"
 #include "experiments/whatif_codec.h"
+#include "experiments/whatif_outputs.h"
+#include "experiments/whatif_progress.h"
 #include "experiments/whatif_report.h"
 #include "experiments/whatif_variants.h"
 #include "topology/degrade.h"
@@ -46,14 +48,6 @@
 
 namespace zx::tools {
 namespace {
-
-// --emit-trace X.et or X.et.gz: Chakra files, one per rank.
-bool is_chakra_prefix(const std::string& path) {
-  for (const std::string tail : {".et", ".et.gz"}) {
-    if (path.size() > tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0) return true;
-  }
-  return false;
-}
 
 }  // namespace
 namespace {
@@ -252,7 +246,7 @@ Outputs open_outputs(const Flags& f, bool writes_files) {
   // A prefix ending in .et (or .et.gz) asks for Chakra files, one per rank
   // (PREFIX.<rank>.et); rank 0's is opened now, so that an unwritable
   // directory costs no simulation.
-  o.chakra_trace = is_chakra_prefix(f.emit_trace);
+  o.chakra_trace = experiments::is_chakra_prefix(f.emit_trace);
   if (!f.emit_trace.empty()) {
     o.trace = open_output_file("--emit-trace",
                                o.chakra_trace ? workloads::chakra_rank_path(f.emit_trace, 0) : f.emit_trace);
@@ -261,87 +255,6 @@ Outputs open_outputs(const Flags& f, bool writes_files) {
   return o;
 }
 
-// Whether any link or switch of the variant runs at partial speed: flows
-// then finish at many distinct rates and each finish re-solves most of the
-// fabric (docs/cluster_files.md, "Simulation time").
-bool has_partial_links(const WhatIfVariant& v) {
-  std::vector<std::string> degradations;
-  try {
-    degradations = effective_degradations(v.options);
-  } catch (const InputError&) {
-    return false;  // the run reports it, naming the variant
-  }
-  bool partial = false;
-  for (const std::string& text : degradations) {
-    const topology::Degradation d = topology::parse_degradation(text);
-    partial = partial || (!topology::degrades_gpus({d}) && d.speed > 0 && d.speed < 1);
-  }
-  return partial;
-}
-
-// The progress lines on stderr: each point as it finishes, a long point
-// while it runs, and once each, the hints that make a long run faster.
-class Progress {
- public:
-  explicit Progress(const std::vector<WhatIfVariant>& variants)
-      : variants_(variants), start_(std::chrono::steady_clock::now()) {
-    for (const WhatIfVariant& v : variants) partial_links_.push_back(has_partial_links(v));
-  }
-
-  void finished(const WhatIfPoint& p, int done, int total) const {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (elapsed > 2.0 || total > 4) {
-      write_progress(
-          fmt::format("whatif: {} done ({} of {}, {:.1f} s)", point_name(p.variant, p.nodes), done, total, elapsed));
-    }
-  }
-
-  void running(int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
-    write_progress(fmt::format("whatif: {} running: {:.3f} ms simulated, {} of {} ops done ({:.0f} s)",
-                               point_name(variant, nodes), p.now.since_start().to_seconds() * 1e3, p.ops_ended,
-                               p.ops_total, seconds));
-    const auto v = static_cast<std::size_t>(variant);
-    if (!hinted_ && seconds >= 30 && variants_[v].options.fidelity == "flow") {
-      hinted_ = true;
-      write_progress(fmt::format(
-          "whatif: {}; --fidelity linkshare shares each link among the transfers crossing "
-          "it without coupling the fabric, within 1.4e-3 of flow on the zoo (model A, 32 nodes: a spine at "
-          "half speed 50 s -> 0.47 s, --oversubscription 2 55 s -> 0.44 s; docs/network_model.md, \"Link "
-          "sharing\")\n",
-          partial_links_[v] ? "a link or switch at partial speed spreads the flows' finishes over many instants"
-                            : "a long run: uneven bottlenecks (oversubscription, nccl_p2p) spread the flows' "
-                              "finishes over many instants"));
-    }
-    // The pipelined collectives (hierarchical's default slices) cost about 3x
-    // the simulation time of one slice (README, "How long a what-if takes").
-    const WhatIfOptions& vo = variants_[v].options;
-    const bool pipelined = !vo.algorithm_options.contains("hierarchical") &&
-                           std::any_of(vo.algorithms.begin(), vo.algorithms.end(),
-                                       [](const auto& a) { return a.second == "hierarchical"; });
-    if (!hinted_slices_ && seconds >= 60 && pipelined) {
-      hinted_slices_ = true;
-      write_progress(fmt::format(
-          "whatif: the collectives across servers run pipelined (hierarchical, several slices), about 3x "
-          "the simulation time of one slice; --options 'hierarchical={{\"chunks\": 1}}' is the fast path "
-          "for large sweeps (iterations 1-5% longer; README, \"How long a what-if takes\")"));
-    }
-  }
-
- private:
-  // "nic-gbit=400, 64 nodes" with --vary, "64 nodes" without.
-  std::string point_name(int variant, int nodes) const {
-    const std::string prefix =
-        variants_.size() > 1 ? variants_[static_cast<std::size_t>(variant)].label() + ", " : "";
-    return fmt::format("{}{} node{}", prefix, nodes, nodes == 1 ? "" : "s");
-  }
-
-  const std::vector<WhatIfVariant>& variants_;
-  std::chrono::steady_clock::time_point start_;
-  std::vector<bool> partial_links_;
-  bool hinted_ = false;
-  bool hinted_slices_ = false;
-};
-
 // The points of every variant; nullopt when this process prints nothing
 // more (an MPI rank other than 0) or has printed its shard.
 std::optional<std::vector<std::vector<WhatIfPoint>>> simulate(const WhatIfOptions& o, const Flags& f,
@@ -349,7 +262,7 @@ std::optional<std::vector<std::vector<WhatIfPoint>>> simulate(const WhatIfOption
                                                               const std::vector<WhatIfVariant>& variants,
                                                               const SweepPlacement& placement, bool placed,
                                                               std::ostream& out) {
-  Progress progress(variants);
+  experiments::WhatIfProgress progress(variants);
   const auto finished = [&progress](const WhatIfPoint& p, int done, int total) { progress.finished(p, done, total); };
   const auto running = [&progress](int variant, int nodes, const models::ExecutionProgress& p, double seconds) {
     progress.running(variant, nodes, p, seconds);
@@ -386,51 +299,6 @@ std::optional<std::vector<std::vector<WhatIfPoint>>> simulate(const WhatIfOption
   return std::move(sweep.points);
 }
 
-void write_timeline(const Flags& f, const std::vector<WhatIfPoint>& points, OutputFile& file) {
-  const WhatIfPoint* largest = nullptr;
-  for (const WhatIfPoint& p : points) {
-    if (p.graph && p.execution && p.network_activity) largest = &p;
-  }
-  if (largest == nullptr) {
-    throw InputError(Diagnostic{"--timeline", "", "the largest cluster size does not fit; no timeline to write"});
-  }
-  models::TimelineLimits limits;
-  limits.max_ranks = kTimelineRanks;
-  models::write_chrome_trace(file, *largest->graph, *largest->execution, *largest->network_activity, limits);
-  close_output_file("--timeline", f.timeline, file);
-}
-
-void write_emitted_trace(const Flags& f, const std::vector<WhatIfPoint>& points, Outputs& files) {
-  const WhatIfPoint* largest = nullptr;
-  for (const WhatIfPoint& p : points) {
-    if (p.graph) largest = &p;
-  }
-  if (largest == nullptr) {
-    throw InputError(Diagnostic{"--emit-trace", "", "the largest cluster size does not fit; no trace to write"});
-  }
-  if (!files.chakra_trace) {
-    workloads::write_trace(files.trace, *largest->graph);
-    close_output_file("--emit-trace", f.emit_trace, files.trace);
-    return;
-  }
-  // One rank at a time: its nodes, its encoding and its descriptor are let
-  // go before the next rank's are made. Every file is written (to its
-  // temporary path) before any is renamed into place, so a failure at any
-  // rank leaves no partial trace.
-  std::vector<OutputFile> outputs;
-  std::vector<std::string> paths;
-  const bool gz = f.emit_trace.size() > 3 && f.emit_trace.compare(f.emit_trace.size() - 3, 3, ".gz") == 0;
-  workloads::export_chakra(*largest->graph, [&](int r, const workloads::chakra_et::File& file) {
-    paths.push_back(workloads::chakra_rank_path(f.emit_trace, r));
-    outputs.push_back(r == 0 ? std::move(files.trace) : open_output_file("--emit-trace", paths.back()));
-    const std::string bytes = workloads::chakra_et::encode(file);
-    const std::string out = gz ? gzip(bytes) : bytes;
-    outputs.back().write(out.data(), static_cast<std::streamsize>(out.size()));
-    finish_output_file("--emit-trace", paths.back(), outputs.back());
-  });
-  for (std::size_t r = 0; r < outputs.size(); ++r) close_output_file("--emit-trace", paths[r], outputs[r]);
-}
-
 int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std::vector<std::string>& args,
         const SweepPlacement* merged) {
   SweepPlacement placement = placement_of(f, merged);
@@ -465,8 +333,8 @@ int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std:
   } else {
     write_whatif_table(out, o, effective_degradations(o), variants, *all);
   }
-  if (!f.timeline.empty()) write_timeline(f, all->front(), files.timeline);
-  if (!f.emit_trace.empty()) write_emitted_trace(f, all->front(), files);
+  if (!f.timeline.empty()) experiments::write_whatif_timeline(all->front(), f.timeline, files.timeline);
+  if (!f.emit_trace.empty()) experiments::write_whatif_trace(all->front(), f.emit_trace, files.chakra_trace, files.trace);
   if (writes_files && !f.plot.empty()) {
     std::vector<experiments::PlotSeries> series;
     for (std::size_t v = 0; v < variants.size(); ++v) {
