@@ -304,4 +304,29 @@ Stack::Options stack_options(const Scenario& scenario, bool keep_flows) {
           .keep_flows = keep_flows};
 }
 
+std::string to_string(const NcclGraphs& g) {
+  std::string line = fmt::format("ring {} x {:g} GB/s, tree {} x {:g}", g.ring.channels, g.ring.bw_intra_gbps,
+                                 g.tree.channels, g.tree.bw_intra_gbps);
+  if (g.nvls.channels > 0) {
+    line += fmt::format(", nvls {} x {:g}", g.nvls.channels, g.nvls.bw_per_channel_gbps);
+    if (g.several_nodes) line += fmt::format(" ({:g} to the NICs)", g.nvls.bw_inter_gbps);
+  }
+  return line + fmt::format("; {} channels run", g.channels_run);
+}
+
+nlohmann::ordered_json to_json(const NcclGraphs& g) {
+  const auto graph = [](int channels, double bw) {
+    return nlohmann::ordered_json{{"channels", channels}, {"bw_gbyte_per_s", bw}};
+  };
+  nlohmann::ordered_json j;
+  j["ring"] = graph(g.ring.channels, g.ring.bw_intra_gbps);
+  j["tree"] = graph(g.tree.channels, g.tree.bw_intra_gbps);
+  if (g.nvls.channels > 0) {
+    j["nvls"] = graph(g.nvls.channels, g.nvls.bw_per_channel_gbps);
+    if (g.several_nodes) j["nvls"]["bw_to_nics_gbyte_per_s"] = g.nvls.bw_inter_gbps;
+  }
+  j["channels_run"] = g.channels_run;
+  return j;
+}
+
 }  // namespace zx::experiments

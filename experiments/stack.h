@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "experiments/scenario.h"
 #include "models/collectives/registry.h"
 #include "models/compute/device_profile.h"
@@ -71,6 +73,13 @@ struct NcclGraphs {
   int channels_run = 0;          ///< the communicator's channels
   bool several_nodes = false;
 };
+
+/// One line: "ring 12 x 30 GB/s, tree 12 x 30, nvls 8 x 40; 24 channels run".
+std::string to_string(const NcclGraphs& graphs);
+/// {"ring": {"channels", "bw_gbyte_per_s"}, "tree": ..., "nvls": ... (with
+/// "bw_to_nics_gbyte_per_s" across nodes; absent without NVLS),
+/// "channels_run"}.
+nlohmann::ordered_json to_json(const NcclGraphs& graphs);
 NcclGraphs nccl_graphs(const models::NetworkBackendOptions& options, const std::string& algorithm, int ranks,
                        int ranks_per_node);
 

@@ -49,13 +49,6 @@ using experiments::NcclGraphs;
 using experiments::sm_contention;
 using experiments::take_gpu_overrides;
 
-/// One line: "ring 12 x 30 GB/s, tree 12 x 30, nvls 8 x 40; 24 channels run".
-std::string to_string(const NcclGraphs& graphs);
-/// {"ring": {"channels", "bw_gbyte_per_s"}, "tree": ..., "nvls": ... (with
-/// "bw_to_nics_gbyte_per_s" across nodes; absent without NVLS),
-/// "channels_run"}.
-nlohmann::ordered_json to_json(const NcclGraphs& graphs);
-
 // The tuner's choices in reports (experiments/report_format.h).
 using experiments::auto_choices_json;
 using experiments::auto_choices_summary;

@@ -17,6 +17,7 @@
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/collective_report.h"
 #include "experiments/collective_sweep.h"
 #include "experiments/distribution.h"
 #include "experiments/result_schema.h"
@@ -47,90 +48,6 @@ struct Flags {
   std::string plot;
 };
 
-// Below the table: the variants, what NCCL's model and the tuner ran, NCCL's
-// graphs (as NCCL_DEBUG=INFO lists them), the definitions, the latencies,
-// and the channels the ring and the trees would need to be NCCL's.
-void write_footnotes(std::ostream& out, const CollectiveSweepReport& report, const std::vector<std::string>& labels) {
-  for (const ex::CollectiveSweepVariant& v : report.variants) {
-    if (report.varied()) fmt::print(out, "# {}: {} ranks of {}\n", settings_label(v.settings), v.ranks, v.cluster);
-  }
-  for (std::size_t c = 0; c < labels.size(); ++c) {
-    const std::string& a = report.rows[c].algorithm;
-    if (!ex::picks_per_call(a)) continue;
-    fmt::print(out, "# {} ran {} ({})\n", labels[c], ex::describe_choices(ex::choice_spans(report, c)),
-               models::is_nccl_cost_model(a) ? "algorithm/protocol as NCCL's tuner picks them, by its cost model"
-                                             : "the fastest of its candidates, each alone on an idle network");
-  }
-  for (const ex::CollectiveSweepVariant& v : report.variants) {
-    for (const auto& [algorithm, graphs] : v.nccl_graphs) {
-      fmt::print(out, "# {}'s graphs (NCCL's topology search, replayed){}: {}\n", algorithm,
-                 report.varied() ? ", " + settings_label(v.settings) : "", to_string(graphs));
-    }
-  }
-  fmt::print(out, "# algbw = size / time; busbw = algbw x {} (nccl-tests); GB/s\n",
-             ex::bus_factor_formula(report.kind));
-  const topology::CommunicationLatencies& c = report.communication;
-  fmt::print(out, "# communication library{}: launch {}, per transfer {} inside a server, {} between servers{}{}\n",
-             report.varied() ? " (first variant)" : "", c.launch.to_string(), c.transfer.to_string(),
-             c.network_transfer.to_string(),
-             c.peer_gap > sim::Duration::zero() ? fmt::format(", {} between a rank's peers", c.peer_gap.to_string())
-                                                : "",
-             report.has_nccl_columns() ? " (not in the nccl columns: NCCL's cost model has its own)" : "");
-  for (const std::string& line : ex::channel_advice(report.default_channels)) fmt::print(out, "# {}\n", line);
-}
-
-void write_table(std::ostream& out, const Flags& f, const CollectiveSweepReport& report) {
-  const ex::CollectiveSweepVariant& first = report.variants.front();
-  const std::string ranks = report.varied() ? "the ranks of each variant" : fmt::format("{} ranks", first.ranks);
-  const std::string where = report.varies("cluster") ? "the ranks and cluster of each variant"
-                                                     : fmt::format("{} of {}", ranks, first.cluster);
-  fmt::print(out, "# zionsim collective: {} on {}, {}{}, fidelity {}\n#\n", f.op, where, f.dtype,
-             f.quantize.empty() ? "" : fmt::format(" (on the wire: {})", f.quantize), f.request.fidelity);
-  const ex::TableGroups groups = ex::collective_sweep_groups(report);
-  ex::write_table(out, ex::collective_sweep_schema(report), ex::collective_sweep_rows(report), groups,
-                  {.header_prefix = "# ", .row_prefix = "  ", .fit = false});
-  write_footnotes(out, report, groups.labels);
-}
-
-nlohmann::ordered_json report_json(const Flags& f, const CollectiveSweepReport& report) {
-  nlohmann::ordered_json j = {{"schema_version", 1}, {"cluster", report.variants.front().cluster}, {"op", f.op}};
-  if (!report.varied()) j["ranks"] = report.variants.front().ranks;
-  j["dtype"] = f.dtype;
-  if (!f.quantize.empty()) j["quantize"] = f.quantize;
-  j["fidelity"] = f.request.fidelity;
-  j["completion_quantum_ns"] = f.request.completion_quantum_ns;
-  if (report.varied()) j["vary"] = variations_json(f.request.vary);
-  j["results"] = ex::json_rows(ex::collective_sweep_schema(report), ex::collective_sweep_rows(report));
-  if (!report.has_nccl_columns()) return j;
-  nlohmann::ordered_json graphs = nlohmann::ordered_json::array();
-  for (const ex::CollectiveSweepVariant& v : report.variants) {
-    for (const auto& [algorithm, g] : v.nccl_graphs) {
-      nlohmann::ordered_json entry;
-      if (report.varied()) entry["variant"] = settings_json(v.settings);
-      entry["algorithm"] = algorithm;
-      entry.update(to_json(g));
-      graphs.push_back(std::move(entry));
-    }
-  }
-  j["nccl_graphs"] = std::move(graphs);
-  return j;
-}
-
-// A curve per column: every algorithm of every variant.
-void write_plot(OutputFile& file, const Flags& f, const CollectiveSweepReport& report) {
-  const std::vector<std::string> labels = ex::column_labels(report);
-  std::vector<experiments::CollectiveSeries> series(labels.size());
-  for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    experiments::CollectiveSeries& s = series[i % labels.size()];
-    s.label = labels[i % labels.size()];
-    s.size_bytes.push_back(static_cast<double>(report.rows[i].bytes));
-    s.time_us.push_back(report.rows[i].time_us);
-    s.busbw_gbyte_per_s.push_back(report.rows[i].busbw);
-  }
-  experiments::write_collective_svg(file, series, fmt::format("{} on {}, {}", f.op, report.variants.front().cluster, f.dtype));
-  close_output_file("--plot", f.plot, file);
-}
-
 int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources, Flags f, std::ostream& out) {
   ex::CollectiveSweepRequest& r = f.request;
   r.kind = *models::collectives::parse_collective_kind(f.op);  // CLI::IsMember takes only known names
@@ -147,10 +64,11 @@ int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources
   };
   const std::optional<CollectiveSweepReport> report = ex::run_collective_sweep(r, open_plot);
   if (!report) return kExitOk;  // an MPI rank other than 0
-  if (!f.plot.empty()) write_plot(plot_file, f, *report);
-  if (f.format == "json") out << report_json(f, *report).dump(1) << '\n';
-  if (f.format == "csv") ex::write_csv(out, ex::collective_sweep_schema(*report), ex::collective_sweep_rows(*report));
-  if (f.format == "table") write_table(out, f, *report);
+  if (!f.plot.empty()) {
+    ex::write_collective_plot(plot_file, r, *report);
+    close_output_file("--plot", f.plot, plot_file);
+  }
+  ex::write_collective_report(out, f.format, r, *report);
   return kExitOk;
 }
 
