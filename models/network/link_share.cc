@@ -13,7 +13,6 @@ namespace zx::models {
 namespace {
 const sim::EventLabel kShareJoin("net/share_first_byte");
 const sim::EventLabel kShareDone("net/share_done");
-constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
 LinkShareNetwork::LinkShareNetwork(sim::Simulator& simulator, std::vector<LinkParams> links) : sim_(simulator) {
