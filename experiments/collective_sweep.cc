@@ -16,6 +16,8 @@
 #include "base/json_reader.h"
 #include "experiments/interrupt.h"
 #include "experiments/parallel.h"
+#include "experiments/placement.h"
+#include "experiments/sweep_shards.h"
 #include "experiments/scenario.h"
 #include "experiments/whatif_codec.h"
 #include "models/collectives/plan.h"
@@ -158,6 +160,18 @@ CollectiveSweepRow decode_row(const nlohmann::json& j) {
                             decode_candidates(j.at("candidates"), source, "/candidates")};
 }
 
+struct RowKey {
+  std::size_t variant = 0;
+  const std::string& algorithm;
+  std::int64_t bytes = 0;
+};
+
+std::vector<std::string> setting_values(const Settings& settings) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : settings) out.push_back(value);
+  return out;
+}
+
 // The rows to simulate. Each row is its own simulation, on a thread of its
 // own, with its own registry (a plug-in's factory need not be thread-safe).
 class RowSimulator {
@@ -178,6 +192,10 @@ class RowSimulator {
   }
 
   CollectiveSweepRow row(std::size_t i) const;
+  // What row i is: its variant, algorithm and size.
+  RowKey key(std::size_t i) const {
+    return RowKey{i % per_size() / algorithms_.size(), algorithms_[i % algorithms_.size()], sizes_[i / per_size()]};
+  }
 
  private:
   std::size_t per_size() const { return setups_.size() * algorithms_.size(); }
@@ -393,6 +411,15 @@ std::vector<std::int64_t> sweep_sizes(std::int64_t lo, std::int64_t hi, double f
   return sizes;
 }
 
+const std::map<std::string, int>& collective_choosing_flags() {
+  static const std::map<std::string, int> flags = {
+      {"--min-bytes", 1}, {"-b", 1},        {"--max-bytes", 1}, {"-e", 1},      {"--step-factor", 1},
+      {"-f", 1},          {"--max-points", 1}, {"--algo", -1},   {"--vary", -1}, {"--threads", 1},
+      {"--format", 1},    {"--plot", 1},     {"--shard", 1},     {"--results", 1},
+  };
+  return flags;
+}
+
 bool picks_per_call(const std::string& algorithm) { return models::backend_algorithm_role(algorithm).has_value(); }
 
 std::optional<CollectiveSweepReport> run_collective_sweep(const CollectiveSweepRequest& r,
@@ -420,11 +447,26 @@ std::optional<CollectiveSweepReport> run_collective_sweep(const CollectiveSweepR
   const RowSimulator simulator(r, report.algorithms, report.sizes, setups);
   std::vector<double> costs;
   for (std::size_t i = 0; i < simulator.count(); ++i) costs.push_back(simulator.cost(i));
-  if (!parallel_map<CollectiveSweepRow>(
-          simulator.count(), r.threads, costs, [&](std::size_t i) { return simulator.row(i); }, encode_row,
-          decode_row, report.rows)) {
-    return std::nullopt;
+  const TaskPlacement placement = task_placement(
+      r.placement, collective_choosing_flags(),
+      [&](std::size_t i) {
+        const RowKey key = simulator.key(i);
+        return nlohmann::ordered_json{{"settings", settings_json(variants[key.variant].settings)},
+                                      {"algorithm", key.algorithm},
+                                      {"bytes", key.bytes}};
+      },
+      [&](std::size_t i) { return setting_values(variants[simulator.key(i).variant].settings); });
+  const std::function<nlohmann::ordered_json(const CollectiveSweepRow&)> encode = encode_row;
+  PlacedResults<CollectiveSweepRow> placed = placed_map<CollectiveSweepRow>(
+      simulator.count(), r.threads, costs, placement, [&](std::size_t i) { return simulator.row(i); }, encode,
+      decode_row);
+  if (!placed.prints) return std::nullopt;
+  if (r.placement.shard) {
+    report.shard = shard_document(r.placement.command, simulator.count(), *r.placement.shard,
+                                  shard_outcomes(placed, encode));
+    return report;
   }
+  report.rows = std::move(placed.results);
   report.variants = describe_variants(variants, setups, report.algorithms);
   report.communication = setups.front().cluster.communication;
   report.default_channels = default_channels_of(setups.front(), report.algorithms);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "experiments/knobs.h"
+#include "experiments/placement.h"
 #include "experiments/result_schema.h"
 #include "experiments/stack.h"
 #include "models/collectives/kinds.h"
@@ -82,7 +83,17 @@ struct CollectiveSweepRequest {
   std::vector<std::string> schedules;
   std::vector<std::string> options;  ///< NAME=JSON, as --options gives them
   int threads = 0;                   ///< rows simulated in parallel; 0: one per core
+  /// A share of the rows (--shard), rows kept in a directory (--results) or
+  /// read back from shards (zionsim merge): experiments/placement.h. A row's
+  /// identity there is the command less kCollectiveChoosingFlags, its
+  /// variant's settings, its algorithm and its size.
+  PlacementRequest placement;
 };
+
+/// collective's flags that choose which rows exist or where output goes,
+/// with the values each takes (point_shaping_words): --min-bytes, --algo,
+/// --vary, --format, ...
+const std::map<std::string, int>& collective_choosing_flags();
 
 /// One size of one algorithm on one variant.
 struct CollectiveSweepRow {
@@ -142,6 +153,10 @@ struct CollectiveSweepReport {
   /// The first variant's communication library latencies.
   topology::CommunicationLatencies communication;
   DefaultChannels default_channels;
+  /// With a share of the rows (placement.shard): the shard file to print
+  /// instead of the report (experiments/sweep_shards.h); the rows are not
+  /// all there.
+  std::optional<nlohmann::ordered_json> shard;
 
   bool varied() const { return !variants.front().settings.empty(); }
   /// Whether --vary varies `knob` ("cluster").

@@ -51,15 +51,26 @@ void add_named_file(const std::string& word, std::map<std::string, std::string>&
 
 }  // namespace
 
+InputError with_remedy(const InputError& e) {
+  std::vector<Diagnostic> diagnostics = e.diagnostics();
+  for (Diagnostic& d : diagnostics) d.message += "; delete it to simulate that point again";
+  return InputError(std::move(diagnostics));
+}
+
 bool chooses_points_or_outputs(const std::string& flag) { return sweep_flags().contains(flag); }
 
 std::vector<std::string> point_shaping_words(const std::vector<std::string>& args) {
+  return point_shaping_words(args, sweep_flags());
+}
+
+std::vector<std::string> point_shaping_words(const std::vector<std::string>& args,
+                                             const std::map<std::string, int>& choosing) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& word = args[i];
     const std::string name = word.substr(0, word.find('='));
-    const auto it = sweep_flags().find(name);
-    if (it == sweep_flags().end()) {
+    const auto it = choosing.find(name);
+    if (it == choosing.end()) {
       out.push_back(word);
       continue;
     }
@@ -73,7 +84,7 @@ std::vector<std::string> point_shaping_words(const std::vector<std::string>& arg
   return out;
 }
 
-PointCache::PointCache(std::string option, std::string dir, std::vector<std::string> words)
+ResultCache::ResultCache(std::string option, std::string dir, std::vector<std::string> words)
     : option_(std::move(option)), dir_(std::move(dir)), words_(std::move(words)) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
@@ -85,33 +96,30 @@ PointCache::PointCache(std::string option, std::string dir, std::vector<std::str
   binary_ = file_hash("/proc/self/exe");
 }
 
-nlohmann::ordered_json PointCache::identity(const Settings& settings, int nodes) const {
+nlohmann::ordered_json ResultCache::identity(const nlohmann::ordered_json& task,
+                                             const std::vector<std::string>& names) const {
   std::map<std::string, std::string> files;
   for (const std::string& word : words_) add_named_file(word, files);
-  nlohmann::ordered_json set = nlohmann::ordered_json::array();
-  for (const auto& [key, value] : settings) {
-    add_named_file(value, files);
-    set.push_back({key, value});
-  }
+  for (const std::string& name : names) add_named_file(name, files);
   nlohmann::ordered_json named = nlohmann::ordered_json::object();
   for (const auto& [path, hash] : files) named[path] = hash;
-  return nlohmann::ordered_json{{"command", words_},
-                                {"settings", std::move(set)},
-                                {"nodes", nodes},
-                                {"files", std::move(named)},
-                                {"zionsim_binary", binary_}};
+  nlohmann::ordered_json id{{"command", words_}};
+  for (const auto& [key, value] : task.items()) id[key] = value;
+  id["files"] = std::move(named);
+  id["zionsim_binary"] = binary_;
+  return id;
 }
 
-std::string PointCache::path(const Settings& settings, int nodes) const {
-  return (std::filesystem::path(dir_) / (hex(fnv1a_64(identity(settings, nodes).dump())) + ".json")).string();
+std::string ResultCache::file_of(const nlohmann::ordered_json& id) const {
+  return (std::filesystem::path(dir_) / (hex(fnv1a_64(id.dump())) + ".json")).string();
 }
 
-std::optional<WhatIfPoint> PointCache::load(const Settings& settings, int nodes) const {
-  const nlohmann::ordered_json id = identity(settings, nodes);
-  const std::string file = (std::filesystem::path(dir_) / (hex(fnv1a_64(id.dump())) + ".json")).string();
+std::optional<KeptOutcome> ResultCache::load(const nlohmann::ordered_json& task,
+                                             const std::vector<std::string>& names) const {
+  const nlohmann::ordered_json id = identity(task, names);
+  const std::string file = file_of(id);
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return std::nullopt;
-  const std::string remedy = "; delete it to simulate that point again";
   try {
     const json::Document doc = json::Document::load_file(file);
     const nlohmann::json& root = doc.value();
@@ -122,23 +130,20 @@ std::optional<WhatIfPoint> PointCache::load(const Settings& settings, int nodes)
                                                         option_, kPointFileVersion)});
     }
     if (root["identity"] != nlohmann::json::parse(id.dump())) return std::nullopt;  // another point, same hash
-    return point_or_rethrow(root["outcome"], file, "/outcome");
+    return KeptOutcome{root["outcome"], file};
   } catch (const InputError& e) {
-    std::vector<Diagnostic> diagnostics = e.diagnostics();
-    for (Diagnostic& d : diagnostics) d.message += remedy;
-    throw InputError(std::move(diagnostics));
+    throw with_remedy(e);
   }
 }
 
-void PointCache::store(const Settings& settings, int nodes, const WhatIfPoint& point) const {
-  const nlohmann::ordered_json id = identity(settings, nodes);
-  const std::filesystem::path file = std::filesystem::path(dir_) / (hex(fnv1a_64(id.dump())) + ".json");
+void ResultCache::store(const nlohmann::ordered_json& task, const std::vector<std::string>& names,
+                        const nlohmann::ordered_json& outcome) const {
+  const nlohmann::ordered_json id = identity(task, names);
+  const std::filesystem::path file = file_of(id);
   // A name of this process and thread: points finish on several threads.
   const std::filesystem::path temp =
       file.string() + fmt::format(".{}.{}.tmp", ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  const nlohmann::ordered_json doc{{"zionsim_point", kPointFileVersion},
-                                   {"identity", id},
-                                   {"outcome", task_outcome_to_json(&point, nullptr)}};
+  const nlohmann::ordered_json doc{{"zionsim_point", kPointFileVersion}, {"identity", id}, {"outcome", outcome}};
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out << doc.dump() << '\n';
@@ -155,6 +160,37 @@ void PointCache::store(const Settings& settings, int nodes, const WhatIfPoint& p
     std::filesystem::remove(temp, ec);
     throw InputError(Diagnostic{option_, "", fmt::format("cannot put {} in place: {}", file.string(), ec.message())});
   }
+}
+
+namespace {
+
+// A whatif point's task: its settings and size; the files its values name.
+nlohmann::ordered_json point_task(const Settings& settings, int nodes) {
+  nlohmann::ordered_json set = nlohmann::ordered_json::array();
+  for (const auto& [key, value] : settings) set.push_back({key, value});
+  return nlohmann::ordered_json{{"settings", std::move(set)}, {"nodes", nodes}};
+}
+
+std::vector<std::string> setting_values(const Settings& settings) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : settings) out.push_back(value);
+  return out;
+}
+
+}  // namespace
+
+std::optional<WhatIfPoint> PointCache::load(const Settings& settings, int nodes) const {
+  const std::optional<KeptOutcome> kept = cache_.load(point_task(settings, nodes), setting_values(settings));
+  if (!kept) return std::nullopt;
+  try {
+    return point_or_rethrow(kept->outcome, kept->file, "/outcome");
+  } catch (const InputError& e) {
+    throw with_remedy(e);
+  }
+}
+
+void PointCache::store(const Settings& settings, int nodes, const WhatIfPoint& point) const {
+  cache_.store(point_task(settings, nodes), setting_values(settings), task_outcome_to_json(&point, nullptr));
 }
 
 }  // namespace zx::experiments

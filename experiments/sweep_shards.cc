@@ -78,7 +78,8 @@ ShardFile read_one(const std::string& path) {
   ShardFile f;
   f.path = path;
   if (!root.is_object() || !root.contains("zionsim_shard")) {
-    fail(path, "", "expected a shard file of 'zionsim whatif ... --shard K/N' (an object with \"zionsim_shard\")");
+    fail(path, "", "expected a shard file of 'zionsim whatif|collective|run ... --shard K/N' (an object with "
+               "\"zionsim_shard\")");
   }
   if (root["zionsim_shard"] != kShardFormatVersion) {
     fail(path, "/zionsim_shard",
@@ -91,8 +92,10 @@ ShardFile read_one(const std::string& path) {
     if (!command[i].is_string()) fail(path, fmt::format("/command/{}", i), "expected a string");
     f.command.push_back(command[i].get<std::string>());
   }
-  if (f.command.front() != "whatif") {
-    fail(path, "/command/0", fmt::format("expected whatif (the command that writes shards), got '{}'", f.command.front()));
+  if (f.command.front() != "whatif" && f.command.front() != "collective" && f.command.front() != "run") {
+    fail(path, "/command/0",
+         fmt::format("expected whatif, collective or run (the commands that write shards), got '{}'",
+                     f.command.front()));
   }
   const nlohmann::json& sweep = member(root, "sweep", path, "");
   if (sweep != sweep_id(f.command)) {

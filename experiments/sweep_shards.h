@@ -1,8 +1,8 @@
 // File: experiments/sweep_shards.h
 //
-// Shard files: what `zionsim whatif ... --shard K/N` writes instead of its
-// table, and what `zionsim merge` joins back into the bytes one process
-// prints (docs/sweeps.md).
+// Shard files: what `zionsim whatif ... --shard K/N` (or collective's, or
+// run --vary's) writes instead of its table, and what `zionsim merge` joins
+// back into the bytes one process prints (docs/sweeps.md).
 //
 //   {"zionsim_shard": 1,
 //    "command": ["whatif", "--model", "dlrm-a", ...],  (argv, --shard left out)
@@ -12,7 +12,9 @@
 //    "results": [{"task": 3, "outcome": {"point": {...}}}, ...]}
 //
 // A task is one (variant, size) point, numbered as the one-process run lists
-// them; an outcome is experiments/whatif_codec.h's.
+// them; an outcome is experiments/whatif_codec.h's. For collective and run a
+// task is a row or a variant, its outcome {"result": ...}
+// (experiments/placement.h).
 
 #ifndef ZIONSIM_EXPERIMENTS_SWEEP_SHARDS_H_
 #define ZIONSIM_EXPERIMENTS_SWEEP_SHARDS_H_

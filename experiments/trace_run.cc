@@ -17,6 +17,8 @@
 #include "experiments/interrupt.h"
 #include "experiments/memory_estimate.h"
 #include "experiments/parallel.h"
+#include "experiments/placement.h"
+#include "experiments/sweep_shards.h"
 #include "experiments/stack.h"
 #include "experiments/whatif.h"
 #include "experiments/whatif_codec.h"
@@ -421,11 +423,24 @@ std::optional<TraceRunReport> run_variants(const TraceRunRequest& request, const
   // (docs/sweeps.md), the largest all-to-alls first; rank 0 alone goes on.
   std::vector<double> costs;
   for (const RunSize& size : sizes) costs.push_back(static_cast<double>(size.gpus) * static_cast<double>(size.gpus));
-  std::vector<TraceRunSummary> summaries;
-  if (!parallel_map<TraceRunSummary>(variants.size(), request.threads, costs, simulate, encode_trace_summary,
-                                     decode_trace_summary, summaries)) {
-    return std::nullopt;
+  const TaskPlacement placement = task_placement(
+      request.placement, run_choosing_flags(),
+      [&](std::size_t i) { return nlohmann::ordered_json{{"settings", settings_json(variants[i].settings)}}; },
+      [&](std::size_t i) {
+        std::vector<std::string> values;
+        for (const auto& [key, value] : variants[i].settings) values.push_back(value);
+        return values;
+      });
+  const std::function<nlohmann::ordered_json(const TraceRunSummary&)> encode = encode_trace_summary;
+  PlacedResults<TraceRunSummary> placed = placed_map<TraceRunSummary>(variants.size(), request.threads, costs,
+                                                                      placement, simulate, encode, decode_trace_summary);
+  if (!placed.prints) return std::nullopt;
+  if (request.placement.shard) {
+    report.shard = shard_document(request.placement.command, variants.size(), *request.placement.shard,
+                                  shard_outcomes(placed, encode));
+    return report;
   }
+  std::vector<TraceRunSummary>& summaries = placed.results;
   for (std::size_t i = 0; i < variants.size(); ++i) variants[i].summary = std::move(summaries[i]);
   return report;
 }
@@ -445,9 +460,22 @@ std::map<std::string, double> decode_ms_map(const nlohmann::json& j, const std::
 
 }  // namespace
 
+const std::map<std::string, int>& run_choosing_flags() {
+  static const std::map<std::string, int> flags = {
+      {"--vary", -1},   {"--threads", 1}, {"--format", 1},  {"--timeline", 1},
+      {"--shard", 1},   {"--results", 1}, {"--skip-memory-check", 0},
+  };
+  return flags;
+}
+
 std::optional<TraceRunReport> run_trace(const TraceRunRequest& request, const TraceRunHooks& hooks) {
+  if (request.vary.empty() && request.placement.placed()) {
+    throw InputError(Diagnostic{request.placement.shard ? "--shard" : "--results", "",
+                                "shares out or keeps the variants of a --vary sweep; a run without --vary is one "
+                                "simulation"});
+  }
   std::optional<TraceRunReport> report = request.vary.empty() ? run_one(request, hooks) : run_variants(request, hooks);
-  if (!report) return report;
+  if (!report || report->shard) return report;
   for (TraceRunVariant& v : report->variants) {
     const double mine = v.summary.iteration_ms;
     v.speedup = mine > 0 ? report->variants.front().summary.iteration_ms / mine : 0.0;

@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/knobs.h"
+#include "experiments/placement.h"
 #include "experiments/scenario.h"
 #include "models/compute/device_profile.h"
 #include "models/execution/executor.h"
@@ -65,7 +66,17 @@ struct TraceRunRequest {
   /// Refuse, before simulating, runs estimated to need more memory than the
   /// machine has available (experiments/memory_estimate.h); false tries anyway.
   bool memory_check = true;
+  /// With `vary`: a share of the variants (--shard), variants kept in a
+  /// directory (--results) or read back from shards (zionsim merge),
+  /// experiments/placement.h; a variant's identity there is the command
+  /// less kRunChoosingFlags and its settings. Without `vary` (one run, in
+  /// detail) none may be asked for.
+  PlacementRequest placement;
 };
+
+/// run's flags that choose which variants exist or where output goes,
+/// with the values each takes (point_shaping_words): --vary, --format, ...
+const std::map<std::string, int>& run_choosing_flags();
 
 /// What the command parses and checks of its own flags, asked for where
 /// `zionsim run` has always made those checks, so that of two mistakes in
@@ -176,6 +187,9 @@ struct TraceRunReport {
   std::vector<TraceRunVariant> variants;
   /// Without request.vary: the one run in detail.
   std::optional<TraceRunDetail> detail;
+  /// With a share of the variants (request.placement.shard): the shard file
+  /// to print instead of the report (experiments/sweep_shards.h).
+  std::optional<nlohmann::ordered_json> shard;
 };
 
 /// Loads and checks every variant (cluster, GPU, algorithms, trace; the

@@ -148,6 +148,48 @@ check("--results: a stopped sweep resumes: the points kept, the rest simulated",
       comparable("json", out) == comparable("json", run([zionsim] + slow[:-2])[1]),
       f"stopped with {p.returncode}, kept {kept_before}, then {status}: {err}")
 
+# collective's rows and run's variants: shards merged, and --results, give
+# one process's bytes too.
+OTHERS = [("collective", ["collective", "--op", "all_reduce", "--algo", "ring", "double_binary_tree", "-b", "1K",
+                          "-e", "64K", "--nodes", "2", "--vary", "nic-gbit=200,400"], 28),
+          ("run", ["run", "--trace", trace, "--vary", "nic-gbit=100,200,400"], 3)]
+for name, args, tasks in OTHERS:
+    for fmt in ("table", "csv", "json"):
+        status, want, err = run([zionsim] + args + ["--format", fmt])
+        check(f"{name}: one process, {fmt}", status == 0 and want, err)
+        files = []
+        for k in range(2):
+            status, out, err = run([zionsim] + args + ["--format", fmt, "--shard", f"{k}/2"])
+            check(f"{name} --shard {k}/2, {fmt}", status == 0 and json.loads(out)["tasks"] == tasks, err)
+            files.append(f"{name}.{fmt}.shard{k}.json")
+            open(files[-1], "wb").write(out)
+        held = sorted(r["task"] for f in files for r in json.loads(open(f).read())["results"])
+        check(f"{name}: the shares hold every task once ({fmt})", held == list(range(tasks)), str(held))
+        status, out, err = run([zionsim, "merge", files[1], files[0]])
+        check(f"{name}: merge of 2 shards = one process, {fmt}", status == 0 and out == want, err)
+    status, want, err = run([zionsim] + args + ["--format", "csv"])
+    status, first, err = run([zionsim] + args + ["--format", "csv", "--results", f"{name}_kept"])
+    check(f"{name} --results: a first run = one process, a file per task",
+          status == 0 and first == want and len(os.listdir(f"{name}_kept")) == tasks, err)
+    # A kept result is what a rerun prints: edit one, and the rerun shows it.
+    victim = os.path.join(f"{name}_kept", sorted(os.listdir(f"{name}_kept"))[0])
+    doc = json.loads(open(victim).read())
+    key = "time_us" if name == "collective" else "iteration_ms"
+    doc["outcome"]["result"][key] = 12345.5
+    open(victim, "w").write(json.dumps(doc))
+    status, again, err = run([zionsim] + args + ["--format", "csv", "--results", f"{name}_kept"])
+    check(f"{name} --results: a rerun reads the kept tasks instead of simulating them",
+          status == 0 and again != want and b"12345.5" in again, err)
+    open(victim, "w").write('{"zionsim_point": 1, "identity": ')
+    status, out, err = run([zionsim] + args + ["--format", "csv", "--results", f"{name}_kept"])
+    check(f"{name} --results: a damaged kept task is named, exit 2",
+          status == 2 and os.path.basename(victim) in err and "delete it" in err and not out, err)
+status, out, err = run([zionsim, "run", "--trace", trace, "--shard", "0/2"])
+check("run --shard without --vary is refused", status == 2 and "--shard: shares out or keeps the variants of a --vary sweep" in err, err)
+status, out, err = run([zionsim, "run", "--trace", trace, "--format", "csv"],
+                       env={"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_ARRAY_TASK_MIN": "0"})
+check("run without --vary in a Slurm array: the one run, not a share", status == 0 and b"zionsim_shard" not in out, err)
+
 # zionsim sweep FILE: the whatif its flags and knobs spell, in the file's
 # order; flags after the file added; shards of it merged.
 example_doc = json.loads(open(example).read())

@@ -46,10 +46,13 @@ struct Flags {
   std::string max_bytes = "128M";
   std::string format = "table";
   std::string plot;
+  PlacementFlags placement;
 };
 
-int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources, Flags f, std::ostream& out) {
+int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources, Flags f, std::ostream& out,
+        const std::vector<std::string>& args, const ex::SweepPlacement* merged) {
   ex::CollectiveSweepRequest& r = f.request;
+  r.placement = placement_request(f.placement, args, merged);
   r.kind = *models::collectives::parse_collective_kind(f.op);  // CLI::IsMember takes only known names
   r.dtype = *models::collectives::parse_data_type(f.dtype);
   if (!f.quantize.empty()) r.wire = *models::collectives::parse_data_type(f.quantize);
@@ -60,10 +63,14 @@ int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources
   // An unwritable --plot path must not cost the simulation.
   OutputFile plot_file;
   const auto open_plot = [&] {
-    if (!f.plot.empty() && ex::Mpi::rank() == 0) plot_file = open_output_file("--plot", f.plot);
+    if (!f.plot.empty() && ex::Mpi::rank() == 0 && !r.placement.shard) plot_file = open_output_file("--plot", f.plot);
   };
   const std::optional<CollectiveSweepReport> report = ex::run_collective_sweep(r, open_plot);
   if (!report) return kExitOk;  // an MPI rank other than 0
+  if (report->shard) {
+    out << report->shard->dump() << '\n';
+    return kExitOk;
+  }
   if (!f.plot.empty()) {
     ex::write_collective_plot(plot_file, r, *report);
     close_output_file("--plot", f.plot, plot_file);
@@ -111,9 +118,13 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
                               ex::knob_help(ex::Sweeper::kCollective)))
       ->option_text("KEY=V1,V2,...")
       ->take_all();
-  cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
+  add_placement_flags(*cmd, f->placement);
+  cmd->parse_complete_callback([cmd, request, sources, f, action = context.action, args = context.args,
+                                merged = context.merged] {
     f->request.flags_given = knob_flags_given(*cmd, ex::Sweeper::kCollective);
-    *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
+    *action = [request, sources, f, args, merged](std::ostream& out) {
+      return run(*request, *sources, *f, out, args, merged);
+    };
   });
 }
 

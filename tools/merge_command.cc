@@ -1,5 +1,5 @@
-// `zionsim merge SHARD...`: the shard files of one sweep (`zionsim whatif ...
-// --shard K/N`, one per share) joined into exactly what the sweep prints when
+// `zionsim merge SHARD...`: the shard files of one sweep (`zionsim whatif,
+// collective or run ... --shard K/N`, one per share) joined into exactly what the sweep prints when
 // one process runs it (wall times aside): the shards' command is run again
 // with its points read back instead of simulated (experiments/sweep_shards.h,
 // docs/sweeps.md).
@@ -24,8 +24,8 @@ namespace zx::tools {
 void add_merge_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "merge",
-      "Join the shard files of a sweep ('zionsim whatif ... --shard K/N', one per share) into what one process "
-      "prints: its table, CSV or JSON, and its --plot");
+      "Join the shard files of a sweep ('zionsim whatif|collective|run ... --shard K/N', one per share) into what "
+      "one process prints: its table, CSV or JSON, and its --plot");
   auto files = std::make_shared<std::vector<std::string>>();
   cmd->add_option("shards", *files, "The shard files, every share once, in any order")
       ->required()

@@ -47,12 +47,19 @@ struct Flags {
   std::string format = "table";
   bool skip_memory_check = false;
   std::set<std::string> given;  // flags on the command line that a --vary knob would contradict
+  PlacementFlags placement;
 };
 
 // The request the flags make. --algo and --options are parsed where the run
 // asks for them (TraceRunHooks), as it always has.
-TraceRunRequest request_of(const topology::ClusterRequest& cluster, const AlgorithmSources& sources, const Flags& f) {
+TraceRunRequest request_of(const topology::ClusterRequest& cluster, const AlgorithmSources& sources, const Flags& f,
+                           const std::vector<std::string>& args, const SweepPlacement* merged) {
   TraceRunRequest r = f.request;
+  // Without --vary a Slurm job array's share means nothing: one run.
+  const PlacementFlags& p = f.placement;
+  if (!f.vary.empty() || !p.shard.empty() || !p.results.empty() || merged != nullptr) {
+    r.placement = placement_request(p, args, merged);
+  }
   for (const std::string& text : f.vary) r.vary.push_back(parse_knob_variation(text, Sweeper::kRun));
   r.scenario.cluster = cluster;
   r.scenario.plugins = sources.plugins;
@@ -63,15 +70,20 @@ TraceRunRequest request_of(const topology::ClusterRequest& cluster, const Algori
   return r;
 }
 
-int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources, const Flags& f, std::ostream& out) {
+int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources, const Flags& f, std::ostream& out,
+        const std::vector<std::string>& args, const SweepPlacement* merged) {
   OutputFile timeline_file;
   const TraceRunHooks hooks{.algorithms = [&] { return parse_algorithm_flags(f.algorithms); },
                             .algorithm_options = [&] { return parse_algorithm_options(sources.options); },
                             .before_simulating = [&] {
                               if (!f.timeline.empty()) timeline_file = open_output_file("--timeline", f.timeline);
                             }};
-  const std::optional<TraceRunReport> report = run_trace(request_of(cluster, sources, f), hooks);
+  const std::optional<TraceRunReport> report = run_trace(request_of(cluster, sources, f, args, merged), hooks);
   if (!report) return kExitOk;  // an MPI rank other than 0
+  if (report->shard) {
+    out << report->shard->dump() << '\n';
+    return kExitOk;
+  }
   if (const std::optional<TraceRunDetail>& d = report->detail; d && !f.timeline.empty()) {
     models::write_chrome_trace(timeline_file, *d->graph, *d->execution, *d->network_activity,
                                {.max_ranks = kTimelineRanks});
@@ -107,9 +119,13 @@ void add_run_command(CLI::App& app, CommandContext& context) {
       ->check(in_range(0, 1024));
   cmd->add_flag("--skip-memory-check", f->skip_memory_check,
                 "Run even when the simulation is estimated to need more memory than this machine has available");
-  cmd->parse_complete_callback([cmd, request, sources, f, action = context.action] {
+  add_placement_flags(*cmd, f->placement);
+  cmd->parse_complete_callback([cmd, request, sources, f, action = context.action, args = context.args,
+                                merged = context.merged] {
     f->given = knob_flags_given(*cmd, Sweeper::kRun);
-    *action = [request, sources, f](std::ostream& out) { return run(*request, *sources, *f, out); };
+    *action = [request, sources, f, args, merged](std::ostream& out) {
+      return run(*request, *sources, *f, out, args, merged);
+    };
   });
 }
 

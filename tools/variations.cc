@@ -80,4 +80,16 @@ std::set<std::string> algorithm_kinds_named(const std::vector<std::string>& algo
   return out;
 }
 
+void add_placement_flags(CLI::App& cmd, PlacementFlags& flags) {
+  cmd.add_option("--results", flags.results,
+                 "Keep each point in DIR as it finishes and reuse the points kept there: a rerun simulates only "
+                 "what is missing, so a stopped sweep resumes (docs/sweeps.md)")
+      ->option_text("DIR");
+  cmd.add_option("--shard", flags.shard,
+                 "Simulate only share K (from 0) of N of the sweep's points and write them as a shard file for "
+                 "'zionsim merge' (default inside a Slurm job array: the array task's share; 'off': the whole "
+                 "sweep, there too; docs/sweeps.md)")
+      ->option_text("K/N");
+}
+
 }  // namespace zx::tools

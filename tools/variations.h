@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/knobs.h"
+#include "experiments/placement.h"
+#include "experiments/whatif.h"
 #include "experiments/report_format.h"
 #include "experiments/result_schema.h"
 
@@ -59,6 +61,22 @@ std::set<std::string> knob_flags_given(const CLI::App& cmd, experiments::Sweeper
 /// a bare name (nccl, auto: every kind) names none, as the varied kind
 /// refines it.
 std::set<std::string> algorithm_kinds_named(const std::vector<std::string>& algo_flags);
+
+/// --shard K/N and --results DIR, as every command that sweeps declares them.
+struct PlacementFlags {
+  std::string shard;    ///< empty: the Slurm job array's share, if any; "off": none
+  std::string results;  ///< empty: nothing kept
+};
+
+/// Declares --results and --shard on `cmd` (docs/sweeps.md).
+void add_placement_flags(CLI::App& cmd, PlacementFlags& flags);
+
+/// Where a command's points run (experiments/placement.h).
+inline experiments::PlacementRequest placement_request(const PlacementFlags& flags,
+                                                       const std::vector<std::string>& args,
+                                                       const experiments::SweepPlacement* merged) {
+  return experiments::placement_request(flags.shard, flags.results, args, merged);
+}
 
 // The JSON forms of knob values are experiments/knobs.h's, the CSV fields
 // experiments/result_schema.h's.

@@ -69,8 +69,7 @@ struct Flags {
   std::vector<std::string> beside_scenario_file;
   std::vector<std::string> vary;
   std::vector<std::string> scenarios;  ///< --scenario 'KEY=VALUE KEY=VALUE', each one variant
-  std::string shard;       ///< --shard K/N; empty: the Slurm array's, or none
-  std::string results;     ///< --results DIR: keep and reuse points (experiments/sweep_cache.h)
+  PlacementFlags placement;  ///< --shard, --results (experiments/sweep_cache.h)
   double sensitivity = 0;  ///< 0: off
   /// Flags given on the command line that a --vary knob would contradict.
   std::set<std::string> given;
@@ -116,13 +115,7 @@ std::string default_nodes(const topology::ClusterRequest& cluster) {
 SweepPlacement placement_of(const Flags& f, const SweepPlacement* merged) {
   if (merged != nullptr) return *merged;
   SweepPlacement placement;
-  if (f.shard == "off") {
-    // The whole sweep here, even inside a Slurm job array.
-  } else if (!f.shard.empty()) {
-    placement.shard = experiments::parse_shard(f.shard, "--shard");
-  } else {
-    placement.shard = experiments::shard_from_environment();
-  }
+  placement.shard = experiments::shard_of(f.placement.shard);
   placement.mpi = experiments::Mpi::active();
   return placement;
 }
@@ -132,7 +125,7 @@ SweepPlacement placement_of(const Flags& f, const SweepPlacement* merged) {
 void check_one_iteration_outputs(const Flags& f, const SweepPlacement& placement) {
   if (f.timeline.empty() && f.emit_trace.empty()) return;
   const char* flag = !f.timeline.empty() ? "--timeline" : "--emit-trace";
-  if (!f.results.empty() && placement.merged == nullptr) {
+  if (!f.placement.results.empty() && placement.merged == nullptr) {
     throw InputError(Diagnostic{flag, "",
                                 "writes one size's whole simulation, which --results does not keep; run that size "
                                 "without --results"});
@@ -204,7 +197,7 @@ std::vector<std::pair<std::size_t, std::size_t>> task_points(const std::vector<W
 // one is kept there as it finishes.
 void keep_points_in_results(const Flags& f, const std::vector<std::string>& args,
                             const std::vector<WhatIfVariant>& variants, SweepPlacement& placement) {
-  if (f.results.empty() || placement.merged != nullptr) return;
+  if (f.placement.results.empty() || placement.merged != nullptr) return;
   std::vector<std::string> words = point_shaping_words(args);
   if (!f.scenario_file.empty()) {
     // The files the scenario names (a cluster, a model, ...) are part of a
@@ -218,7 +211,7 @@ void keep_points_in_results(const Flags& f, const std::vector<std::string>& args
     };
     add_strings(add_strings, experiments::scenario_to_json(variants.front().options));
   }
-  auto cache = std::make_shared<PointCache>("--results", f.results, std::move(words));
+  auto cache = std::make_shared<PointCache>("--results", f.placement.results, std::move(words));
   const auto where = task_points(variants);
   placement.kept = [cache, where, &variants](std::size_t t) {
     const auto [v, i] = where[t];
@@ -302,7 +295,7 @@ std::optional<std::vector<std::vector<WhatIfPoint>>> simulate(const WhatIfOption
 int run(const WhatIfOptions& base, const Flags& f, std::ostream& out, const std::vector<std::string>& args,
         const SweepPlacement* merged) {
   SweepPlacement placement = placement_of(f, merged);
-  const bool placed = placement.shard || placement.mpi || placement.merged != nullptr || !f.results.empty();
+  const bool placed = placement.shard || placement.mpi || placement.merged != nullptr || !f.placement.results.empty();
   check_one_iteration_outputs(f, placement);
   // Who writes files: not a shard (merge does), not the MPI ranks but 0.
   const bool writes_files = !placement.shard && experiments::Mpi::rank() == 0;
@@ -418,15 +411,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                   "(repeatable; every scenario sets the same knobs, in the same order; --vary's combinations run "
                   "inside each)")
       ->option_text("'KEY=VALUE ...'");
-  cmd->add_option("--results", f->results,
-                  "Keep each point in DIR as it finishes and reuse the points kept there: a rerun simulates only "
-                  "what is missing, so a stopped sweep resumes (docs/sweeps.md)")
-      ->option_text("DIR");
-  cmd->add_option("--shard", f->shard,
-                  "Simulate only share K (from 0) of N of the sweep's points and write them as a shard file for "
-                  "'zionsim merge' (default inside a Slurm job array: the array task's share; 'off': the whole "
-                  "sweep, there too; docs/sweeps.md)")
-      ->option_text("K/N");
+  add_placement_flags(*cmd, f->placement);
   cmd->parse_complete_callback([cmd, request, sources, options, f, action = context.action, args = context.args,
                                 merged = context.merged] {
     f->given = knob_flags_given(*cmd, experiments::Sweeper::kWhatif);
