@@ -44,7 +44,7 @@ SearchResult search_sharding(const WhatIfOptions& base, int nodes, const SearchO
   WhatIfOptions o = base;
   o.nodes = {nodes};
   check_whatif_options(o);
-  const models::DlrmModel model = models::load_model(o.model);
+  const models::DlrmModel model = scenario_model(o);
   std::vector<Unit> units;
   std::int64_t first = 0;
   for (std::size_t g = 0; g < model.tables.size(); ++g) {

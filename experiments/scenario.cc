@@ -250,6 +250,8 @@ Scenario scenario_from_json(const nlohmann::json& json, const std::string& sourc
   return s;
 }
 
+models::DlrmModel scenario_model(const Scenario& s) { return models::load_model(s.model); }
+
 std::string scenario_hash(const Scenario& scenario) {
   return fmt::format("{:016x}", fnv1a_64(scenario_to_json(scenario).dump()));
 }

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/compute/cost_models.h"
+#include "models/dlrm/model.h"
 #include "models/dlrm/sharding.h"
 #include "topology/cluster_file.h"
 #include "workloads/dlrm_iteration.h"
@@ -127,6 +128,12 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario);
 /// error naming `source` and the value's JSON pointer (every problem at
 /// once). Throws zx::InputError.
 Scenario scenario_from_json(const nlohmann::json& json, const std::string& source);
+
+/// The model `s` trains: the zoo model or model file it names
+/// (models::load_model), as the scenario's knobs reshape it. Every
+/// simulation and search of a scenario takes its model from here. Throws
+/// zx::InputError for an unknown model or a bad model file.
+models::DlrmModel scenario_model(const Scenario& s);
 
 /// FNV-1a (64 bits, 16 hex digits) of scenario_to_json's compact text: equal
 /// scenarios have equal hashes, on every build and machine, until the form

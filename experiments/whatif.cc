@@ -96,7 +96,7 @@ PlannedSize plan_whatif_size(const WhatIfOptions& o, int nodes) {
   const topology::Topology& topo = cluster.topology;
   const int gpus = topo.num_gpus();
   const int gpn = cluster.spec ? cluster.spec->gpus_per_node : gpus_per_server(topo);
-  models::DlrmModel model = models::load_model(o.model);
+  models::DlrmModel model = scenario_model(o);
 
   std::int64_t batch = o.batch_per_gpu.value_or(512);
   if (o.global_batch) {
@@ -701,7 +701,7 @@ void check_whatif_options(const WhatIfOptions& o) {
     throw InputError(Diagnostic{"--batch-per-gpu", "", "give --batch-per-gpu or --global-batch, not both"});
   }
   for (int nodes : o.nodes) (void)load_at_size(o, nodes);
-  (void)models::load_model(o.model);
+  (void)scenario_model(o);
   const bool sharding_file = o.sharding.find('/') != std::string::npos || o.sharding.ends_with(".json");
   if (o.search_budget < 1) {
     throw InputError(Diagnostic{"--search-budget", "", fmt::format("expected at least 1, got {}", o.search_budget)});

@@ -154,7 +154,7 @@ OTHERS = [("collective", ["collective", "--op", "all_reduce", "--algo", "ring", 
                           "-e", "64K", "--nodes", "2", "--vary", "nic-gbit=200,400"], 28),
           ("run", ["run", "--trace", trace, "--vary", "nic-gbit=100,200,400"], 3)]
 for name, args, tasks in OTHERS:
-    for fmt in ("table", "csv", "json"):
+    for fmt in ("table", "json"):
         status, want, err = run([zionsim] + args + ["--format", fmt])
         check(f"{name}: one process, {fmt}", status == 0 and want, err)
         files = []
