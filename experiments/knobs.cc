@@ -187,6 +187,13 @@ const Knob kKnobs[] = {
      },
      .declares_flag = true,
      .get = [](const Scenario& s) { return fmt::format("{}", static_cast<double>(s.all_reduce_bucket_bytes) / 1048576.0); }},
+    {.key = "pooling-scale", .flag = "--pooling-scale", .values = "0.01 to 100", .examples = "1,2",
+     .help = "What if every embedding feature looked up this many times as many rows per sample (each table's "
+             "pooling factor, its multi-hot size, scaled: longer or shorter sparse features)",
+     .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.pooling_scale = knob_number(k, v, 0.01, 100); },
+     .declares_flag = true,
+     .get = [](const Scenario& s) { return fmt::format("{}", s.pooling_scale); }},
     {.key = "algo.KIND", .flag = "--algo", .values = "a collective algorithm for KIND", .examples = "direct,hierarchical",
      .help = "The collective algorithm of one kind (as --algo KIND=NAME): algo.all_to_all=direct,hierarchical",
      .sweepers = kWhatif | kRun, .apply = set_algorithm},

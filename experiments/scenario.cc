@@ -153,7 +153,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
   for (const auto& [kind, name] : s.algorithms) algorithms[kind] = name;
   nlohmann::ordered_json options = nlohmann::ordered_json::object();
   for (const auto& [name, text] : s.algorithm_options) options[name] = text;
-  return {{"schema_version", kScenarioSchemaVersion},
+  nlohmann::ordered_json j{{"schema_version", kScenarioSchemaVersion},
           {"cluster",
            {{"name", s.cluster.cluster},
             {"nodes", optional_json(s.cluster.nodes)},
@@ -187,6 +187,10 @@ nlohmann::ordered_json scenario_to_json(const Scenario& s) {
           {"dense_optimizer", dense_optimizer_name(s.dense_optimizer)},
           {"index_bytes", s.index_bytes},
           {"all_reduce_bucket_bytes", s.all_reduce_bucket_bytes}};
+  // Written only when set, so that the scenarios (and hashes) of before
+  // the knob are unchanged.
+  if (s.pooling_scale != 1) j["pooling_scale"] = s.pooling_scale;
+  return j;
 }
 
 Scenario scenario_from_json(const nlohmann::json& json, const std::string& source) {
@@ -245,12 +249,17 @@ Scenario scenario_from_json(const nlohmann::json& json, const std::string& sourc
     s.index_bytes = static_cast<int>(index_bytes);
   }
   r.read_int("all_reduce_bucket_bytes", s.all_reduce_bucket_bytes, {.min = 1, .max = std::int64_t{1} << 40});
+  r.read_number("pooling_scale", s.pooling_scale, {.min = 0.01, .max = 100});
   r.finish();
   d.throw_if_errors();
   return s;
 }
 
-models::DlrmModel scenario_model(const Scenario& s) { return models::load_model(s.model); }
+models::DlrmModel scenario_model(const Scenario& s) {
+  models::DlrmModel model = models::load_model(s.model);
+  for (models::TableGroup& g : model.tables) g.pooling *= s.pooling_scale;
+  return model;
+}
 
 std::string scenario_hash(const Scenario& scenario) {
   return fmt::format("{:016x}", fnv1a_64(scenario_to_json(scenario).dump()));

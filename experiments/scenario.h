@@ -114,6 +114,9 @@ struct Scenario {
   /// Dense gradients are all-reduced in buckets of at least this many bytes
   /// (DDP's bucket_cap_mb; workloads::IterationOptions has its default).
   std::int64_t all_reduce_bucket_bytes = workloads::IterationOptions{}.all_reduce_bucket_bytes;
+  /// Every table's pooling factor (lookups per sample) times this
+  /// (scenario_model); 1: the model's own.
+  double pooling_scale = 1;
 
   bool operator==(const Scenario&) const = default;
 };

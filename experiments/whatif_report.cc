@@ -282,6 +282,7 @@ nlohmann::ordered_json whatif_settings_json(const WhatIfOptions& o) {
   if (o.all_reduce_bucket_bytes != Scenario{}.all_reduce_bucket_bytes) {
     s["all_reduce_bucket_mib"] = static_cast<double>(o.all_reduce_bucket_bytes) / 1048576.0;
   }
+  if (o.pooling_scale != 1) s["pooling_scale"] = o.pooling_scale;
   return s;
 }
 

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -694,6 +696,48 @@ TEST(WhatIfTest, AllReduceBucketIsAKnob) {
   EXPECT_EQ(tiny_bytes, one_bytes);
   EXPECT_EQ(default_bytes, one_bytes);
   EXPECT_THROW(all_reduces("0"), InputError);
+}
+
+// Longer sparse features: every table's pooling factor scaled. The indices
+// the input all-to-all carries scale with it; the pooled embeddings the
+// embedding all-to-all carries do not (one vector per table and sample,
+// whatever its lookups); the iteration takes longer.
+TEST(WhatIfTest, PoolingScaleIsAKnob) {
+  const auto a2a_bytes = [](const std::string& scale) {
+    WhatIfOptions o = small_model();
+    apply_whatif_variation(o, "pooling-scale", scale);
+    o.nodes = {2};
+    o.threads = 1;
+    const WhatIfPoint p = run_whatif(o, 2).front();
+    std::map<std::string, double> bytes;  // by the collective op's category
+    std::set<std::int64_t> seen;
+    for (const models::Op& op : p.graph->ops) {
+      if (op.collective < 0 || !seen.insert(op.collective).second) continue;
+      const models::CollectiveCall& c = p.graph->collectives[static_cast<std::size_t>(op.collective)];
+      if (c.kind != mc::CollectiveKind::kAllToAll) continue;
+      for (const auto& row : c.all_to_all_v_bytes) {
+        for (const std::int64_t b : row) bytes[op.category] += static_cast<double>(b);
+      }
+    }
+    return std::pair{bytes, p.iteration_time_ms};
+  };
+  const auto [base, base_ms] = a2a_bytes("1");
+  const auto [twice, twice_ms] = a2a_bytes("2");
+  const std::string input = base.contains("input_all_to_all_next_batch") ? "input_all_to_all_next_batch" : "input_all_to_all";
+  ASSERT_GT(base.at(input), 0);
+  EXPECT_NEAR(twice.at(input), 2 * base.at(input), 1e-3 * base.at(input));
+  for (const auto& [category, bytes] : base) {
+    if (category != input) {
+      EXPECT_EQ(twice.at(category), bytes) << category;
+    }
+  }
+  EXPECT_GT(twice_ms, base_ms);
+  WhatIfOptions o = small_model();
+  apply_whatif_variation(o, "pooling-scale", "0.5");
+  const models::DlrmModel model = scenario_model(o);
+  const models::DlrmModel own = models::load_model(o.model);
+  for (std::size_t g = 0; g < own.tables.size(); ++g) EXPECT_EQ(model.tables[g].pooling, 0.5 * own.tables[g].pooling);
+  EXPECT_THROW(apply_whatif_variation(o, "pooling-scale", "0"), InputError);
 }
 
 // Model I waits for its input on the hosts' PCIe links (148 MB of int64
