@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "models/collectives/plan.h"
+#include "models/dlrm/sharding.h"
 #include "topology/degrade.h"
 #include "topology/presets.h"
 
@@ -87,21 +88,30 @@ const Knob kKnobs[] = {
      .help = "A GPU profile file (a calibration result)", .sweepers = kWhatif | kRun,
      .apply = [](Scenario& s, const std::string&, const std::string& v) { s.profile = v; }},
     {.key = "model", .flag = "--model", .values = "a zoo model or model file", .examples = "dlrm-a,dlrm-a-small",
-     .help = "A zoo model or a .json model file", .sweepers = kWhatif,
-     .apply = [](Scenario& s, const std::string&, const std::string& v) { s.model = v; }},
+     .help = "A zoo model (zionsim list models) or a .json model file", .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string&, const std::string& v) { s.model = v; },
+     .declares_flag = true, .get = [](const Scenario& s) { return s.model; }, .group = FlagGroup::kModel},
     {.key = "sharding", .flag = "--sharding", .values = "a scheme, search, or a sharding file",
-     .examples = "auto,row_wise", .help = "Embedding sharding: a scheme, search, or a sharding file",
-     .sweepers = kWhatif, .apply = [](Scenario& s, const std::string&, const std::string& v) { s.sharding = v; }},
+     .examples = "auto,row_wise",
+     .help = "Embedding sharding: a scheme (auto, table_wise, row_wise, column_wise, table_row_wise, data_parallel), "
+             "search (at each size, the plan search's fastest; see --search-budget) or a sharding file "
+             "(docs/sharding_files.md)",
+     .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.sharding = check_sharding(k, v); },
+     .declares_flag = true, .get = [](const Scenario& s) { return s.sharding; }, .group = FlagGroup::kModel},
     {.key = "batch-per-gpu", .flag = "--batch-per-gpu", .values = "samples, 1 to 2^24", .examples = "256,512",
-     .help = "Samples per GPU per iteration", .sweepers = kWhatif,
+     .help = "Samples per GPU per iteration (default 512)", .sweepers = kWhatif, .excludes = "global-batch",
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.batch_per_gpu = knob_integer(k, v, 1, std::int64_t{1} << 24);
-     }},
+     },
+     .declares_flag = true, .group = FlagGroup::kModel},
     {.key = "global-batch", .flag = "--global-batch", .values = "samples, 1 to 2^40", .examples = "4096,8192",
-     .help = "Samples per iteration over all GPUs", .sweepers = kWhatif,
+     .help = "Samples per iteration over all GPUs (instead of --batch-per-gpu)", .sweepers = kWhatif,
+     .excludes = "batch-per-gpu",
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.global_batch = knob_integer(k, v, 1, std::int64_t{1} << 40);
-     }},
+     },
+     .declares_flag = true, .group = FlagGroup::kModel},
     {.key = "a2a-precision", .flag = "--a2a-precision", .values = "fp32, fp16, bf16, fp8", .examples = "fp32,fp16",
      .help = "Element type of the pooled-embedding all-to-all (quantized communication); default: the "
              "embeddings' type (fp16 for the built-in models)",
@@ -153,30 +163,46 @@ const Knob kKnobs[] = {
      },
      .declares_flag = true, .switch_value = "on"},
     {.key = "cache-hit-rate", .flag = "--cache-hit-rate", .values = "0 to 1", .examples = "0.5,0.9",
-     .help = "Host-memory tables: share of lookups their HBM cache serves", .sweepers = kWhatif, .excludes = "index-zipf-alpha",
+     .help = "Host-memory tables: share of lookups their HBM cache serves, every table alike", .sweepers = kWhatif,
+     .excludes = "index-zipf-alpha",
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.cache_hit_rate = knob_number(k, v, 0, 1);
        s.index_zipf_alpha.reset();
-     }},
+     },
+     .declares_flag = true, .get = [](const Scenario& s) { return fmt::format("{}", s.cache_hit_rate); },
+     .group = FlagGroup::kModel},
     {.key = "index-zipf-alpha", .flag = "--index-zipf-alpha", .values = "0 to 10", .examples = "0.8,1.2",
-     .help = "Host-memory tables: Zipf(ALPHA) lookups and an LRU cache per table", .sweepers = kWhatif, .excludes = "cache-hit-rate",
-     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.index_zipf_alpha = knob_number(k, v, 0, 10); }},
+     .help = "Host-memory tables: lookups are Zipf(ALPHA) over each table's rows; each table's hit rate is an LRU "
+             "cache's (instead of --cache-hit-rate)",
+     .sweepers = kWhatif, .excludes = "cache-hit-rate",
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.index_zipf_alpha = knob_number(k, v, 0, 10); },
+     .declares_flag = true, .group = FlagGroup::kModel},
     {.key = "cache-fraction", .flag = "--cache-fraction", .values = "0.0001 to 1", .examples = "0.01,0.1",
      .help = "Host-memory tables: HBM given to each one's cache, as a share of its size", .sweepers = kWhatif,
-     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.cache_fraction = knob_number(k, v, 0.0001, 1); }},
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.cache_fraction = knob_number(k, v, 0.0001, 1); },
+     .declares_flag = true, .get = [](const Scenario& s) { return fmt::format("{}", s.cache_fraction); },
+     .group = FlagGroup::kModel},
     {.key = "hbm-reserve", .flag = "--hbm-reserve", .values = "0 to 0.95", .examples = "0.25,0.5",
-     .help = "Share of HBM the planner keeps from embeddings, at least", .sweepers = kWhatif,
-     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.hbm_reserve = knob_number(k, v, 0, 0.95); }},
+     .help = "Share of HBM the planner keeps from embeddings, at least (more when the iteration needs it)",
+     .sweepers = kWhatif,
+     .apply = [](Scenario& s, const std::string& k, const std::string& v) { s.hbm_reserve = knob_number(k, v, 0, 0.95); },
+     .declares_flag = true, .get = [](const Scenario& s) { return fmt::format("{}", s.hbm_reserve); },
+     .group = FlagGroup::kModel},
     {.key = "dense-optimizer", .flag = "--dense-optimizer", .values = "sgd, adagrad, adam", .examples = "sgd,adam",
-     .help = "The dense MLPs' optimizer", .sweepers = kWhatif,
+     .help = "The dense MLPs' optimizer: its step and its state in HBM", .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.dense_optimizer = *parse_dense_optimizer_name(knob_one_of(k, v, {"sgd", "adagrad", "adam"}));
-     }},
+     },
+     .declares_flag = true, .get = [](const Scenario& s) { return std::string(dense_optimizer_name(s.dense_optimizer)); },
+     .group = FlagGroup::kModel},
     {.key = "index-dtype", .flag = "--index-dtype", .values = "int64, int32", .examples = "int64,int32",
-     .help = "Embedding indices' type", .sweepers = kWhatif,
+     .help = "Embedding indices' type (the input copy, the indices all-to-all, the kernels' reads)",
+     .sweepers = kWhatif,
      .apply = [](Scenario& s, const std::string& k, const std::string& v) {
        s.index_bytes = knob_one_of(k, v, {"int64", "int32"}) == "int32" ? 4 : 8;
-     }},
+     },
+     .declares_flag = true, .get = [](const Scenario& s) { return std::string(s.index_bytes == 4 ? "int32" : "int64"); },
+     .group = FlagGroup::kModel},
     // PyTorch DDP's bucket_cap_mb, in MiB as DDP counts it (bucket_cap_mb *
     // 1024 * 1024; pytorch/pytorch, torch/nn/parallel/distributed.py).
     {.key = "all-reduce-bucket-mib", .flag = "--all-reduce-bucket-mib", .values = "MiB, 0.001 to 65536",
@@ -416,6 +442,17 @@ std::optional<std::string> cluster_override(const std::string& key, const std::s
   }
   if (key.find('.') != std::string::npos && !key.starts_with("algo.")) return key + "=" + value;
   return std::nullopt;
+}
+
+const std::string& check_sharding(const std::string& key, const std::string& value) {
+  const std::vector<std::string> names = models::sharding_scheme_names();
+  if (value.find('/') != std::string::npos || value.ends_with(".json") || value == "search" ||
+      std::find(names.begin(), names.end(), value) != names.end()) {
+    return value;
+  }
+  throw InputError(Diagnostic{"--vary", key,
+                              fmt::format("unknown sharding scheme '{}'; valid: {}, search, or a .json sharding file",
+                                          value, fmt::join(names, ", "))});
 }
 
 void check_cluster_name(const std::string& key, const std::string& value) {

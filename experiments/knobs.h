@@ -38,6 +38,11 @@ enum class Sweeper : unsigned { kWhatif = 1, kRun = 2, kCollective = 4 };
 /// "whatif", "run", "collective".
 const char* sweeper_name(Sweeper sweeper);
 
+/// Which declaration a knob's flag belongs to (Knob::declares_flag): the
+/// command's own knob flags, or the model flags whatif and plan share
+/// (tools/model_options.h).
+enum class FlagGroup { kCommand, kModel };
+
 struct Knob {
   /// What --vary takes; "algo.KIND" stands for algo.all_to_all and the other
   /// kinds, "SECTION.KEY" for any cluster key --set takes.
@@ -72,6 +77,8 @@ struct Knob {
   /// The knob's value in `s` as --vary writes it; a declared flag shows
   /// get(Scenario{}) as its default. nullptr: none to show.
   std::string (*get)(const Scenario& s) = nullptr;
+  /// Who declares the flag (with declares_flag).
+  FlagGroup group = FlagGroup::kCommand;
 
   bool for_sweeper(Sweeper sweeper) const { return (sweepers & static_cast<unsigned>(sweeper)) != 0; }
 };
@@ -169,6 +176,11 @@ std::optional<std::string> cluster_override(const std::string& key, const std::s
 /// Refuses a cluster that is neither a preset nor a .json path; names --vary
 /// and `key`.
 void check_cluster_name(const std::string& key, const std::string& value);
+
+/// `value` when it is a sharding scheme (models::sharding_scheme_names()),
+/// "search", or a sharding file's path (a '/' or .json); zx::InputError
+/// naming --vary and `key` otherwise.
+const std::string& check_sharding(const std::string& key, const std::string& value);
 
 }  // namespace zx::experiments
 

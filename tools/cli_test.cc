@@ -815,8 +815,11 @@ TEST(CliTest, KnobFlagsAreTheTables) {
     const Result both = run(args);
     EXPECT_EQ(both.status, kExitBadInput) << flag;
     if (knob.switch_value.empty()) {
-      // The value is checked first, and said of the flag.
-      EXPECT_TRUE(contains(both.err, "zionsim: error: " + flag + ": expected")) << both.err;
+      // The value is checked first, and said of the flag; a value that only
+      // a later load can refuse (a model's name) meets the conflict first.
+      EXPECT_TRUE(contains(both.err, "zionsim: error: " + flag + ": ") ||
+                  contains(both.err, "give " + flag + " or --vary " + std::string(knob.key) + "=..., not both"))
+          << both.err;
     } else {
       EXPECT_TRUE(contains(both.err, "give " + flag + " or --vary " + std::string(knob.key) + "=..., not both"))
           << both.err;

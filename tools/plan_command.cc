@@ -74,7 +74,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<WhatIfOptions>();
   auto f = std::make_shared<Flags>();
   cmd->add_option("--nodes", f->nodes, "Cluster size in servers")->required()->check(in_range(1, 8192));
-  auto batch = add_model_options(*cmd, *options, /*with_search=*/false);
+  auto model = add_model_options(*cmd, *options, /*with_search=*/false);
   cmd->add_option("--a2a-precision", options->a2a_forward_dtype,
                   "Element type of the pooled-embedding all-to-all (for the exchange volume)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16", "fp8"}));
@@ -109,14 +109,15 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
                   "Write the plan as a sharding file that pins every table (edit it, then whatif --sharding FILE)")
       ->option_text("FILE");
   auto sources = add_algorithm_options(*cmd);
-  cmd->parse_complete_callback([request, options, batch, sources, f, action = context.action] {
-    *action = [request, options, batch, sources, f](std::ostream& out) {
+  cmd->parse_complete_callback([cmd, request, options, model, sources, f, action = context.action] {
+    collect_knob_flags(*cmd, *model);
+    *action = [request, options, model, sources, f](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;
       o.plugins = sources->plugins;
       o.schedules = sources->schedules;
       o.algorithm_options = parse_algorithm_options(sources->options);
-      apply_model_flags(*batch, o);
+      apply_model_flags(*model, o, /*with_search=*/false);
       for (const auto& [kind, name] : parse_algorithm_flags(f->algorithms)) o.algorithms[kind] = name;
       std::vector<std::string> used;
       for (const auto& [kind, name] : o.algorithms) used.push_back(name);

@@ -7,29 +7,34 @@
 
 namespace zx::tools {
 
-std::shared_ptr<KnobFlags> add_knob_flags(CLI::App& cmd, experiments::Sweeper sweeper) {
+std::shared_ptr<KnobFlags> add_knob_flags(CLI::App& cmd, experiments::Sweeper sweeper, experiments::FlagGroup group) {
   auto flags = std::make_shared<KnobFlags>();
   for (const experiments::Knob& knob : experiments::knobs()) {
-    if (!knob.declares_flag || !knob.for_sweeper(sweeper)) continue;
+    if (!knob.declares_flag || !knob.for_sweeper(sweeper) || knob.group != group) continue;
     const std::string flag(knob.flag);
+    flags->declared.emplace_back(knob.key);
+    CLI::Option* option = nullptr;
     if (!knob.switch_value.empty()) {
-      cmd.add_flag(flag)->description(std::string(knob.help));
-      continue;
+      option = cmd.add_flag(flag)->description(std::string(knob.help));
+    } else {
+      // Its values and its default (the Scenario's), as CLI11 shows a checked option's.
+      const std::string shown = knob.get != nullptr ? knob.get(experiments::Scenario{}) : std::string();
+      option = cmd.add_option(flag, flags->values[std::string(knob.key)], std::string(knob.help))
+                   ->option_text(fmt::format("{{{}}}{}", knob.values, shown.empty() ? "" : "=" + shown));
     }
-    // Its values and its default (the Scenario's), as CLI11 shows a checked option's.
-    const std::string shown = knob.get != nullptr ? knob.get(experiments::Scenario{}) : std::string();
-    cmd.add_option(flag, flags->values[std::string(knob.key)], std::string(knob.help))
-        ->option_text(fmt::format("{{{}}}{}", knob.values, shown.empty() ? "" : "=" + shown));
+    if (const experiments::Knob* other = knob.excludes.empty() ? nullptr : experiments::find_knob(knob.excludes)) {
+      if (CLI::Option* o = cmd.get_option_no_throw(std::string(other->flag)); o != nullptr) option->excludes(o);
+    }
   }
   return flags;
 }
 
-void collect_knob_flags(const CLI::App& cmd, experiments::Sweeper sweeper, KnobFlags& flags) {
+void collect_knob_flags(const CLI::App& cmd, KnobFlags& flags) {
   flags.given.clear();
-  for (const experiments::Knob& knob : experiments::knobs()) {
-    if (!knob.declares_flag || !knob.for_sweeper(sweeper) || cmd.count(std::string(knob.flag)) == 0) continue;
-    const std::string key(knob.key);
-    flags.given.emplace_back(key, knob.switch_value.empty() ? flags.values.at(key) : std::string(knob.switch_value));
+  for (const std::string& key : flags.declared) {
+    const experiments::Knob* knob = experiments::find_knob(key);
+    if (cmd.count(std::string(knob->flag)) == 0) continue;
+    flags.given.emplace_back(key, knob->switch_value.empty() ? flags.values.at(key) : std::string(knob->switch_value));
   }
 }
 

@@ -36,16 +36,20 @@ using experiments::Variation;
 /// The flags that the knob table declares for `sweeper`
 /// (experiments::Knob::declares_flag) and what the command line gave them.
 struct KnobFlags {
+  std::vector<std::string> declared;          ///< knob keys, in table order
   std::map<std::string, std::string> values;  ///< knob key -> a value option's text
   Settings given;                             ///< (key, value) of the flags given, in table order
 };
 
-/// Declares those flags on `cmd`: a value option, or a switch (a flag with
-/// Knob::switch_value), with the entry's help, values and default.
-std::shared_ptr<KnobFlags> add_knob_flags(CLI::App& cmd, experiments::Sweeper sweeper);
+/// Declares the flags of `group` that `sweeper` takes on `cmd`: a value
+/// option, or a switch (a flag with Knob::switch_value), with the entry's
+/// help, values and default; two knobs that exclude each other, both
+/// declared here, exclude each other's flags.
+std::shared_ptr<KnobFlags> add_knob_flags(CLI::App& cmd, experiments::Sweeper sweeper,
+                                          experiments::FlagGroup group = experiments::FlagGroup::kCommand);
 
-/// After parsing: fills flags.given with the flags `cmd` was given.
-void collect_knob_flags(const CLI::App& cmd, experiments::Sweeper sweeper, KnobFlags& flags);
+/// After parsing: fills flags.given with the declared flags `cmd` was given.
+void collect_knob_flags(const CLI::App& cmd, KnobFlags& flags);
 
 /// Sets `s` as flags.given says; an error names the flag ("--a2a-precision:
 /// expected one of ..."). A flag that sets a cluster key (--nic-gbit) given

@@ -54,7 +54,7 @@ namespace {
 
 struct Flags {
   std::string nodes;  // empty: kDefaultNodes, or an explicit graph's own size
-  std::shared_ptr<ModelFlags> batch;
+  std::shared_ptr<KnobFlags> model;  ///< the model flags (tools/model_options.h)
   std::vector<std::string> algorithms;
   std::shared_ptr<KnobFlags> knobs;  ///< the flags the knob table declares (--a2a-precision, --unfused, ...)
   bool skip_memory_check = false;
@@ -177,7 +177,7 @@ WhatIfOptions options_of(const WhatIfOptions& base, const Flags& f) {
   if (!f.scenario_file.empty()) return options_from_scenario_file(base, f);
   WhatIfOptions o = base;
   o.nodes = parse_nodes(f.nodes.empty() ? default_nodes(o.cluster) : f.nodes);
-  apply_model_flags(*f.batch, o);
+  apply_model_flags(*f.model, o, /*with_search=*/true);
   apply_knob_flags(*f.knobs, o);
   for (const auto& [kind, name] : parse_algorithm_flags(f.algorithms)) o.algorithms[kind] = name;
   o.memory_check = !f.skip_memory_check;
@@ -361,7 +361,7 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
                               "graph explicitly: its own size)",
                               kDefaultNodes))
       ->option_text("N,N,...");
-  f->batch = add_model_options(*cmd, *options, /*with_search=*/true);
+  f->model = add_model_options(*cmd, *options, /*with_search=*/true);
   f->knobs = add_knob_flags(*cmd, experiments::Sweeper::kWhatif);
   add_network_flags(*cmd, options->fidelity, options->completion_quantum_ns);
   cmd->add_option("--algo", f->algorithms,
@@ -424,7 +424,8 @@ void add_whatif_command(CLI::App& app, CommandContext& context) {
         }
       }
     }
-    collect_knob_flags(*cmd, experiments::Sweeper::kWhatif, *f->knobs);
+    collect_knob_flags(*cmd, *f->knobs);
+    collect_knob_flags(*cmd, *f->model);
     *action = [request, sources, options, f, args, merged](std::ostream& out) {
       WhatIfOptions o = *options;
       o.cluster = *request;
