@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <functional>
 #include <stdexcept>
 #include <utility>
 
@@ -33,7 +32,7 @@ sim::Duration transfer_time(double bytes, double rate_bytes_per_s) {
 
 FlowNetwork::FlowNetwork(sim::Simulator& simulator, std::vector<LinkParams> links,
                          NetworkFidelity fidelity)
-    : sim_(simulator), fidelity_(fidelity) {
+    : sim_(simulator), fidelity_(fidelity), ids_([this] { sweep_finished(); }), history_(links.size()) {
   links_.reserve(links.size());
   for (std::size_t l = 0; l < links.size(); ++l) {
     const LinkParams& p = links[l];
@@ -123,28 +122,17 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     track_levels_ = false;
     link_levels_ = {};
   }
-  if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - block_ids_) {
+  if (slots_.size() >= std::numeric_limits<std::uint32_t>::max() - ids_.block_ids()) {
     throw std::length_error("network model: too many flows");
   }
   if (route_links_.size() + route.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("network model: too many route entries");
   }
 
-  const std::uint32_t f = recycle_ ? next_recycled_id() : static_cast<std::uint32_t>(slots_.size());
+  const std::uint32_t f = ids_.acquire();
   const bool reuse = f < slots_.size();
-  ++flows_started_;
   const sim::TimePoint now = sim_.now();
-  std::uint32_t callback = kNoCallback;
-  if (on_done) {
-    if (free_callbacks_.empty()) {
-      callback = static_cast<std::uint32_t>(callbacks_.size());
-      callbacks_.push_back(std::move(on_done));
-    } else {
-      callback = free_callbacks_.back();
-      free_callbacks_.pop_back();
-      callbacks_[callback] = std::move(on_done);
-    }
-  }
+  const std::uint32_t callback = ids_.add_callback(std::move(on_done));
   const FlowSlot slot{.record = FlowRecord{.start = now,
                                            .first_byte = now + latency,
                                            .finish = sim::TimePoint::max(),
@@ -178,7 +166,7 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     route_begin_.push_back(static_cast<std::uint32_t>(route_links_.size()));
     route_links_.insert(route_links_.end(), route.begin(), route.end());
     route_end_.push_back(static_cast<std::uint32_t>(route_links_.size()));
-    if (recycle_) route_capacity_.push_back(length);
+    if (ids_.recycles()) route_capacity_.push_back(length);
   }
   if (exact_incidence_) incidence_slot_.resize(route_links_.size(), 0);
   // weight_ and cap_ stay empty (meaning 1 and none) until a flow needs them.
@@ -191,7 +179,6 @@ FlowId FlowNetwork::start_flow(std::span<const std::uint32_t> route, sim::Bytes 
     cap_.resize(slots_.size(), std::numeric_limits<double>::infinity());
     cap_[f] = options.rate_cap_bytes_per_s;
   }
-  ++in_flight_;
   // Flows whose first byte falls on the same instant join in one event (an
   // all-to-all's million flows have a handful of distinct latencies).
   const std::int64_t at = (now + latency).count_ps();
@@ -247,76 +234,25 @@ void FlowNetwork::recycle_flow_ids(bool on, std::uint32_t block_ids) {
   if (flows_started() != 0) {
     throw std::invalid_argument("recycle_flow_ids: set it before the first flow starts");
   }
-  if (block_ids == 0 || (block_ids & (block_ids - 1)) != 0) {
-    throw std::invalid_argument(fmt::format("recycle_flow_ids: block of {} ids, expected a power of two", block_ids));
-  }
-  recycle_ = on;
-  block_ids_ = block_ids;
-  block_shift_ = static_cast<std::uint32_t>(std::countr_zero(block_ids));
+  ids_.set_recycling(on, block_ids);
   if (share_) share_->recycle_ids(on);
 }
 
-std::uint32_t FlowNetwork::next_recycled_id() {
-  // Ids go out in blocks of consecutive ids, each block in increasing order,
-  // so the flows of one burst (an all-to-all) sit at neighbouring ids as
-  // they would without recycling: the solves walk them in id order, and
-  // scattered ids cost a cache miss per flow and array. A block comes back
-  // whole, once every flow on it has finished.
-  if (cursor_ == cursor_end_) {
-    if (cursor_end_ != 0) {
-      const std::uint32_t done = (cursor_end_ - 1) >> block_shift_;
-      if (block_live_[done] == 0) retire_block(done);
-    }
-    std::uint32_t block;
-    if (free_blocks_.empty()) {
-      block = static_cast<std::uint32_t>(block_live_.size());  // fresh ids, at the end
-      block_live_.push_back(0);
-    } else {
-      block = free_blocks_.back();
-      free_blocks_.pop_back();
-    }
-    cursor_ = block << block_shift_;
-    cursor_end_ = cursor_ + block_ids_;
-  }
-  ++block_live_[cursor_ >> block_shift_];
-  return cursor_++;
-}
-
-void FlowNetwork::retire(std::span<const std::uint32_t> finished) {
-  const std::uint32_t current = cursor_end_ == 0 ? std::numeric_limits<std::uint32_t>::max()
-                                                 : (cursor_end_ - 1) >> block_shift_;
-  for (std::uint32_t f : finished) {
-    const std::uint32_t block = f >> block_shift_;
-    // The block still handing out ids is retired when it has handed out all.
-    if (--block_live_[block] == 0 && block != current) retire_block(block);
-  }
-}
-
-void FlowNetwork::retire_block(std::uint32_t block) {
+void FlowNetwork::sweep_finished() {
   // A finished id may still sit in the flow lists of its links (they are
   // swept lazily) and in stale completion and level entries. The latter
   // check the id's state and finish estimate or level_version, which a new
   // flow on the id keeps consistent (see start_flow); the lists are swept
-  // here, all at once, before a batch of blocks is handed out again. A batch
-  // of at least a quarter as many ids as flows in flight keeps that sweep (a
-  // pass over the lists, whose entries are flows in flight and retired ones)
-  // at a constant cost per flow.
-  retired_blocks_.push_back(block);
-  if (4 * retired_blocks_.size() * block_ids_ < in_flight_) return;
-  if (!exact_incidence_) {
-    for (Link& link : links_) {
-      if (link.flows.size() > link.active) sweep(link);
-    }
+  // here, all at once, before FlowIds hands a batch of ids out again.
+  if (exact_incidence_) return;
+  for (Link& link : links_) {
+    if (link.flows.size() > link.active) sweep(link);
   }
-  // free_blocks_ is a stack: the batch goes out lowest block first.
-  std::sort(retired_blocks_.begin(), retired_blocks_.end(), std::greater<>());
-  free_blocks_.insert(free_blocks_.end(), retired_blocks_.begin(), retired_blocks_.end());
-  retired_blocks_.clear();
 }
 
 void FlowNetwork::record_link_history(bool on) {
   if (share_) share_->record_link_history(on);
-  record_history_ = on;
+  history_.set_recording(on);
   if (on) use_exact_incidence();
 }
 
@@ -341,7 +277,7 @@ void FlowNetwork::sweep(Link& link) {
 }
 
 void FlowNetwork::join(std::uint32_t f) {
-  if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) flush_history_before(sim_.now());
+  if (history_.recording() && fidelity_ == NetworkFidelity::kAnalytical) flush_history_before(sim_.now());
   joined_since_resolve_ = true;
   state_[f] = State::kActive;
   progress_[f].last_update = sim_.now();
@@ -365,7 +301,9 @@ void FlowNetwork::join(std::uint32_t f) {
       bottleneck = std::min(bottleneck, links_[route_links_[pos]].params.capacity_bytes_per_s);
     }
     set_rate(f, bottleneck);
-    if (record_history_) note_history(std::span<const std::uint32_t>(route_links_).subspan(begin, end - begin));
+    if (history_.recording()) {
+      history_.note(std::span<const std::uint32_t>(route_links_).subspan(begin, end - begin), sim_.now());
+    }
     reschedule_completion_event();
     return;
   }
@@ -381,47 +319,28 @@ void FlowNetwork::add_seed(std::uint32_t link) {
   seeds_.push_back(link);
 }
 
-void FlowNetwork::record_links(std::span<const std::uint32_t> links, sim::TimePoint now) const {
-  if (history_.size() < links_.size()) history_.resize(links_.size());
-  for (std::uint32_t l : links) {
-    double load = 0;
-    for (std::uint32_t g : links_[l].flows) load += slots_[g].rate;
-    const double utilisation = load / links_[l].params.capacity_bytes_per_s;
-    std::vector<UtilisationSample>& h = history_[l];
-    if (!h.empty() && h.back().time == now) {
-      h.back().utilisation = utilisation;
-    } else if (h.empty() || h.back().utilisation != utilisation) {
-      h.push_back({now, utilisation});
-    }
-  }
+double FlowNetwork::utilisation(std::uint32_t link) const {
+  double load = 0;
+  for (std::uint32_t g : links_[link].flows) load += slots_[g].rate;
+  return load / links_[link].params.capacity_bytes_per_s;
 }
 
-void FlowNetwork::note_history(std::span<const std::uint32_t> links) {
-  if (history_pending_mark_.size() < links_.size()) history_pending_mark_.resize(links_.size(), 0);
-  history_pending_ps_ = sim_.now().count_ps();
-  for (std::uint32_t l : links) {
-    if (history_pending_mark_[l]) continue;
-    history_pending_mark_[l] = 1;
-    history_pending_.push_back(l);
-  }
+void FlowNetwork::record_links(std::span<const std::uint32_t> links, sim::TimePoint now) const {
+  for (std::uint32_t l : links) history_.record(l, now, utilisation(l));
 }
 
 void FlowNetwork::flush_history_before(sim::TimePoint now) {
-  if (!history_pending_.empty() && history_pending_ps_ != now.count_ps()) flush_history();
+  if (history_.pending_before(now)) flush_history();
 }
 
 void FlowNetwork::flush_history() const {
-  if (history_pending_.empty()) return;
-  record_links(history_pending_, sim::TimePoint::from_ps(history_pending_ps_));
-  for (std::uint32_t l : history_pending_) history_pending_mark_[l] = 0;
-  history_pending_.clear();
+  history_.flush([this](std::uint32_t l) { return utilisation(l); });
 }
 
 const std::vector<FlowNetwork::UtilisationSample>& FlowNetwork::link_history(std::uint32_t link) const {
-  static const std::vector<UtilisationSample> kEmpty;
   if (share_) return share_->link_history(link);
   flush_history();
-  return link < history_.size() ? history_[link] : kEmpty;
+  return history_.samples(link);
 }
 
 void FlowNetwork::clear_seeds() {
@@ -498,7 +417,7 @@ void FlowNetwork::reschedule_completion_event() {
   // sweep removes at least that many, so it costs O(1) per stale entry),
   // then from the front. At twice that (queue > 4x the flows in flight)
   // model A at 64 nodes peaked at 379 MiB instead of 274, in the same time.
-  if (completions_.size() > 1024 && completions_.size() > in_flight_ + in_flight_ / 2) {
+  if (completions_.size() > 1024 && completions_.size() > ids_.in_flight() + ids_.in_flight() / 2) {
     completions_.remove_if([this](const sim::RadixEventQueue::Entry& e) { return completion_is_stale(e.key, e.slot); });
   }
   while (!completions_.empty() && completion_is_stale(completions_.front().key, completions_.front().slot)) {
@@ -521,7 +440,7 @@ void FlowNetwork::reschedule_completion_event() {
 void FlowNetwork::finish_due() {
   completion_scheduled_ = false;
   const sim::TimePoint now = sim_.now();
-  if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) flush_history_before(now);
+  if (history_.recording() && fidelity_ == NetworkFidelity::kAnalytical) flush_history_before(now);
   flush_completions();
   // The finished flows, in a member buffer: an all-to-all's last instants
   // finish hundreds of thousands of flows each.
@@ -558,7 +477,7 @@ void FlowNetwork::finish_due() {
     FlowSlot& slot = slots_[f];
     left_min_level_ = std::min(left_min_level_, slot.level);
     slot.rate = 0.0;
-    --in_flight_;
+    ids_.finish();
     slot.record.finish = now;
     if (slot.callback != kNoCallback) {
       callbacks.emplace_back(f, slot.callback);
@@ -584,31 +503,30 @@ void FlowNetwork::finish_due() {
       if (link.active == 0) link.busy_total += now - link.busy_since;
       link.bytes_carried += size;
       if (fidelity_ == NetworkFidelity::kFlow) add_seed(l);
-      if (record_history_ && fidelity_ == NetworkFidelity::kAnalytical) note_history({&l, 1});
+      if (history_.recording() && fidelity_ == NetworkFidelity::kAnalytical) history_.note({&l, 1}, now);
     }
   }
   if (!seeds_.empty()) request_resolve();
   reschedule_completion_event();
   finished_ = std::move(finished);
   // Callbacks last, in flow-id order: they may start flows, which may grow
-  // callbacks_.
+  // the callbacks ids_ keeps.
   for (const auto& [f, c] : callbacks) {
-    sim::EventCallback done = std::move(callbacks_[c]);
-    free_callbacks_.push_back(c);
+    sim::EventCallback done = ids_.take_callback(c);
     done();
   }
   due_callbacks_ = std::move(callbacks);
   // Their callbacks have run: the ids may be handed out again.
-  if (recycle_) retire(finished_);
+  ids_.release(finished_);
 }
 
 void FlowNetwork::resolve() {
   resolve_scheduled_ = false;
   const bool removal_only = !joined_since_resolve_ && integer_weights_;
   std::vector<std::uint32_t> touched;
-  if (record_history_) touched = seeds_;
+  if (history_.recording()) touched = seeds_;
   if (!removal_only || !resolve_incremental()) resolve_component();
-  if (record_history_) {
+  if (history_.recording()) {
     record_links(touched, sim_.now());
     record_links(component_links_, sim_.now());
   }
@@ -763,7 +681,7 @@ void FlowNetwork::flush_levels() {
   // Walks drop the stale entries of the buckets they visit; the buckets
   // below every leaver's level are swept here, wholesale, when stale entries
   // dominate (O(entries), about what they already cost).
-  if (level_entries_ <= 1024 || level_entries_ <= 2 * in_flight_) return;
+  if (level_entries_ <= 1024 || level_entries_ <= 2 * ids_.in_flight()) return;
   level_entries_ = 0;
   for (auto it = level_buckets_.begin(); it != level_buckets_.end();) {
     std::erase_if(it->second, [this](const LevelEntry& e) {

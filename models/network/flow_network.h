@@ -52,6 +52,17 @@
 // kAnalytical: no sharing. Each flow transfers at the smallest capacity along
 // its route (for fast sweeps). With no link shared the two fidelities give
 // identical finish times to the picosecond.
+//
+// Files. This class is the fluid core (rates, re-solves, level buckets and
+// groups, progress, the completion queue) and the front of the other
+// fidelities; what it keeps beside the core lives in classes of its own:
+//   models/network/flow_ids.h      flow ids, their recycling in blocks, the
+//                                  counts started and in flight, callbacks;
+//   models/network/link_history.h  the links' utilisation samples
+//                                  (record_link_history, link_history);
+//   models/network/link_share.h    the kLinkShare model;
+//   models/network/maxmin.h        the max-min solver;
+//   models/network/flow_types.h    the records and link parameters.
 
 #ifndef ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_
 #define ZIONSIM_MODELS_NETWORK_FLOW_NETWORK_H_
@@ -65,7 +76,9 @@
 #include <utility>
 #include <vector>
 
+#include "models/network/flow_ids.h"
 #include "models/network/flow_types.h"
+#include "models/network/link_history.h"
 #include "models/network/link_share.h"
 #include "models/network/maxmin.h"
 #include "sim/event_queue.h"
@@ -191,15 +204,15 @@ class FlowNetwork {
   /// deterministic either way. Off by default. Throws std::invalid_argument
   /// once a flow has started, or for a block size that is not a power of two.
   void recycle_flow_ids(bool on, std::uint32_t block_ids = 4096);
-  bool recycles_flow_ids() const { return recycle_; }
+  bool recycles_flow_ids() const { return ids_.recycles(); }
   std::size_t num_links() const { return links_.size(); }
   /// Flow ids handed out: every flow started, or with recycling the most
   /// ids in use at once (flows in flight and ids waiting to be recycled).
   std::size_t num_flows() const { return share_ ? share_->num_ids() : slots_.size(); }
   /// Flows started since construction.
-  std::uint64_t flows_started() const { return share_ ? share_->bundles_started() : flows_started_; }
+  std::uint64_t flows_started() const { return share_ ? share_->bundles_started() : ids_.started(); }
   /// Flows that have started and not finished.
-  std::size_t flows_in_flight() const { return share_ ? share_->bundles_in_flight() : in_flight_; }
+  std::size_t flows_in_flight() const { return share_ ? share_->bundles_in_flight() : ids_.in_flight(); }
 
   const FlowRecord& flow(FlowId id) const {
     return share_ ? share_->record(static_cast<std::uint32_t>(id)) : slots_[static_cast<std::uint32_t>(id)].record;
@@ -251,7 +264,7 @@ class FlowNetwork {
   // The rest lives in arrays indexed by flow id, touched in id order by the
   // solves (Progress) or small enough to stay cached (state_); flows without
   // options or a callback store neither.
-  static constexpr std::uint32_t kNoCallback = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint32_t kNoCallback = FlowIds::kNoCallback;
   struct alignas(64) FlowSlot {
     FlowRecord record;
     sim::TimePoint finish_estimate;
@@ -260,7 +273,7 @@ class FlowNetwork {
     // before), and a counter bumped with it that tells stale LevelEntry apart.
     double level = std::numeric_limits<double>::infinity();
     std::uint32_t level_version = 0;
-    std::uint32_t callback = kNoCallback;  // index into callbacks_
+    std::uint32_t callback = kNoCallback;  // FlowIds::add_callback's index
   };
   static_assert(sizeof(FlowSlot) == 64, "one cache line per flow");
   struct Progress {
@@ -312,14 +325,13 @@ class FlowNetwork {
   bool completion_is_stale(std::uint64_t time_ps, std::uint32_t f) const;
   void reschedule_completion_event();
   void add_seed(std::uint32_t link);
+  // The sum of a link's flows' rates over its capacity.
+  double utilisation(std::uint32_t link) const;
   // Samples the links' utilisation at `now` into history_.
   void record_links(std::span<const std::uint32_t> links, sim::TimePoint now) const;
   // Analytical fidelity: the links whose load changed at the latest instant
-  // are sampled once, before the next instant changes any rate (or when the
-  // history is read), not once per flow that joins or leaves: an
-  // all-to-all's NIC carries thousands of flows, and a sum over them per
-  // flow made --timeline 25x slower than the run (64 nodes of model A).
-  void note_history(std::span<const std::uint32_t> links);
+  // are noted (LinkHistory::note) and sampled once, before the next instant
+  // changes any rate or when the history is read.
   void flush_history_before(sim::TimePoint now);
   void flush_history() const;
   void clear_seeds();
@@ -332,9 +344,9 @@ class FlowNetwork {
   }
   std::uint32_t route_begin(std::uint32_t f) const { return route_begin_[f]; }
   std::uint32_t route_end(std::uint32_t f) const { return route_end_[f]; }
-  std::uint32_t next_recycled_id();
-  void retire(std::span<const std::uint32_t> finished);
-  void retire_block(std::uint32_t block);
+  // Before a batch of recycled ids goes out again: the finished ids out of
+  // the links' lists (FlowIds).
+  void sweep_finished();
 
   sim::Simulator& sim_;
   NetworkFidelity fidelity_;
@@ -361,24 +373,12 @@ class FlowNetwork {
   std::vector<std::uint32_t> route_links_;
   std::vector<double> weight_;  // empty while every flow has weight 1
   std::vector<double> cap_;     // empty while no flow has a cap
-  std::vector<sim::EventCallback> callbacks_;
-  std::vector<std::uint32_t> free_callbacks_;  // slots of callbacks_ to reuse
   std::vector<std::uint32_t> flow_stamp_;
-  std::uint64_t flows_started_ = 0;
-
-  // Id recycling (recycle_flow_ids): ids go out from the block [cursor_,
-  // cursor_end_); block_live_ counts each block's flows not yet finished; a
-  // block with none waits in retired_blocks_ for the batch's sweep of the
-  // links' lists, then in free_blocks_; route_capacity_ is the route space
-  // each id owns.
-  bool recycle_ = false;
-  std::uint32_t block_ids_ = 1;
-  std::uint32_t block_shift_ = 0;
-  std::uint32_t cursor_ = 0;
-  std::uint32_t cursor_end_ = 0;
-  std::vector<std::uint32_t> block_live_;
-  std::vector<std::uint32_t> retired_blocks_;
-  std::vector<std::uint32_t> free_blocks_;
+  // Ids, their recycling (recycle_flow_ids), the counts of flows started and
+  // in flight, and the callbacks: models/network/flow_ids.h.
+  FlowIds ids_;
+  // With recycling, the route space each id owns (the longest route it
+  // carried).
   std::vector<std::uint32_t> route_capacity_;
 
   // Swap-out removal from the links' lists (see Link), on from the moment
@@ -393,7 +393,6 @@ class FlowNetwork {
   // Flows waiting for their first byte, by that instant (ps): one engine
   // event per instant.
   std::map<std::int64_t, std::vector<std::uint32_t>> pending_joins_;
-  std::size_t in_flight_ = 0;
 
   // Re-solve state.
   std::vector<std::uint32_t> seeds_;
@@ -401,11 +400,9 @@ class FlowNetwork {
   // (flow, index in callbacks_) of those with a callback.
   std::vector<std::uint32_t> finished_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> due_callbacks_;
-  bool record_history_ = false;
-  mutable std::vector<std::vector<UtilisationSample>> history_;  // per link, when recording
-  mutable std::vector<std::uint32_t> history_pending_;     // note_history's links, each once
-  mutable std::vector<std::uint8_t> history_pending_mark_;  // per link
-  std::int64_t history_pending_ps_ = 0;                     // their instant
+  // record_link_history's samples (models/network/link_history.h); mutable
+  // for link_history, which samples the pending links first.
+  mutable LinkHistory history_;
   bool resolve_scheduled_ = false;
   std::uint32_t stamp_ = 0;
   std::vector<std::uint32_t> component_flows_;
