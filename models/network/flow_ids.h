@@ -52,8 +52,8 @@ class FlowIds {
   /// The id of a flow that starts now: a fresh one, or with recycling the
   /// next id of the current block. Counts the flow started and in flight.
   std::uint32_t acquire() {
-    const std::uint32_t id = recycle_ ? next_recycled() : end_;
-    if (id >= end_) end_ = id + 1;
+    // Without recycling, the flows started so far are the ids handed out.
+    const std::uint32_t id = recycle_ ? next_recycled() : static_cast<std::uint32_t>(started_);
     ++started_;
     ++in_flight_;
     return id;
@@ -67,14 +67,11 @@ class FlowIds {
     if (recycle_) retire(finished);
   }
 
-  /// One past the largest id handed out: without recycling the flows
-  /// started, with it about the most ids in use at once.
-  std::uint32_t id_bound() const { return end_; }
   std::uint64_t started() const { return started_; }
   std::size_t in_flight() const { return in_flight_; }
 
-  /// Keeps `callback` until taken; kNoCallback for an empty one.
-  std::uint32_t add_callback(sim::EventCallback callback) {
+  /// Keeps `callback` (moved from) until taken; kNoCallback for an empty one.
+  std::uint32_t add_callback(sim::EventCallback&& callback) {
     if (!callback) return kNoCallback;
     if (free_callbacks_.empty()) {
       callbacks_.push_back(std::move(callback));
@@ -100,7 +97,6 @@ class FlowIds {
   void retire_block(std::uint32_t block);
 
   std::function<void()> before_reuse_;
-  std::uint32_t end_ = 0;  // id_bound
   std::uint64_t started_ = 0;
   std::size_t in_flight_ = 0;
   std::vector<sim::EventCallback> callbacks_;

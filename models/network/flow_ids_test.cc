@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -25,7 +26,6 @@ TEST(FlowIdsTest, WithoutRecyclingEveryFlowGetsAFreshId) {
   ids.release(finished);
   EXPECT_EQ(ids.in_flight(), 2u);
   EXPECT_EQ(ids.acquire(), 5u);  // never a released one
-  EXPECT_EQ(ids.id_bound(), 6u);
   EXPECT_EQ(ids.started(), 6u);
 }
 
@@ -49,7 +49,6 @@ TEST(FlowIdsTest, AnIdComesBackOnlyWhenItsWholeBlockIsReleased) {
   for (std::uint32_t i = 9; i < 12; ++i) EXPECT_EQ(ids.acquire(), i);  // block 2's rest
   EXPECT_EQ(ids.acquire(), 0u);  // then block 0 again, in order
   EXPECT_EQ(ids.acquire(), 1u);
-  EXPECT_EQ(ids.id_bound(), 12u);
   EXPECT_EQ(ids.started(), 14u);
   EXPECT_EQ(ids.in_flight(), 10u);
 }
@@ -70,7 +69,6 @@ TEST(FlowIdsTest, TheBlockHandingOutIdsIsNotRecycledBeforeItIsUsedUp) {
   // Block 0 is used up and all released: retired when the next id is due,
   // and handed out again at once (nothing else in flight).
   EXPECT_EQ(ids.acquire(), 0u);
-  EXPECT_EQ(ids.id_bound(), 4u);
 }
 
 TEST(FlowIdsTest, ReleasedBlocksWaitForABatchOfAQuarterOfTheFlowsInFlight) {
@@ -99,11 +97,13 @@ TEST(FlowIdsTest, NoIdIsInUseTwice) {
   FlowIds ids;
   ids.set_recycling(true, 8);
   std::set<std::uint32_t> live;
+  std::uint32_t largest = 0;
   std::uint64_t state = 1;
   for (int step = 0; step < 5000; ++step) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     if ((state >> 60) < 9 || live.empty()) {
       const std::uint32_t id = ids.acquire();
+      largest = std::max(largest, id);
       EXPECT_TRUE(live.insert(id).second) << "id " << id << " handed out while in use";
     } else {
       auto it = live.begin();
@@ -115,7 +115,7 @@ TEST(FlowIdsTest, NoIdIsInUseTwice) {
     }
   }
   EXPECT_EQ(ids.in_flight(), live.size());
-  EXPECT_LT(ids.id_bound(), 5000u);  // ids did come back
+  EXPECT_LT(largest + 1, ids.started() / 3 * 2);  // ids did come back
 }
 
 TEST(FlowIdsTest, CallbackSlotsAreReused) {
