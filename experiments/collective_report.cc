@@ -58,7 +58,7 @@ void write_report_table(std::ostream& out, const CollectiveSweepRequest& r, cons
   const std::string where = report.varies("cluster") ? "the ranks and cluster of each variant"
                                                      : fmt::format("{} of {}", ranks, first.cluster);
   fmt::print(out, "# zionsim collective: {} on {}, {}{}, fidelity {}\n#\n", to_string(r.kind), where,
-             to_string(r.dtype), r.wire ? fmt::format(" (on the wire: {})", to_string(*r.wire)) : "", r.fidelity);
+             to_string(r.dtype), r.wire ? fmt::format(" (on the wire: {})", to_string(*r.wire)) : "", r.scenario.fidelity);
   const ex::TableGroups groups = ex::collective_sweep_groups(report);
   ex::write_table(out, ex::collective_sweep_schema(report), ex::collective_sweep_rows(report), groups,
                   {.header_prefix = "# ", .row_prefix = "  ", .fit = false});
@@ -70,8 +70,8 @@ nlohmann::ordered_json report_json(const CollectiveSweepRequest& r, const Collec
   if (!report.varied()) j["ranks"] = report.variants.front().ranks;
   j["dtype"] = to_string(r.dtype);
   if (r.wire) j["quantize"] = to_string(*r.wire);
-  j["fidelity"] = r.fidelity;
-  j["completion_quantum_ns"] = r.completion_quantum_ns;
+  j["fidelity"] = r.scenario.fidelity;
+  j["completion_quantum_ns"] = r.scenario.completion_quantum_ns;
   if (report.varied()) j["vary"] = variations_json(r.vary);
   j["results"] = ex::json_rows(ex::collective_sweep_schema(report), ex::collective_sweep_rows(report));
   if (!report.has_nccl_columns()) return j;

@@ -58,12 +58,10 @@ void check_no_gpu_degradation(const Scenario& s, const Settings& settings) {
 std::vector<Variant> variants_of(const CollectiveSweepRequest& r) {
   std::vector<Variation> variations;
   for (const std::string& text : r.vary) variations.push_back(parse_knob_variation(text, Sweeper::kCollective));
-  check_knob_conflicts(variations, {r.flags_given, {}, r.cluster.overrides});
+  check_knob_conflicts(variations, {r.flags_given, {}, r.scenario.cluster.overrides});
   std::vector<Variant> out;
   for (Settings& settings : all_combinations(variations)) {
-    Scenario s;
-    s.cluster = r.cluster;
-    s.gpu = r.gpu;
+    Scenario s = r.scenario;
     for (const auto& [key, value] : settings) apply_knob(s, key, value, Sweeper::kCollective);
     check_no_gpu_degradation(s, settings);
     out.push_back(Variant{std::move(settings), s.cluster, s.gpu});
@@ -99,7 +97,7 @@ void check_options_for_columns(const std::map<std::string, std::string>& options
 
 Setup setup_of(const CollectiveSweepRequest& r, const Variant& v, const std::vector<std::string>& algorithms,
                const coll::CollectiveRegistry& registry) {
-  ClusterAndGpu system = load_cluster_and_gpu(v.request, v.gpu, r.profile);
+  ClusterAndGpu system = load_cluster_and_gpu(v.request, v.gpu, r.scenario.profile);
   const int gpus = system.cluster.topology.num_gpus();
   const int n = r.ranks > 0 ? r.ranks : gpus;
   if (n > gpus || n < 1) {
@@ -237,10 +235,10 @@ CollectiveSweepRow RowSimulator::row(std::size_t i) const {
   const std::string& a = algorithms_[i % algorithms_.size()];
   const Setup& setup = setups_[v];
   Stack stack(setup.cluster.topology, *routers_[v],
-              {.fidelity = r_.fidelity,
-               .completion_quantum_ns = r_.completion_quantum_ns,
-               .plugins = r_.plugins,
-               .schedules = r_.schedules},
+              {.fidelity = r_.scenario.fidelity,
+               .completion_quantum_ns = r_.scenario.completion_quantum_ns,
+               .plugins = r_.scenario.plugins,
+               .schedules = r_.scenario.schedules},
               setup.options);
   const double us = time_of(setup, stack, bytes, a).to_seconds() * 1e6;
   const double algbw = us > 0 ? static_cast<double>(bytes) / (us * 1e3) : 0;
@@ -437,7 +435,7 @@ std::optional<CollectiveSweepReport> run_collective_sweep(const CollectiveSweepR
                                     : std::string("ring"));
   }
   coll::CollectiveRegistry registry;
-  fill_registry(r.plugins, r.schedules, registry);
+  fill_registry(r.scenario.plugins, r.scenario.schedules, registry);
   report.sizes = sizes_of(r, variants.size());
   const std::vector<Setup> setups = setups_of(r, variants, report.algorithms, registry);
   if (before_simulating) before_simulating();

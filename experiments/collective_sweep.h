@@ -24,6 +24,7 @@
 #include "experiments/knobs.h"
 #include "experiments/placement.h"
 #include "experiments/result_schema.h"
+#include "experiments/scenario.h"
 #include "experiments/stack.h"
 #include "models/collectives/kinds.h"
 #include "models/execution/network_backend.h"
@@ -52,6 +53,14 @@ std::string_view bus_factor_formula(models::collectives::CollectiveKind kind);
 std::vector<std::int64_t> sweep_sizes(std::int64_t lo, std::int64_t hi, double factor, int element_bytes,
                                       int max_points);
 
+/// A Scenario{} with an exact network (no completion quantum): what a
+/// collective sweep times by default.
+inline Scenario exact_scenario() {
+  Scenario s;
+  s.completion_quantum_ns = 0;
+  return s;
+}
+
 struct CollectiveSweepRequest {
   models::collectives::CollectiveKind kind = models::collectives::CollectiveKind::kAllReduce;
   models::collectives::DataType dtype = models::collectives::DataType::kFp32;
@@ -66,9 +75,12 @@ struct CollectiveSweepRequest {
   /// of the kind (models::default_collective_algorithms()).
   std::vector<std::string> algorithms;
 
-  topology::ClusterRequest cluster;
-  std::string gpu;      ///< a GPU profile name or file; empty: the cluster's
-  std::string profile;  ///< a GPU profile file (a calibration result)
+  /// What the sweep shares with every command: the cluster (cluster.nodes
+  /// its size), the GPU profile (gpu or profile: reductions and
+  /// quantization), the network's fidelity and completion quantum (exact by
+  /// default here), and the plug-ins and schedule files. The model fields
+  /// are not used.
+  Scenario scenario = exact_scenario();
   int ranks = 0;        ///< the first N GPUs; 0: all of each variant's
   /// --vary KEY=V1,V2,... (the knobs of Sweeper::kCollective), as given:
   /// parsed after the sizes are checked, so that errors come in the order
@@ -77,10 +89,6 @@ struct CollectiveSweepRequest {
   /// The knob flags given besides --vary (check_knob_conflicts).
   std::set<std::string> flags_given;
 
-  std::string fidelity = "flow";
-  double completion_quantum_ns = 0;  ///< 0: exact
-  std::vector<std::string> plugins;
-  std::vector<std::string> schedules;
   std::vector<std::string> options;  ///< NAME=JSON, as --options gives them
   int threads = 0;                   ///< rows simulated in parallel; 0: one per core
   /// A share of the rows (--shard), rows kept in a directory (--results) or

@@ -30,8 +30,8 @@ CollectiveSweepRequest request(const std::string& cluster, std::optional<int> no
                                std::vector<std::string> algorithms, std::int64_t lo, std::int64_t hi,
                                double factor = 2) {
   CollectiveSweepRequest r;
-  r.cluster.cluster = cluster;
-  r.cluster.nodes = nodes;
+  r.scenario.cluster.cluster = cluster;
+  r.scenario.cluster.nodes = nodes;
   r.algorithms = std::move(algorithms);
   r.min_bytes = lo;
   r.max_bytes = hi;
@@ -285,7 +285,7 @@ TEST(CollectiveSweepTest, NcclModelWeighsNvlsOnOneHopperServer) {
   const auto busbw = [](const std::string& cluster, const std::string& algo,
                         const std::vector<std::string>& overrides = {}) {
     CollectiveSweepRequest req = request(cluster, std::nullopt, {algo}, kGiB, kGiB);
-    req.cluster.overrides = overrides;
+    req.scenario.cluster.overrides = overrides;
     const CollectiveSweepReport r = sweep(req);
     return r.rows.size() == 1 ? r.rows[0].busbw : -1.0;
   };
@@ -384,7 +384,7 @@ TEST(CollectiveSweepTest, WhatNcclPickedAndItsGraphs) {
 // on faster HBM).
 TEST(CollectiveSweepTest, VariesTheCluster) {
   CollectiveSweepRequest req = request("zionex", std::nullopt, {"ring"}, 256 * kMiB, 256 * kMiB);
-  req.cluster.cluster = "zionex";
+  req.scenario.cluster.cluster = "zionex";
   req.vary = {"cluster=zionex,hgx-b200"};
   const CollectiveSweepReport r = sweep(req);
   ASSERT_EQ(r.rows.size(), 2u);

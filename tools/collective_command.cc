@@ -58,8 +58,8 @@ int run(const topology::ClusterRequest& cluster, const AlgorithmSources& sources
   if (!f.quantize.empty()) r.wire = *models::collectives::parse_data_type(f.quantize);
   r.min_bytes = ex::parse_message_size(f.min_bytes, "--min-bytes");
   r.max_bytes = ex::parse_message_size(f.max_bytes, "--max-bytes");
-  r.cluster = cluster;
-  std::tie(r.plugins, r.schedules, r.options) = std::tie(sources.plugins, sources.schedules, sources.options);
+  r.scenario.cluster = cluster;
+  std::tie(r.scenario.plugins, r.scenario.schedules, r.options) = std::tie(sources.plugins, sources.schedules, sources.options);
   // An unwritable --plot path must not cost the simulation.
   OutputFile plot_file;
   const auto open_plot = [&] {
@@ -105,10 +105,10 @@ void add_collective_command(CLI::App& app, CommandContext& context) {
       ->check(in_range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--ranks", r.ranks, "Use the first N GPUs (default: all)")->check(in_range(1, 1 << 20));
-  cmd->add_option("--gpu", r.gpu, "GPU profile for reductions and quantization: a built-in or a .json profile file (default: the cluster's)");
-  cmd->add_option("--profile", r.profile, "A GPU profile file (a calibration result) for reductions and quantization")
+  cmd->add_option("--gpu", r.scenario.gpu, "GPU profile for reductions and quantization: a built-in or a .json profile file (default: the cluster's)");
+  cmd->add_option("--profile", r.scenario.profile, "A GPU profile file (a calibration result) for reductions and quantization")
       ->option_text("FILE");
-  add_network_flags(*cmd, r.fidelity, r.completion_quantum_ns);
+  add_network_flags(*cmd, r.scenario.fidelity, r.scenario.completion_quantum_ns);
   cmd->add_option("--format", f->format, "Output format")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--threads", r.threads, "Rows simulated in parallel (0: all cores)")->check(in_range(0, 1024));
   cmd->add_option("--plot", f->plot, "Write time and bus bandwidth against size as SVG, a curve per column")
