@@ -106,11 +106,39 @@ sim::Bytes pair_size(const CollectiveRequest& request, int src, int dst) {
   return sim::Bytes(piece + (dst == n - 1 ? request.bytes_per_rank.count() % element : 0));
 }
 
+std::uint64_t step_count(const CollectivePlan& plan) {
+  return plan.generator ? plan.generator->step_count() : plan.steps.size();
+}
+
+CollectivePlan materialize(CollectivePlan plan) {
+  if (!plan.generator) return plan;
+  const std::uint32_t count = plan.generator->step_count();
+  plan.steps.resize(count);
+  for (std::uint32_t s = 0; s < count; ++s) {
+    Step& step = plan.steps[s];
+    plan.generator->step(s, step);
+    for (const Transfer& t : step.transfers) {
+      ZX_CHECK(t.src != kNvlinkSwitch && t.dst != kNvlinkSwitch, "a generated step uses the NVLink switch");
+    }
+  }
+  plan.generator.reset();
+  return plan;
+}
+
 sim::Bytes total_bytes(const CollectivePlan& plan) {
   sim::Bytes total;
-  for (const Step& step : plan.steps) {
+  const auto add = [&](const Step& step) {
     for (const Transfer& t : step.transfers) total += t.size;
+  };
+  if (plan.generator) {
+    Step step;
+    for (std::uint32_t s = 0; s < plan.generator->step_count(); ++s) {
+      plan.generator->step(s, step);
+      add(step);
+    }
+    return total;
   }
+  for (const Step& step : plan.steps) add(step);
   return total;
 }
 

@@ -51,8 +51,11 @@
 #ifndef ZIONSIM_MODELS_COLLECTIVES_PLAN_H_
 #define ZIONSIM_MODELS_COLLECTIVES_PLAN_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -172,15 +175,58 @@ struct Chunk {
   std::optional<int> destination;  ///< nullopt: every rank must end with it
 };
 
-/// The lowered form of one collective call: a DAG of steps.
+/// The most steps that come directly after one step of a generated plan.
+inline constexpr std::size_t kMaxGeneratedDependents = 16;
+
+/// The steps of a plan too large to hold, made one at a time when asked:
+/// a ring all-reduce of 4,096 GPUs is 33.5 M steps of one transfer each,
+/// 12.6 GiB held, where the rule that makes step s is a few integers per
+/// GPU. Step s is exactly the step a held plan would have at index s (the
+/// same transfers in the same order, `after` list, local work and issue
+/// slot), so the executor runs a generated plan to the same bits as the
+/// held one, keeping only counters per step. Generated steps never use the
+/// NVLink switch (kNvlinkSwitch). Implementations are immutable after
+/// construction and may be shared between copies of a plan.
+class StepGenerator {
+ public:
+  virtual ~StepGenerator() = default;
+  virtual std::uint32_t step_count() const = 0;
+  /// Step s into `out`, which is overwritten (its vectors' capacity is
+  /// reused: generating a step allocates nothing once warm).
+  virtual void step(std::uint32_t s, Step& out) const = 0;
+  /// step(s).after.size(), without making the step.
+  virtual std::uint32_t after_count(std::uint32_t s) const = 0;
+  /// The steps whose `after` lists s, ascending, into `out`; returns how
+  /// many (at most kMaxGeneratedDependents).
+  virtual std::size_t dependents(std::uint32_t s,
+                                 std::span<std::uint32_t, kMaxGeneratedDependents> out) const = 0;
+  /// The steps that come after none, ascending.
+  virtual std::vector<std::uint32_t> roots() const = 0;
+  /// Whether some step moves or reduces at least one byte.
+  virtual bool moves_bytes() const = 0;
+};
+
+/// The lowered form of one collective call: a DAG of steps, held in
+/// `steps` or, for a generated plan, made by `generator` (and `steps` is
+/// empty). Either way `chunks` is held.
 struct CollectivePlan {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   int group_size = 0;
   std::vector<Chunk> chunks;
   std::vector<Step> steps;
+  std::shared_ptr<const StepGenerator> generator;
 };
 
-/// Sum of all transfer sizes.
+/// How many steps the plan has, held or generated.
+std::uint64_t step_count(const CollectivePlan& plan);
+
+/// The plan with every step held: a generated plan's steps made and kept
+/// (for checking and printing plans small enough to hold), a held plan
+/// unchanged.
+CollectivePlan materialize(CollectivePlan plan);
+
+/// Sum of all transfer sizes (a generated plan's steps are made one at a
+/// time, not kept).
 sim::Bytes total_bytes(const CollectivePlan& plan);
 
 }  // namespace zx::models::collectives

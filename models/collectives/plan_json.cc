@@ -17,6 +17,10 @@
 namespace zx::models::collectives {
 
 void write_plan_json(std::ostream& stream, const CollectivePlan& plan) {
+  if (plan.generator) {
+    write_plan_json(stream, materialize(plan));
+    return;
+  }
   TextOut out(stream);
   out.print("{{\n  \"kind\": \"{}\",\n  \"group_size\": {},\n  \"total_bytes\": {},\n", to_string(plan.kind),
             plan.group_size, total_bytes(plan).count());

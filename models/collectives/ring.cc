@@ -8,6 +8,10 @@
 #include "models/collectives/ring.h"
 
 #include <algorithm>
+#include <limits>
+#include <memory>
+
+#include <fmt/format.h>
 
 #include "base/json_reader.h"
 #include "models/collectives/internal/plan_builder.h"
@@ -15,6 +19,119 @@
 namespace zx::models::collectives {
 
 using internal::PlanBuilder;
+
+namespace {
+
+// The ring reduce-scatter / all-gather / all-reduce as a generated plan.
+// Step index s = (j x ring_steps + t) x n + p for slice j, ring step t and
+// position p: the order in which a held plan would add them.
+class RingSteps final : public StepGenerator {
+ public:
+  RingSteps(CollectiveKind kind, int chunks, std::vector<std::vector<int>> rings,
+            std::vector<std::vector<std::uint32_t>> chunk_of, std::vector<sim::Bytes> chunk_sizes)
+      : chunks_(chunks),
+        n_(static_cast<int>(rings.front().size())),
+        slices_(static_cast<int>(chunk_of.size())),
+        reduce_phase_(kind != CollectiveKind::kAllGather),
+        gather_phase_(kind != CollectiveKind::kReduceScatter),
+        ring_steps_((reduce_phase_ ? n_ - 1 : 0) + (gather_phase_ ? n_ - 1 : 0)),
+        rings_(std::move(rings)),
+        chunk_of_(std::move(chunk_of)),
+        chunk_sizes_(std::move(chunk_sizes)) {
+    const std::uint64_t count = std::uint64_t{static_cast<std::uint32_t>(slices_)} *
+                                static_cast<std::uint32_t>(ring_steps_) * static_cast<std::uint32_t>(n_);
+    if (count > std::numeric_limits<std::uint32_t>::max()) {
+      internal::throw_cannot_lower("ring", fmt::format("{} steps are more than a plan can index (2^32 - 1)", count));
+    }
+    count_ = static_cast<std::uint32_t>(count);
+    for (const sim::Bytes& b : chunk_sizes_) moves_ |= b.count() > 0;
+    moves_ &= count_ > 0;
+  }
+
+  std::uint32_t step_count() const override { return count_; }
+
+  void step(std::uint32_t s, Step& out) const override {
+    const Place at = place(s);
+    out.transfers.clear();
+    out.after.clear();
+    out.local_work.clear();
+    out.issue_slot = 0;
+    if (at.j % chunks_ != 0) out.after.push_back(index(at.j - 1, at.t, at.p));
+    if (at.t > 0) out.after.push_back(index(at.j, at.t - 1, (at.p + n_ - 1) % n_));
+    const bool reducing = reduce_phase_ && at.t < n_ - 1;
+    const int r = reducing || !reduce_phase_ ? at.t : at.t - (n_ - 1);
+    const int block = ((reducing ? at.p - r - 1 : at.p - r) % n_ + n_) % n_;
+    const std::uint32_t chunk = chunk_of_[static_cast<std::size_t>(at.j)][static_cast<std::size_t>(block)];
+    const sim::Bytes size = chunk_sizes_[chunk];
+    if (size.count() == 0) return;  // as PlanBuilder drops it
+    const std::vector<int>& ring = rings_[static_cast<std::size_t>(at.j / chunks_)];
+    const int dst = ring[static_cast<std::size_t>((at.p + 1) % n_)];
+    Transfer& x = out.transfers.emplace_back();
+    x.src = ring[static_cast<std::size_t>(at.p)];
+    x.dst = dst;
+    x.size = size;
+    x.op = reducing ? TransferOp::kReduce : TransferOp::kCopy;
+    x.chunks.assign(1, ChunkRange{chunk, chunk + 1});
+    x.relay.reset();
+    if (reducing) out.local_work.push_back({.rank = dst, .reduce_bytes = size});
+  }
+
+  std::uint32_t after_count(std::uint32_t s) const override {
+    const Place at = place(s);
+    return (at.j % chunks_ != 0 ? 1 : 0) + (at.t > 0 ? 1 : 0);
+  }
+
+  std::size_t dependents(std::uint32_t s, std::span<std::uint32_t, kMaxGeneratedDependents> out) const override {
+    const Place at = place(s);
+    std::size_t k = 0;
+    if (at.t + 1 < ring_steps_) out[k++] = index(at.j, at.t + 1, (at.p + 1) % n_);
+    if (at.j + 1 < slices_ && (at.j + 1) % chunks_ != 0) out[k++] = index(at.j + 1, at.t, at.p);
+    return k;
+  }
+
+  std::vector<std::uint32_t> roots() const override {
+    std::vector<std::uint32_t> out;
+    if (ring_steps_ == 0) return out;
+    for (int j = 0; j < slices_; j += chunks_) {
+      for (int p = 0; p < n_; ++p) out.push_back(index(j, 0, p));
+    }
+    return out;
+  }
+
+  bool moves_bytes() const override { return moves_; }
+
+ private:
+  struct Place {
+    int j = 0;
+    int t = 0;
+    int p = 0;
+  };
+  Place place(std::uint32_t s) const {
+    const std::uint32_t per_slice = static_cast<std::uint32_t>(ring_steps_) * static_cast<std::uint32_t>(n_);
+    const std::uint32_t within = s % per_slice;
+    return Place{static_cast<int>(s / per_slice), static_cast<int>(within / static_cast<std::uint32_t>(n_)),
+                 static_cast<int>(within % static_cast<std::uint32_t>(n_))};
+  }
+  std::uint32_t index(int j, int t, int p) const {
+    return (static_cast<std::uint32_t>(j) * static_cast<std::uint32_t>(ring_steps_) + static_cast<std::uint32_t>(t)) *
+               static_cast<std::uint32_t>(n_) +
+           static_cast<std::uint32_t>(p);
+  }
+
+  int chunks_;
+  int n_;
+  int slices_;
+  bool reduce_phase_;
+  bool gather_phase_;
+  int ring_steps_;
+  std::vector<std::vector<int>> rings_;
+  std::vector<std::vector<std::uint32_t>> chunk_of_;
+  std::vector<sim::Bytes> chunk_sizes_;
+  std::uint32_t count_ = 0;
+  bool moves_ = false;
+};
+
+}  // namespace
 
 RingOptions parse_ring_options(json::ObjectReader& options) {
   RingOptions out;
@@ -122,33 +239,14 @@ CollectivePlan RingAlgorithm::lower(const CollectiveRequest& request,
   // wait for each other globally, so a latency-bound ring costs the sum of
   // the hops along its path (mostly NVLink) rather than every step the
   // slowest hop of the ring (the one between servers), as NCCL's ring does.
-  const bool reduce_phase = request.kind != CollectiveKind::kAllGather;
-  const bool gather_phase = request.kind != CollectiveKind::kReduceScatter;
-  const int ring_steps = (reduce_phase ? n - 1 : 0) + (gather_phase ? n - 1 : 0);
-  // step_of[t][p] of the slice before (within the channel) and of this one.
-  std::vector<std::vector<std::uint32_t>> previous_slice;
-  for (int j = 0; j < slices; ++j) {
-    std::vector<std::vector<std::uint32_t>> step_of(static_cast<std::size_t>(ring_steps),
-                                                    std::vector<std::uint32_t>(static_cast<std::size_t>(n)));
-    for (int t = 0; t < ring_steps; ++t) {
-      const bool reducing = reduce_phase && t < n - 1;
-      const int s = reducing || !reduce_phase ? t : t - (n - 1);
-      for (int p = 0; p < n; ++p) {
-        std::vector<std::uint32_t> after;
-        if (t > 0) after.push_back(step_of[static_cast<std::size_t>(t - 1)][static_cast<std::size_t>((p + n - 1) % n)]);
-        if (j % chunks != 0) {
-          after.push_back(previous_slice[static_cast<std::size_t>(t)][static_cast<std::size_t>(p)]);
-        }
-        const std::uint32_t step = plan.add_step(std::move(after));
-        const int block = ((reducing ? p - s - 1 : p - s) % n + n) % n;
-        plan.add_transfer(step, at(j, p), at(j, p + 1), reducing ? TransferOp::kReduce : TransferOp::kCopy,
-                          chunk_of[j][block]);
-        step_of[static_cast<std::size_t>(t)][static_cast<std::size_t>(p)] = step;
-      }
-    }
-    previous_slice = std::move(step_of);
-  }
-  return std::move(plan).finish();
+  // That is slices x 2(n-1) x n steps: generated, not held (RingSteps).
+  CollectivePlan out = std::move(plan).finish();
+  std::vector<sim::Bytes> chunk_sizes;
+  chunk_sizes.reserve(out.chunks.size());
+  for (const Chunk& c : out.chunks) chunk_sizes.push_back(c.size);
+  out.generator = std::make_shared<const RingSteps>(request.kind, chunks, std::move(rings), std::move(chunk_of),
+                                                    std::move(chunk_sizes));
+  return out;
 }
 
 }  // namespace zx::models::collectives

@@ -136,7 +136,7 @@ TEST(RingTest, UnevenSizesScatteredGroupsAndOneRank) {
       EXPECT_TRUE(report.ok()) << to_string(kind) << " S=" << s << "\n" << report.summary();
     }
     const CollectiveRequest one = request(kind, 1, 64);
-    const CollectivePlan plan = RingAlgorithm().lower(one, TopologyView::packed(1, 8));
+    const CollectivePlan plan = materialize(RingAlgorithm().lower(one, TopologyView::packed(1, 8)));
     EXPECT_TRUE(check_plan(plan, one).ok());
     EXPECT_TRUE(plan.steps.empty());
   }
@@ -148,7 +148,7 @@ TEST(RingTest, UnevenSizesScatteredGroupsAndOneRank) {
 TEST(RingTest, RingOrderCrossesEachServerBoundaryOnce) {
   const TopologyView view = TopologyView::packed(16, 8);
   const CollectiveRequest req = request(CollectiveKind::kAllReduce, 16, 1 << 20);
-  const CollectivePlan plan = RingAlgorithm().lower(req, view);
+  const CollectivePlan plan = materialize(RingAlgorithm().lower(req, view));
   ASSERT_EQ(plan.steps.size(), 30u * 16u);
   for (std::size_t t = 0; t < 30; ++t) {
     int crossing = 0;
@@ -168,7 +168,7 @@ TEST(RingTest, RingOrderCrossesEachServerBoundaryOnce) {
 TEST(RingTest, PositionsWaitOnlyForTheirPredecessor) {
   const TopologyView view = TopologyView::packed(8, 8);
   const CollectiveRequest req = request(CollectiveKind::kAllReduce, 8, 8 * 1024);
-  const CollectivePlan plan = RingAlgorithm().lower(req, view);
+  const CollectivePlan plan = materialize(RingAlgorithm().lower(req, view));
   ASSERT_EQ(plan.steps.size(), 14u * 8u);
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
@@ -193,7 +193,7 @@ TEST(RingTest, ChannelsLeaveEachServerThroughDifferentGpus) {
                                     CollectiveKind::kAllGather, CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
     const CollectiveRequest req = request(kind, 24, 24 * 8 * 1024, /*root=*/kind == CollectiveKind::kReduce ? 13 : 0);
     for (const int channels : {1, 8}) {
-      const CollectivePlan plan = RingAlgorithm({1, channels}).lower(req, view);
+      const CollectivePlan plan = materialize(RingAlgorithm({1, channels}).lower(req, view));
       const testing::PlanReport report = check_plan(plan, req);
       EXPECT_TRUE(report.ok()) << to_string(kind) << " channels " << channels << "\n" << report.summary();
       std::map<int, sim::Bytes> leaving;  // local index of the sender -> bytes it sends to another server

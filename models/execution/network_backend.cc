@@ -1,6 +1,7 @@
 #include "models/execution/network_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -19,9 +20,17 @@ struct NetworkBackend::PlanRun {
   std::uint64_t id = 0;
   collectives::CollectivePlan plan;
   std::vector<int> ranks;  // group index -> global GPU rank
+  // Per step: the steps it waits for that are not done (for a generated
+  // plan kUntouched until the first of them is), and its transfers not
+  // yet delivered.
   std::vector<std::uint32_t> pending_after;
-  std::vector<std::vector<std::uint32_t>> dependents;
   std::vector<std::uint32_t> pending_transfers;
+  // A held plan's steps that come after each step; a generated plan's
+  // generator says.
+  std::vector<std::vector<std::uint32_t>> dependents;
+  // A generated plan's latest step made (its vectors reused from step to
+  // step: see StepLauncher for why one suffices).
+  collectives::Step made;
   std::size_t steps_left = 0;
   std::int64_t collective = -1;  // OpGraph collective index, for flow tags
   // Bytes on the links per byte of a transfer between servers: 1 / the
@@ -37,6 +46,15 @@ struct NetworkBackend::PlanRun {
   // origin of the steps' issue slots (collectives::Step::issue_slot).
   sim::TimePoint started;
   sim::EventCallback on_done;
+
+  static constexpr std::uint32_t kUntouched = std::numeric_limits<std::uint32_t>::max();
+  // Step s: the held one, or the generated one made into `made` (valid
+  // until the next call).
+  const collectives::Step& step(std::uint32_t s) {
+    if (!plan.generator) return plan.steps[s];
+    plan.generator->step(s, made);
+    return made;
+  }
 };
 
 namespace {
@@ -292,12 +310,27 @@ void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int>
 struct NetworkBackend::StepLauncher {
   NetworkBackend* self;
   std::uint64_t id;
+  // A generated plan's step is made again wherever it is needed, into the
+  // run's one `made`: each use ends before the next step is made (a launch
+  // that finishes a step at once, and so launches its dependents, has
+  // done with its own step by then), and the dependents of a step are
+  // copied out before any of them launches.
   void step_done(std::uint32_t s) const {
     auto it = self->runs_.find(id);
     PlanRun& r = *it->second;
     ++self->steps_run_;
-    for (std::uint32_t d : r.dependents[s]) {
-      if (--r.pending_after[d] == 0) launch(d);
+    if (const collectives::StepGenerator* g = r.plan.generator.get()) {
+      std::array<std::uint32_t, collectives::kMaxGeneratedDependents> next;
+      const std::size_t k = g->dependents(s, next);
+      for (std::size_t i = 0; i < k; ++i) {
+        const std::uint32_t d = next[i];
+        if (r.pending_after[d] == PlanRun::kUntouched) r.pending_after[d] = g->after_count(d);
+        if (--r.pending_after[d] == 0) launch(d);
+      }
+    } else {
+      for (std::uint32_t d : r.dependents[s]) {
+        if (--r.pending_after[d] == 0) launch(d);
+      }
     }
     if (--r.steps_left == 0) {
       self->sim_.schedule_after(sim::Duration::zero(), [self = self, id = id] { self->finish(id); },
@@ -307,7 +340,7 @@ struct NetworkBackend::StepLauncher {
   void transfers_done(std::uint32_t s) const {
     PlanRun& r = *self->runs_.at(id);
     sim::Bytes most;
-    for (const collectives::LocalWork& w : r.plan.steps[s].local_work) most = std::max(most, w.reduce_bytes);
+    for (const collectives::LocalWork& w : r.step(s).local_work) most = std::max(most, w.reduce_bytes);
     if (most.count() == 0) {
       step_done(s);
       return;
@@ -318,22 +351,23 @@ struct NetworkBackend::StepLauncher {
   }
   void launch(std::uint32_t s) const {
     PlanRun& r = *self->runs_.at(id);
-    const collectives::Step& step = r.plan.steps[s];
+    const collectives::Step& step = r.step(s);
     // A step that is its sender's k-th operation waits for k issue gaps
     // from the plan's start (the proxy posts one operation at a time).
     const sim::Duration gap = self->options_.software.peer_gap;
     if (r.charged && step.issue_slot > 0 && gap > sim::Duration::zero()) {
       const sim::TimePoint earliest = r.started + gap * static_cast<std::int64_t>(step.issue_slot);
       if (self->sim_.now() < earliest) {
-        self->sim_.schedule(earliest, [l = *this, s] { l.launch_now(s); }, kIssueSlot);
+        self->sim_.schedule(earliest, [l = *this, s] {
+          PlanRun& later = *l.self->runs_.at(l.id);
+          l.launch_now(later, s, later.step(s));
+        }, kIssueSlot);
         return;
       }
     }
-    launch_now(s);
+    launch_now(r, s, step);
   }
-  void launch_now(std::uint32_t s) const {
-    PlanRun& r = *self->runs_.at(id);
-    const collectives::Step& step = r.plan.steps[s];
+  void launch_now(PlanRun& r, std::uint32_t s, const collectives::Step& step) const {
     r.pending_transfers[s] = static_cast<std::uint32_t>(step.transfers.size());
     if (step.transfers.empty()) {
       transfers_done(s);
@@ -362,10 +396,10 @@ struct NetworkBackend::StepLauncher {
     }
     if (LinkShareNetwork* share = self->network_.link_share()) {
       r.pending_transfers[s] -= static_cast<std::uint32_t>(step.transfers.size()) - 1;
-      start_bundle(*share, r, s, delivered);
+      start_bundle(*share, r, s, step, delivered);
       return;
     }
-    for (std::size_t t = 0; t < step.transfers.size(); ++t) start_flow(r, s, t, delivered);
+    for (std::size_t t = 0; t < step.transfers.size(); ++t) start_flow(r, s, t, step.transfers[t], delivered);
   }
   // Routes transfer t of step s into self->scratch_.links: its size on
   // the wire, its software latency, and its GPUs (-1 for the switch).
@@ -375,8 +409,7 @@ struct NetworkBackend::StepLauncher {
     int src = -1;
     int dst = -1;
   };
-  Routed route(const PlanRun& r, std::uint32_t s, std::size_t t) const {
-    const collectives::Transfer& x = r.plan.steps[s].transfers[t];
+  Routed route(const PlanRun& r, std::uint32_t s, std::size_t t, const collectives::Transfer& x) const {
     const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
     if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) {
       // In-network reduction or multicast: GPU to switch or back, at
@@ -384,6 +417,7 @@ struct NetworkBackend::StepLauncher {
       const auto gpu = [&](int member) {
         return self->router_.topology().gpu(r.ranks[static_cast<std::size_t>(member)]);
       };
+      ZX_CHECK(r.nvlink_switch.has_value(), "a transfer to the NVLink switch in a plan that was not checked for it");
       const topology::NodeId src = x.src == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.src);
       const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.dst);
       route_nodes(self->router_, src, dst, key, self->scratch_);
@@ -413,19 +447,21 @@ struct NetworkBackend::StepLauncher {
   }
   // Transfer t of step s as a flow, counting down `delivered` when it lands.
   template <typename Delivered>
-  void start_flow(const PlanRun& r, std::uint32_t s, std::size_t t, const Delivered& delivered) const {
-    const Routed x = route(r, s, t);
+  void start_flow(const PlanRun& r, std::uint32_t s, std::size_t t, const collectives::Transfer& transfer,
+                  const Delivered& delivered) const {
+    const Routed x = route(r, s, t, transfer);
     const FlowId flow =
         self->network_.start_flow(self->scratch_.links, x.size, delivered, FlowOptions{.added_latency = x.latency});
     if (self->record_flows_ && x.src >= 0) self->flow_tags_.push_back(FlowTag{flow, x.src, x.dst, r.collective, -1});
   }
   // The linkshare fidelity: the step's transfers as one bundle.
   template <typename Delivered>
-  void start_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, const Delivered& delivered) const {
-    const std::size_t n = r.plan.steps[s].transfers.size();
+  void start_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, const collectives::Step& step,
+                    const Delivered& delivered) const {
+    const std::size_t n = step.transfers.size();
     const std::size_t tagged = self->flow_tags_.size();
     for (std::size_t t = 0; t < n; ++t) {
-      const Routed x = route(r, s, t);
+      const Routed x = route(r, s, t, step.transfers[t]);
       share.add(self->scratch_.links, x.size, 1.0, x.latency);
       if (self->record_flows_ && x.src >= 0) {
         self->flow_tags_.push_back(FlowTag{FlowId{}, x.src, x.dst, r.collective, -1});
@@ -451,32 +487,36 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   r.collective = collective;
   r.between_servers_factor = between_servers_factor;
   r.on_done = std::move(on_done);
-  const std::size_t steps = r.plan.steps.size();
-  r.pending_after.resize(steps);
-  r.dependents.resize(steps);
+  const std::size_t steps = collectives::step_count(r.plan);
   r.pending_transfers.resize(steps);
   r.steps_left = steps;
-  bool moves = false;
-  for (std::size_t s = 0; s < steps; ++s) {
-    const collectives::Step& step = r.plan.steps[s];
-    r.pending_after[s] = static_cast<std::uint32_t>(step.after.size());
-    for (std::uint32_t a : step.after) r.dependents[a].push_back(static_cast<std::uint32_t>(s));
-    for (const collectives::Transfer& x : step.transfers) moves |= x.size.count() > 0;
-    for (const collectives::LocalWork& w : step.local_work) moves |= w.reduce_bytes.count() > 0;
+  // Launching a step may finish it at once (no transfers, no work) and
+  // launch its dependents; every step with nothing to wait for starts now.
+  std::vector<std::uint32_t> ready;
+  if (const collectives::StepGenerator* g = r.plan.generator.get()) {
+    r.pending_after.assign(steps, PlanRun::kUntouched);
+    r.charged = g->moves_bytes();
+    ready = g->roots();
+  } else {
+    r.pending_after.resize(steps);
+    r.dependents.resize(steps);
+    bool moves = false;
+    for (std::size_t s = 0; s < steps; ++s) {
+      const collectives::Step& step = r.plan.steps[s];
+      r.pending_after[s] = static_cast<std::uint32_t>(step.after.size());
+      for (std::uint32_t a : step.after) r.dependents[a].push_back(static_cast<std::uint32_t>(s));
+      for (const collectives::Transfer& x : step.transfers) moves |= x.size.count() > 0;
+      for (const collectives::LocalWork& w : step.local_work) moves |= w.reduce_bytes.count() > 0;
+      if (step.after.empty()) ready.push_back(static_cast<std::uint32_t>(s));
+    }
+    r.charged = moves;
+    r.nvlink_switch = nvlink_switch_for(r.plan, r.ranks);
   }
-  r.charged = moves;
-  r.nvlink_switch = nvlink_switch_for(r.plan, r.ranks);
   const std::uint64_t id = r.id;
   runs_.emplace(id, std::move(run));
   if (steps == 0) {
     sim_.schedule_after(sim::Duration::zero(), [this, id] { finish(id); }, kCollectiveDone);
     return;
-  }
-  // Launching a step may finish it at once (no transfers, no work) and
-  // launch its dependents; every step with nothing to wait for starts now.
-  std::vector<std::uint32_t> ready;
-  for (std::size_t s = 0; s < steps; ++s) {
-    if (r.pending_after[s] == 0) ready.push_back(static_cast<std::uint32_t>(s));
   }
   const StepLauncher launcher{this, id};
   r.started = sim_.now() + (r.charged ? options_.software.launch : sim::Duration::zero());

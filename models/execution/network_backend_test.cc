@@ -9,6 +9,8 @@
 
 #include "base/error.h"
 #include "models/collectives/registry.h"
+#include "models/collectives/ring.h"
+#include "models/collectives/topology_view.h"
 #include "models/execution/executor.h"
 #include "models/execution/network_backend.h"
 #include "models/execution/testing/backend_rig.h"
@@ -53,6 +55,48 @@ TEST(NetworkBackendTest, RingAllReduceMatchesAlphaBetaExactly) {
     const Duration reduce = Duration::from_seconds_ceil(chunk / options.reduction_bytes_per_s);
     EXPECT_EQ(rig.sim.now().since_start(), step * 14 + reduce * 7) << size;
     EXPECT_EQ(backend.steps_run(), 14u * 8u);  // a step per ring step and position
+  }
+}
+
+// A generated plan (the ring's: collectives::StepGenerator) runs to the
+// same bits as the same plan held step by step: the executor launches
+// step s of either with the same transfers, ECMP keys and dependencies.
+// Four ZionEX servers (rings cross the fabric and its spines), pipelined
+// slices on two channels, each kind the ring generates, with and without
+// software latencies, at the flow and link-sharing fidelities.
+TEST(NetworkBackendTest, GeneratedPlanRunsAsTheHeldPlan) {
+  using collectives::CollectiveKind;
+  for (const NetworkFidelity fidelity : {NetworkFidelity::kFlow, NetworkFidelity::kLinkShare}) {
+    for (const CollectiveKind kind :
+         {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+      for (const bool software : {false, true}) {
+        collectives::CollectiveRequest request;
+        request.kind = kind;
+        for (int r = 0; r < 32; ++r) request.ranks.push_back(r);
+        request.bytes_per_rank = sim::Bytes(3 << 20);
+        NetworkBackendOptions options;
+        if (software) options.software = {.launch = Duration::us(5), .transfer = Duration::ns(700),
+                                          .network_transfer = Duration::ns(2500), .peer_gap = Duration::ns(300)};
+        const auto finish = [&](bool held) {
+          Rig rig(4, "zionex", fidelity);
+          NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry, options);
+          collectives::CollectivePlan plan =
+              collectives::RingAlgorithm({2, 2}).lower(request, collectives::make_topology_view(rig.topo, request.ranks));
+          EXPECT_TRUE(plan.generator != nullptr);
+          if (held) plan = collectives::materialize(std::move(plan));
+          EXPECT_EQ(plan.generator == nullptr, held);
+          std::optional<sim::TimePoint> done;
+          backend.run_plan(std::move(plan), request.ranks, [&] { done = rig.sim.now(); });
+          rig.sim.run();
+          EXPECT_EQ(backend.steps_run(), 2u * 2u * 32u * (kind == CollectiveKind::kAllReduce ? 62u : 31u));
+          return done.value_or(sim::TimePoint{});
+        };
+        const sim::TimePoint generated = finish(false);
+        EXPECT_GT(generated.since_start(), Duration::us(10));
+        EXPECT_EQ(generated, finish(true)) << to_string(fidelity) << " " << collectives::to_string(kind) << " "
+                                           << software;
+      }
+    }
   }
 }
 

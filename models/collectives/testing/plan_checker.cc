@@ -5,9 +5,12 @@
 #include "models/collectives/testing/plan_checker.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -364,20 +367,74 @@ std::string PlanReport::summary() const {
   return fmt::format("{}", fmt::join(errors, "\n"));
 }
 
+namespace {
+
+// A generated plan's answers against its steps made and held: the
+// dependents, roots and counts the executor runs it by must be the ones
+// the steps' `after` lists say.
+void check_generator(const StepGenerator& generator, const CollectivePlan& held, PlanReport& report) {
+  const auto count = static_cast<std::uint32_t>(held.steps.size());
+  std::vector<std::vector<std::uint32_t>> dependents(count);
+  std::vector<std::uint32_t> roots;
+  bool moves = false;
+  for (std::uint32_t s = 0; s < count; ++s) {
+    const Step& step = held.steps[s];
+    for (std::uint32_t a : step.after) {
+      if (a < s) dependents[a].push_back(s);
+    }
+    if (step.after.empty()) roots.push_back(s);
+    for (const Transfer& x : step.transfers) moves |= x.size.count() > 0;
+    for (const LocalWork& w : step.local_work) moves |= w.reduce_bytes.count() > 0;
+    if (generator.after_count(s) != step.after.size()) {
+      report.errors.push_back(fmt::format("generated step {}: after_count {} but {} steps in its after list", s,
+                                          generator.after_count(s), step.after.size()));
+    }
+  }
+  for (std::uint32_t s = 0; s < count; ++s) {
+    std::array<std::uint32_t, kMaxGeneratedDependents> out;
+    const std::size_t k = generator.dependents(s, out);
+    if (!std::equal(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(k), dependents[s].begin(),
+                    dependents[s].end())) {
+      report.errors.push_back(fmt::format("generated step {}: dependents [{}], its successors' after lists say [{}]",
+                                          s, fmt::join(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(k), ","),
+                                          fmt::join(dependents[s], ",")));
+    }
+  }
+  if (generator.roots() != roots) {
+    report.errors.push_back(fmt::format("generated plan: roots [{}], steps after none [{}]",
+                                        fmt::join(generator.roots(), ","), fmt::join(roots, ",")));
+  }
+  if (generator.moves_bytes() != moves) {
+    report.errors.push_back(fmt::format("generated plan: moves_bytes {} but its steps {}", generator.moves_bytes(),
+                                        moves ? "move bytes" : "move none"));
+  }
+}
+
+PlanReport check_held_or_generated(const CollectivePlan& plan, const CollectiveRequest& request,
+                                   std::size_t max_replay_bytes) {
+  if (!plan.generator) return Checker(plan, request, replay_bytes(plan) <= max_replay_bytes).run();
+  const CollectivePlan held = materialize(plan);
+  PlanReport report = Checker(held, request, replay_bytes(held) <= max_replay_bytes).run();
+  check_generator(*plan.generator, held, report);
+  return report;
+}
+
+}  // namespace
+
 PlanReport check_plan(const CollectivePlan& plan, const CollectiveRequest& request) {
-  return Checker(plan, request, /*replay=*/true).run();
+  return check_held_or_generated(plan, request, std::numeric_limits<std::size_t>::max());
 }
 
 PlanReport check_plan(const CollectivePlan& plan, const CollectiveRequest& request,
                       std::size_t max_replay_bytes) {
-  return Checker(plan, request, replay_bytes(plan) <= max_replay_bytes).run();
+  return check_held_or_generated(plan, request, max_replay_bytes);
 }
 
 std::size_t replay_bytes(const CollectivePlan& plan) {
   // A BitSet of n bits is ceil(n / 64) words plus its vector's header.
   const auto set_bytes = [](std::size_t bits) { return (bits + 63) / 64 * 8 + 24; };
   const auto ranks = static_cast<std::size_t>(std::max(plan.group_size, 0));
-  const std::size_t steps = plan.steps.size();
+  const auto steps = static_cast<std::size_t>(step_count(plan));
   return (ranks + 1) * plan.chunks.size() * set_bytes(ranks) + steps * set_bytes(steps);  // + the switch
 }
 

@@ -21,10 +21,11 @@
 namespace zx::models::testing {
 
 struct BackendRig {
-  explicit BackendRig(int nodes, std::string_view preset = "zionex")
+  explicit BackendRig(int nodes, std::string_view preset = "zionex",
+                      NetworkFidelity fidelity = NetworkFidelity::kFlow)
       : topo(topology::build_cluster(topology::preset_spec(preset, nodes))),
         router(topo),
-        network(sim, link_params(topo)) {
+        network(sim, link_params(topo), fidelity) {
     collectives::register_builtin_collectives(registry);
     register_backend_algorithms(registry);
   }
