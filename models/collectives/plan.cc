@@ -110,8 +110,20 @@ std::uint64_t step_count(const CollectivePlan& plan) {
   return plan.generator ? plan.generator->step_count() : plan.steps.size();
 }
 
+void StepGenerator::step_header(std::uint32_t s, Step& out) const {
+  step(s, out);
+  out.transfers.clear();
+}
+
+void StepGenerator::for_each_transfer(std::uint32_t s, const std::function<void(const Transfer&)>& visit) const {
+  Step whole;
+  step(s, whole);
+  for (const Transfer& x : whole.transfers) visit(x);
+}
+
 CollectivePlan materialize(CollectivePlan plan) {
   if (!plan.generator) return plan;
+  if (plan.chunks.empty()) plan.chunks = plan.generator->make_chunks();
   const std::uint32_t count = plan.generator->step_count();
   plan.steps.resize(count);
   for (std::uint32_t s = 0; s < count; ++s) {
@@ -131,10 +143,8 @@ sim::Bytes total_bytes(const CollectivePlan& plan) {
     for (const Transfer& t : step.transfers) total += t.size;
   };
   if (plan.generator) {
-    Step step;
     for (std::uint32_t s = 0; s < plan.generator->step_count(); ++s) {
-      plan.generator->step(s, step);
-      add(step);
+      plan.generator->for_each_transfer(s, [&](const Transfer& t) { total += t.size; });
     }
     return total;
   }

@@ -53,6 +53,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -204,11 +205,26 @@ class StepGenerator {
   virtual std::vector<std::uint32_t> roots() const = 0;
   /// Whether some step moves or reduces at least one byte.
   virtual bool moves_bytes() const = 0;
+
+  /// Step s without its transfers (its after list, local work and issue
+  /// slot) into `out`, whose transfers are left empty. By default made
+  /// whole and the transfers dropped.
+  virtual void step_header(std::uint32_t s, Step& out) const;
+  /// Calls visit(x) for each of step s's transfers in order, each made in
+  /// turn and not kept, so that a step of millions of transfers (a direct
+  /// all-to-all's one step on thousands of GPUs) is never held whole. The
+  /// reference is valid during the call. By default the step is made whole.
+  virtual void for_each_transfer(std::uint32_t s, const std::function<void(const Transfer&)>& visit) const;
+  /// The plan's chunks, for a plan that does not hold them (CollectivePlan::
+  /// chunks empty where the generator makes them: an all-to-all's n x n);
+  /// by default none (the plan holds them).
+  virtual std::vector<Chunk> make_chunks() const { return {}; }
 };
 
 /// The lowered form of one collective call: a DAG of steps, held in
 /// `steps` or, for a generated plan, made by `generator` (and `steps` is
-/// empty). Either way `chunks` is held.
+/// empty). A generated plan holds its `chunks` or leaves them to
+/// StepGenerator::make_chunks (then `chunks` is empty).
 struct CollectivePlan {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   int group_size = 0;
@@ -220,9 +236,9 @@ struct CollectivePlan {
 /// How many steps the plan has, held or generated.
 std::uint64_t step_count(const CollectivePlan& plan);
 
-/// The plan with every step held: a generated plan's steps made and kept
-/// (for checking and printing plans small enough to hold), a held plan
-/// unchanged.
+/// The plan with every step and chunk held: a generated plan's steps (and
+/// chunks, where its generator makes them) made and kept, for checking and
+/// printing plans small enough to hold; a held plan unchanged.
 CollectivePlan materialize(CollectivePlan plan);
 
 /// Sum of all transfer sizes (a generated plan's steps are made one at a

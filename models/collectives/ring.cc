@@ -76,6 +76,12 @@ class RingSteps final : public StepGenerator {
     if (reducing) out.local_work.push_back({.rank = dst, .reduce_bytes = size});
   }
 
+  void for_each_transfer(std::uint32_t s, const std::function<void(const Transfer&)>& visit) const override {
+    thread_local Step made;  // one transfer at most; its vectors reused
+    step(s, made);
+    for (const Transfer& x : made.transfers) visit(x);
+  }
+
   std::uint32_t after_count(std::uint32_t s) const override {
     const Place at = place(s);
     return (at.j % chunks_ != 0 ? 1 : 0) + (at.t > 0 ? 1 : 0);

@@ -48,13 +48,18 @@ struct NetworkBackend::PlanRun {
   sim::EventCallback on_done;
 
   static constexpr std::uint32_t kUntouched = std::numeric_limits<std::uint32_t>::max();
-  // Step s: the held one, or the generated one made into `made` (valid
-  // until the next call).
-  const collectives::Step& step(std::uint32_t s) {
+  // Step s: the held one, or the generated one's header (no transfers:
+  // they are visited one at a time) made into `made`, valid until the next
+  // call.
+  const collectives::Step& header(std::uint32_t s) {
     if (!plan.generator) return plan.steps[s];
-    plan.generator->step(s, made);
+    plan.generator->step_header(s, made);
     return made;
   }
+  // A generated step's senders and how many transfers each has, for the
+  // peer gap: counts by group index, and the indices touched.
+  std::vector<std::uint32_t> peers_of;
+  std::vector<int> senders;
 };
 
 namespace {
@@ -340,7 +345,7 @@ struct NetworkBackend::StepLauncher {
   void transfers_done(std::uint32_t s) const {
     PlanRun& r = *self->runs_.at(id);
     sim::Bytes most;
-    for (const collectives::LocalWork& w : r.step(s).local_work) most = std::max(most, w.reduce_bytes);
+    for (const collectives::LocalWork& w : r.header(s).local_work) most = std::max(most, w.reduce_bytes);
     if (most.count() == 0) {
       step_done(s);
       return;
@@ -351,7 +356,7 @@ struct NetworkBackend::StepLauncher {
   }
   void launch(std::uint32_t s) const {
     PlanRun& r = *self->runs_.at(id);
-    const collectives::Step& step = r.step(s);
+    const collectives::Step& step = r.header(s);
     // A step that is its sender's k-th operation waits for k issue gaps
     // from the plan's start (the proxy posts one operation at a time).
     const sim::Duration gap = self->options_.software.peer_gap;
@@ -360,7 +365,7 @@ struct NetworkBackend::StepLauncher {
       if (self->sim_.now() < earliest) {
         self->sim_.schedule(earliest, [l = *this, s] {
           PlanRun& later = *l.self->runs_.at(l.id);
-          l.launch_now(later, s, later.step(s));
+          l.launch_now(later, s, later.header(s));
         }, kIssueSlot);
         return;
       }
@@ -368,6 +373,10 @@ struct NetworkBackend::StepLauncher {
     launch_now(r, s, step);
   }
   void launch_now(PlanRun& r, std::uint32_t s, const collectives::Step& step) const {
+    if (r.plan.generator) {
+      launch_generated(r, s);
+      return;
+    }
     r.pending_transfers[s] = static_cast<std::uint32_t>(step.transfers.size());
     if (step.transfers.empty()) {
       transfers_done(s);
@@ -400,6 +409,65 @@ struct NetworkBackend::StepLauncher {
       return;
     }
     for (std::size_t t = 0; t < step.transfers.size(); ++t) start_flow(r, s, t, step.transfers[t], delivered);
+  }
+  // launch_now for a generated step: the same, its transfers visited one
+  // at a time (twice with a peer gap: first for the floor, which the held
+  // path schedules before any flow starts).
+  void launch_generated(PlanRun& r, std::uint32_t s) const {
+    const collectives::StepGenerator& g = *r.plan.generator;
+    const auto delivered = [l = *this, s] {
+      PlanRun& run = *l.self->runs_.at(l.id);
+      if (--run.pending_transfers[s] == 0) l.transfers_done(s);
+    };
+    const sim::Duration gap = self->options_.software.peer_gap;
+    std::uint32_t pending = 0;
+    if (r.charged && gap > sim::Duration::zero()) {
+      r.peers_of.resize(static_cast<std::size_t>(r.plan.group_size), 0);
+      std::size_t k = 0;
+      std::uint64_t count = 0;
+      sim::Duration last = sim::Duration::zero();
+      g.for_each_transfer(s, [&](const collectives::Transfer& x) {
+        ++count;
+        std::uint32_t& peers = r.peers_of[static_cast<std::size_t>(x.src)];
+        if (peers++ == 0) r.senders.push_back(x.src);
+        k = std::max<std::size_t>(k, peers);
+        last = std::max(last, self->transfer_latency(r.ranks[static_cast<std::size_t>(x.src)],
+                                                     r.ranks[static_cast<std::size_t>(x.dst)]));
+      });
+      for (int sender : r.senders) r.peers_of[static_cast<std::size_t>(sender)] = 0;
+      r.senders.clear();
+      if (count == 0) {
+        r.pending_transfers[s] = 0;
+        transfers_done(s);
+        return;
+      }
+      if (k > 1) {
+        pending = 1;
+        r.pending_transfers[s] = 1;
+        self->sim_.schedule_after(gap * static_cast<std::int64_t>(k - 1) + last, delivered, kIssued);
+      }
+    }
+    std::uint32_t t = 0;
+    if (LinkShareNetwork* share = self->network_.link_share()) {
+      const std::size_t tagged = self->flow_tags_.size();
+      g.for_each_transfer(s, [&](const collectives::Transfer& x) { add_to_bundle(*share, r, s, t++, x); });
+      if (t == 0) {
+        r.pending_transfers[s] = 0;
+        transfers_done(s);
+        return;
+      }
+      r.pending_transfers[s] = pending + 1;
+      start_bundle_of(*share, tagged, delivered);
+      return;
+    }
+    // Each flow counts itself in before it starts (its delivery is an event,
+    // never during start_flow).
+    r.pending_transfers[s] = pending;
+    g.for_each_transfer(s, [&](const collectives::Transfer& x) {
+      ++r.pending_transfers[s];
+      start_flow(r, s, t++, x, delivered);
+    });
+    if (t == 0) transfers_done(s);
   }
   // Routes transfer t of step s into self->scratch_.links: its size on
   // the wire, its software latency, and its GPUs (-1 for the switch).
@@ -458,18 +526,24 @@ struct NetworkBackend::StepLauncher {
   template <typename Delivered>
   void start_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, const collectives::Step& step,
                     const Delivered& delivered) const {
-    const std::size_t n = step.transfers.size();
     const std::size_t tagged = self->flow_tags_.size();
-    for (std::size_t t = 0; t < n; ++t) {
-      const Routed x = route(r, s, t, step.transfers[t]);
-      share.add(self->scratch_.links, x.size, 1.0, x.latency);
-      if (self->record_flows_ && x.src >= 0) {
-        self->flow_tags_.push_back(FlowTag{FlowId{}, x.src, x.dst, r.collective, -1});
-        self->keep_tag_route();
-      }
+    for (std::size_t t = 0; t < step.transfers.size(); ++t) add_to_bundle(share, r, s, t, step.transfers[t]);
+    start_bundle_of(share, tagged, delivered);
+  }
+  void add_to_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, std::size_t t,
+                     const collectives::Transfer& transfer) const {
+    const Routed x = route(r, s, t, transfer);
+    share.add(self->scratch_.links, x.size, 1.0, x.latency);
+    if (self->record_flows_ && x.src >= 0) {
+      self->flow_tags_.push_back(FlowTag{FlowId{}, x.src, x.dst, r.collective, -1});
+      self->keep_tag_route();
     }
-    // Each transfer's tag names the step's bundle: a timeline draws it
-    // over the step's time.
+  }
+  // Starts the transfers added since flow tag `tagged` as one bundle. Each
+  // transfer's tag names the step's bundle: a timeline draws it over the
+  // step's time.
+  template <typename Delivered>
+  void start_bundle_of(LinkShareNetwork& share, std::size_t tagged, const Delivered& delivered) const {
     const FlowId bundle{share.start(delivered)};
     for (std::size_t i = tagged; i < self->flow_tags_.size(); ++i) self->flow_tags_[i].flow = bundle;
   }
