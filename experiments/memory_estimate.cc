@@ -18,6 +18,11 @@ constexpr double kBytesPerGpuPair = 1300;
 constexpr double kBaseBytes = 32.0 * 1024 * 1024;
 // --fidelity analytical: 158 / 314 and 553 / 1,208 MiB at 512 and 1,024 GPUs.
 constexpr double kAnalyticalShare = 0.5;
+// --fidelity linkshare, model A: 111 MiB at 1,024 GPUs and 312 at 2,048
+// (`zionsim whatif --model dlrm-a --nodes 128,256 --fidelity linkshare`,
+// one size a run, 2026-12-07): (312 - 111) MiB over the 3.1 M pairs added
+// is 67 bytes a pair, rounded up.
+constexpr double kLinkShareBytesPerGpuPair = 80;
 // Every flow's record kept (experiments/memory_estimate.h): on top of the estimate
 // for the flows in flight (whose 1,300 bytes per pair cover the kept flows'
 // 3.1 x 380), 2,140 flows x 380 bytes per GPU, rounded up. That puts the
@@ -44,14 +49,34 @@ std::string read_text(const char* path) {
 
 }  // namespace
 
-std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical, bool keep_flows) {
+NetworkMemory network_memory(std::string_view fidelity) {
+  if (fidelity == "analytical") return NetworkMemory::kAnalytical;
+  if (fidelity == "linkshare") return NetworkMemory::kLinkShare;
+  return NetworkMemory::kFlows;
+}
+
+std::string per_pair_text(NetworkMemory memory) {
+  switch (memory) {
+    case NetworkMemory::kFlows:
+      return "about 1.3 KB per pair of GPUs for the all-to-alls' flows in flight";
+    case NetworkMemory::kAnalytical:
+      return "about 650 bytes per pair of GPUs for the all-to-alls' flows in flight";
+    case NetworkMemory::kLinkShare:
+      return "about 80 bytes per pair of GPUs for the all-to-alls' byte matrices";
+  }
+  return {};
+}
+
+std::int64_t estimated_simulation_bytes(std::int64_t gpus, NetworkMemory memory, bool keep_flows) {
   const double pairs = static_cast<double>(gpus) * static_cast<double>(std::max<std::int64_t>(0, gpus - 1));
   if (keep_flows) {  // the records do not shrink with the fidelity
     return static_cast<std::int64_t>(kBaseBytes + kBytesPerGpuPair * pairs +
                                      kKeptBytesPerGpu * static_cast<double>(gpus));
   }
-  const double bytes = kBaseBytes + kBytesPerGpuPair * pairs * (analytical ? kAnalyticalShare : 1.0);
-  return static_cast<std::int64_t>(bytes);
+  double per_pair = kBytesPerGpuPair;
+  if (memory == NetworkMemory::kAnalytical) per_pair *= kAnalyticalShare;
+  if (memory == NetworkMemory::kLinkShare) per_pair = kLinkShareBytesPerGpuPair;
+  return static_cast<std::int64_t>(kBaseBytes + per_pair * pairs);
 }
 
 std::string gib_text(std::int64_t bytes) {

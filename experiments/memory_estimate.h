@@ -12,7 +12,10 @@
 // MiB on 512 GPUs, 1,208 MiB on 1,024, 4,510 MiB on 2,048 and 17.7 GiB on
 // 4,096 (README, "How long a what-if takes"): 1,130 to 1,260 bytes per pair.
 // `--fidelity analytical` takes about half (158 and 553 MiB at 512 and 1,024
-// GPUs).
+// GPUs). `--fidelity linkshare` keeps no flows, and the direct all-to-all's
+// plan is generated (models/collectives/plan.h, StepGenerator), so what grows
+// with the pairs is the iteration's all-to-all-v byte matrices: 111 MiB at
+// 1,024 GPUs, 312 at 2,048 (67 bytes per added pair).
 //
 // A run that writes a timeline or a trace (`--timeline`, `--emit-trace`)
 // keeps every flow's record to the end, about 380 bytes a flow whatever the
@@ -31,13 +34,30 @@
 
 namespace zx::experiments {
 
+/// What a network fidelity keeps per pair of GPUs, for the estimate.
+enum class NetworkMemory {
+  kFlows,       ///< flow, coalesced: every flow in flight, its route and max-min state
+  kAnalytical,  ///< analytical: the flows in flight, no max-min state (about half)
+  /// linkshare: no flow at all (a step is a bundle of per-link parts, and
+  /// the all-to-all's plan is generated, not held): what is left per pair
+  /// is the iteration's all-to-all-v byte matrices, in the graph and in the
+  /// collectives running.
+  kLinkShare,
+};
+
+/// The NetworkMemory of a fidelity's name ("flow", "coalesced",
+/// "analytical", "linkshare"; another name is taken for flow's).
+NetworkMemory network_memory(std::string_view fidelity);
+
+/// "about 1.3 KB per pair of GPUs for the all-to-alls' flows in flight", and
+/// the like: what the estimate counts, for messages.
+std::string per_pair_text(NetworkMemory memory);
+
 /// Upper estimate of the peak memory, in bytes, of simulating one iteration
-/// on `gpus` GPUs (see the header comment); `analytical`: a fidelity that
-/// solves no max-min (analytical, and linkshare, whose measured peaks are
-/// below that estimate: 334 MiB at 1,024 GPUs, 4.1 GiB at 4,096);
-/// `keep_flows`: every flow's record is kept to the end (a timeline or a
-/// trace is written).
-std::int64_t estimated_simulation_bytes(std::int64_t gpus, bool analytical, bool keep_flows = false);
+/// on `gpus` GPUs (see the header comment) at a fidelity that keeps
+/// `memory`; `keep_flows`: every flow's record is kept to the end (a
+/// timeline or a trace is written).
+std::int64_t estimated_simulation_bytes(std::int64_t gpus, NetworkMemory memory, bool keep_flows = false);
 
 /// Bytes as GiB for messages: "1.3 GiB", "81 GiB".
 std::string gib_text(std::int64_t bytes);

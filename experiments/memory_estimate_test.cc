@@ -13,47 +13,64 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024;
 
+constexpr NetworkMemory kFlows = NetworkMemory::kFlows;
+constexpr NetworkMemory kAnalytical = NetworkMemory::kAnalytical;
+constexpr NetworkMemory kLinkShare = NetworkMemory::kLinkShare;
+
 TEST(MemoryEstimateTest, CoversTheMeasuredPeaks) {
   struct Measured {
     std::int64_t gpus;
     double peak_mib;
-    bool analytical;
+    NetworkMemory memory;
   };
-  // README, "How long a what-if takes" (one run each, 2-core machine).
-  for (const Measured& m : {Measured{512, 314, false}, Measured{1024, 1208, false}, Measured{2048, 4510, false},
-                            Measured{4096, 17.7 * 1024, false}, Measured{512, 158, true},
-                            Measured{1024, 553, true}}) {
-    const double estimate = static_cast<double>(estimated_simulation_bytes(m.gpus, m.analytical)) / kMiB;
+  // README, "How long a what-if takes" (one run each, 2-core machine); the
+  // linkshare peaks with the all-to-all's plan generated (2026-12-07).
+  for (const Measured& m : {Measured{512, 314, kFlows}, Measured{1024, 1208, kFlows}, Measured{2048, 4510, kFlows},
+                            Measured{4096, 17.7 * 1024, kFlows}, Measured{512, 158, kAnalytical},
+                            Measured{1024, 553, kAnalytical}, Measured{1024, 111.0, kLinkShare},
+                            Measured{2048, 311.9, kLinkShare}}) {
+    const double estimate = static_cast<double>(estimated_simulation_bytes(m.gpus, m.memory)) / kMiB;
     EXPECT_GE(estimate, m.peak_mib) << m.gpus;
     EXPECT_LE(estimate, m.peak_mib * 1.35) << m.gpus;
   }
   // Squared growth: 32,768 GPUs (4,096 ZionEX nodes) need more than a TiB.
-  EXPECT_GT(estimated_simulation_bytes(32768, false), std::int64_t{1} << 40);
-  const double ratio = static_cast<double>(estimated_simulation_bytes(8192, false)) /
-                       static_cast<double>(estimated_simulation_bytes(4096, false));
+  EXPECT_GT(estimated_simulation_bytes(32768, kFlows), std::int64_t{1} << 40);
+  const double ratio = static_cast<double>(estimated_simulation_bytes(8192, kFlows)) /
+                       static_cast<double>(estimated_simulation_bytes(4096, kFlows));
   EXPECT_NEAR(ratio, 4.0, 0.01);
-  EXPECT_LT(estimated_simulation_bytes(8192, true), estimated_simulation_bytes(8192, false));
+  EXPECT_LT(estimated_simulation_bytes(8192, kAnalytical), estimated_simulation_bytes(8192, kFlows));
+  EXPECT_LT(estimated_simulation_bytes(8192, kLinkShare), estimated_simulation_bytes(8192, kAnalytical) / 8);
+}
+
+TEST(MemoryEstimateTest, NamesWhatEachFidelityKeeps) {
+  EXPECT_EQ(network_memory("flow"), kFlows);
+  EXPECT_EQ(network_memory("coalesced"), kFlows);
+  EXPECT_EQ(network_memory("analytical"), kAnalytical);
+  EXPECT_EQ(network_memory("linkshare"), kLinkShare);
+  EXPECT_EQ(per_pair_text(kFlows), "about 1.3 KB per pair of GPUs for the all-to-alls' flows in flight");
+  EXPECT_EQ(per_pair_text(kLinkShare), "about 80 bytes per pair of GPUs for the all-to-alls' byte matrices");
 }
 
 TEST(MemoryEstimateTest, CoversTheMeasuredPeaksWhenEveryFlowIsKept) {
   struct Measured {
     std::int64_t gpus;
     double peak_mib;
-    bool analytical;
+    NetworkMemory memory;
   };
   // `zionsim whatif --model dlrm-a --nodes N --timeline FILE`, peak RSS (one
   // run each, 2-core machine): every flow's record is kept to the end.
-  for (const Measured& m : {Measured{256, 269.3, false}, Measured{512, 681.8, false},
-                            Measured{1024, 1976.5, false}, Measured{512, 654.0, true}}) {
+  for (const Measured& m : {Measured{256, 269.3, kFlows}, Measured{512, 681.8, kFlows},
+                            Measured{1024, 1976.5, kFlows}, Measured{512, 654.0, kAnalytical}}) {
     const double estimate =
-        static_cast<double>(estimated_simulation_bytes(m.gpus, m.analytical, /*keep_flows=*/true)) / kMiB;
+        static_cast<double>(estimated_simulation_bytes(m.gpus, m.memory, /*keep_flows=*/true)) / kMiB;
     EXPECT_GE(estimate, m.peak_mib) << m.gpus;
     EXPECT_LE(estimate, m.peak_mib * 1.35) << m.gpus;
   }
   // Kept records cost more than flows in flight, and the fidelity does not
   // shrink them.
-  EXPECT_GT(estimated_simulation_bytes(1024, false, true), estimated_simulation_bytes(1024, false, false));
-  EXPECT_EQ(estimated_simulation_bytes(1024, true, true), estimated_simulation_bytes(1024, false, true));
+  EXPECT_GT(estimated_simulation_bytes(1024, kFlows, true), estimated_simulation_bytes(1024, kFlows, false));
+  EXPECT_EQ(estimated_simulation_bytes(1024, kAnalytical, true), estimated_simulation_bytes(1024, kFlows, true));
+  EXPECT_EQ(estimated_simulation_bytes(1024, kLinkShare, true), estimated_simulation_bytes(1024, kFlows, true));
 }
 
 TEST(MemoryEstimateTest, FormatsGib) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -161,7 +162,7 @@ models::OpGraph load_run_graph(const TraceRunRequest& request, const Scenario& s
 // member), and whether its network is analytical.
 struct RunSize {
   std::int64_t gpus = 0;
-  bool analytical = false;
+  NetworkMemory memory = NetworkMemory::kFlows;
 };
 
 RunSize run_size(const models::OpGraph& graph, const Scenario& s) {
@@ -169,7 +170,7 @@ RunSize run_size(const models::OpGraph& graph, const Scenario& s) {
   for (const models::CollectiveCall& c : graph.collectives) {
     if (c.kind == models::collectives::CollectiveKind::kAllToAll) largest = std::max(largest, c.ranks.size());
   }
-  return {static_cast<std::int64_t>(largest), s.fidelity == "analytical" || s.fidelity == "linkshare"};
+  return {static_cast<std::int64_t>(largest), network_memory(s.fidelity)};
 }
 
 // Refuses, before anything runs, runs estimated to need more memory than
@@ -181,28 +182,27 @@ void check_run_memory(const TraceRunRequest& request, const std::vector<RunSize>
   const std::optional<std::int64_t> available = available_memory_bytes();
   if (!available) return;
   const bool kept = request.timeline;
-  std::vector<std::pair<std::int64_t, std::int64_t>> bytes;  // (estimate, GPUs)
+  std::vector<std::tuple<std::int64_t, std::int64_t, NetworkMemory>> bytes;  // (estimate, GPUs, fidelity's)
   for (const RunSize& run : runs) {
-    bytes.emplace_back(estimated_simulation_bytes(run.gpus, run.analytical, kept), run.gpus);
+    bytes.emplace_back(estimated_simulation_bytes(run.gpus, run.memory, kept), run.gpus, run.memory);
   }
   std::sort(bytes.begin(), bytes.end(), std::greater<>());
   const std::string why = fmt::format(
-      "about 1.3 KB per pair of GPUs for flows in flight{}, as a DLRM iteration's all-to-alls take; README, \"How "
-      "long a what-if takes\"",
-      kept ? " and 900 KB per GPU for the records --timeline keeps" : "");
-  if (bytes.front().first > *available) {
+      "{}{}, as a DLRM iteration's all-to-alls take; README, \"How long a what-if takes\"",
+      per_pair_text(std::get<2>(bytes.front())), kept ? " and 900 KB per GPU for the records --timeline keeps" : "");
+  if (std::get<0>(bytes.front()) > *available) {
     throw InputError(Diagnostic{
         "--trace", "",
         fmt::format("a run whose all-to-alls span {} GPUs would need about {} to simulate ({}), and this machine "
                     "has {} available; give {}--skip-memory-check to try anyway",
-                    bytes.front().second, gib_text(bytes.front().first), why, gib_text(*available),
+                    std::get<1>(bytes.front()), gib_text(std::get<0>(bytes.front())), why, gib_text(*available),
                     kept ? "no --timeline (its records grow with every flow), or " : "")});
   }
   const std::size_t wanted =
       threads > 0 ? static_cast<std::size_t>(threads) : std::max(1u, std::thread::hardware_concurrency());
   const std::size_t running = std::min(bytes.size(), wanted);
   std::int64_t together = 0;
-  for (std::size_t k = 0; k < running; ++k) together += bytes[k].first;
+  for (std::size_t k = 0; k < running; ++k) together += std::get<0>(bytes[k]);
   if (together > *available) {
     throw InputError(Diagnostic{
         "--threads", "",

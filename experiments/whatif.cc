@@ -359,6 +359,7 @@ void check_memory(const std::vector<WhatIfOptions>& variants,
     std::int64_t gpus;
     int nodes;
     bool kept;
+    NetworkMemory memory;
   };
   std::vector<Need> needs;
   std::map<std::pair<std::size_t, int>, std::optional<std::int64_t>> gpus_of;  // (variant, nodes)
@@ -371,14 +372,14 @@ void check_memory(const std::vector<WhatIfOptions>& variants,
     if (!it->second) continue;
     const bool kept = kept_nodes && *kept_nodes == nodes;
     needs.push_back(
-        {estimated_simulation_bytes(*it->second, o.fidelity == "analytical" || o.fidelity == "linkshare", kept), *it->second, nodes, kept});
+        {estimated_simulation_bytes(*it->second, network_memory(o.fidelity), kept), *it->second, nodes, kept,
+         network_memory(o.fidelity)});
   }
   if (needs.empty()) return;
   std::stable_sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.bytes > b.bytes; });
   const Need& largest = needs.front();
   const bool any_kept = std::any_of(needs.begin(), needs.end(), [](const Need& n) { return n.kept; });
-  std::string why =
-      "about 1.3 KB per pair of GPUs for the all-to-alls' flows in flight; README, \"How long a what-if takes\"";
+  std::string why = per_pair_text(largest.memory) + "; README, \"How long a what-if takes\"";
   if (any_kept) {
     why.insert(why.find(';'), ", and for the size written as a timeline or trace about 900 KB more per GPU: "
                               "every flow's record is kept");
@@ -392,9 +393,12 @@ void check_memory(const std::vector<WhatIfOptions>& variants,
                           "is the one written), or give --skip-memory-check to try anyway",
                           largest.nodes, largest.gpus, gib_text(largest.bytes), why, gib_text(*available))
             : fmt::format("{} nodes ({} GPUs) would need about {} to simulate ({}), and this machine has {} "
-                          "available; give fewer nodes, --fidelity analytical (about half), or "
-                          "--skip-memory-check to try anyway",
-                          largest.nodes, largest.gpus, gib_text(largest.bytes), why, gib_text(*available))});
+                          "available; give fewer nodes, {}or --skip-memory-check to try anyway",
+                          largest.nodes, largest.gpus, gib_text(largest.bytes), why, gib_text(*available),
+                          largest.memory == NetworkMemory::kLinkShare
+                              ? ""
+                              : "--fidelity linkshare (about a sixteenth of the memory, iterations within "
+                                "1.4e-3 of flow's on the zoo: docs/network_model.md), ")});
   }
   std::int64_t together = 0;
   const auto running = std::min<std::size_t>(needs.size(), static_cast<std::size_t>(std::max(1, threads)));
