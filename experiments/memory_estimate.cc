@@ -18,11 +18,12 @@ constexpr double kBytesPerGpuPair = 1300;
 constexpr double kBaseBytes = 32.0 * 1024 * 1024;
 // --fidelity analytical: 158 / 314 and 553 / 1,208 MiB at 512 and 1,024 GPUs.
 constexpr double kAnalyticalShare = 0.5;
-// --fidelity linkshare, model A: 111 MiB at 1,024 GPUs and 312 at 2,048
-// (`zionsim whatif --model dlrm-a --nodes 128,256 --fidelity linkshare`,
-// one size a run, 2026-12-07): (312 - 111) MiB over the 3.1 M pairs added
-// is 67 bytes a pair, rounded up.
-constexpr double kLinkShareBytesPerGpuPair = 80;
+// --fidelity linkshare, model A, `zionsim whatif --model dlrm-a --nodes N
+// --fidelity linkshare`, one size a run, 2026-12-07: 111 MiB at 1,024 GPUs,
+// 312 at 2,048, 1,002 at 4,096 and 3,795 at 8,192. 78 bytes a pair over 48
+// MiB covers each, at most 1.33 times over (8,192).
+constexpr double kLinkShareBytesPerGpuPair = 78;
+constexpr double kLinkShareBaseBytes = 48.0 * 1024 * 1024;
 // Every flow's record kept (experiments/memory_estimate.h): on top of the estimate
 // for the flows in flight (whose 1,300 bytes per pair cover the kept flows'
 // 3.1 x 380), 2,140 flows x 380 bytes per GPU, rounded up. That puts the
@@ -73,9 +74,10 @@ std::int64_t estimated_simulation_bytes(std::int64_t gpus, NetworkMemory memory,
     return static_cast<std::int64_t>(kBaseBytes + kBytesPerGpuPair * pairs +
                                      kKeptBytesPerGpu * static_cast<double>(gpus));
   }
-  double per_pair = kBytesPerGpuPair;
-  if (memory == NetworkMemory::kAnalytical) per_pair *= kAnalyticalShare;
-  if (memory == NetworkMemory::kLinkShare) per_pair = kLinkShareBytesPerGpuPair;
+  if (memory == NetworkMemory::kLinkShare) {
+    return static_cast<std::int64_t>(kLinkShareBaseBytes + kLinkShareBytesPerGpuPair * pairs);
+  }
+  const double per_pair = kBytesPerGpuPair * (memory == NetworkMemory::kAnalytical ? kAnalyticalShare : 1.0);
   return static_cast<std::int64_t>(kBaseBytes + per_pair * pairs);
 }
 

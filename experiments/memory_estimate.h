@@ -15,7 +15,8 @@
 // GPUs). `--fidelity linkshare` keeps no flows, and the direct all-to-all's
 // plan is generated (models/collectives/plan.h, StepGenerator), so what grows
 // with the pairs is the iteration's all-to-all-v byte matrices: 111 MiB at
-// 1,024 GPUs, 312 at 2,048 (67 bytes per added pair).
+// 1,024 GPUs, 312 at 2,048, 1,002 at 4,096 and 3,795 at 8,192 (1,024
+// ZionEX nodes), about 60 bytes a pair.
 //
 // A run that writes a timeline or a trace (`--timeline`, `--emit-trace`)
 // keeps every flow's record to the end, about 380 bytes a flow whatever the

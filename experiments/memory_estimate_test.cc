@@ -28,7 +28,8 @@ TEST(MemoryEstimateTest, CoversTheMeasuredPeaks) {
   for (const Measured& m : {Measured{512, 314, kFlows}, Measured{1024, 1208, kFlows}, Measured{2048, 4510, kFlows},
                             Measured{4096, 17.7 * 1024, kFlows}, Measured{512, 158, kAnalytical},
                             Measured{1024, 553, kAnalytical}, Measured{1024, 111.0, kLinkShare},
-                            Measured{2048, 311.9, kLinkShare}}) {
+                            Measured{2048, 311.9, kLinkShare}, Measured{4096, 1002.3, kLinkShare},
+                            Measured{8192, 3795.1, kLinkShare}}) {
     const double estimate = static_cast<double>(estimated_simulation_bytes(m.gpus, m.memory)) / kMiB;
     EXPECT_GE(estimate, m.peak_mib) << m.gpus;
     EXPECT_LE(estimate, m.peak_mib * 1.35) << m.gpus;
