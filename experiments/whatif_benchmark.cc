@@ -34,18 +34,11 @@
 
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
-
+#include "base/testing/peak_memory.h"
 #include "experiments/whatif.h"
 
 namespace zx::experiments {
 namespace {
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
 
 // Model A at state.range(0) nodes, one size on one thread.
 WhatIfOptions model_a(const benchmark::State& state) {

@@ -27,8 +27,6 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <map>
 #include <ostream>
@@ -38,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "base/testing/peak_memory.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "experiments/whatif.h"
@@ -47,12 +46,6 @@
 
 namespace zx::tools {
 namespace {
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
 
 // An ostream that counts what it is given and keeps nothing.
 class CountingBuffer : public std::streambuf {

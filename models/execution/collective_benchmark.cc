@@ -29,11 +29,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
-
 #include <cstdint>
 #include <optional>
 
+#include "base/testing/peak_memory.h"
 #include "models/collectives/plan.h"
 #include "models/collectives/ring.h"
 #include "models/collectives/topology_view.h"
@@ -42,12 +41,6 @@
 
 namespace zx::models {
 namespace {
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
 
 void BM_RingAllReduce(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));

@@ -96,7 +96,6 @@
 // 128 nodes at 2.7-4.2 s and 645 MiB.
 
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include <chrono>
@@ -104,6 +103,7 @@
 #include <random>
 #include <vector>
 
+#include "base/testing/peak_memory.h"
 #include "models/network/flow_network.h"
 #include "models/network/topology_links.h"
 #include "sim/simulator.h"
@@ -115,12 +115,6 @@ namespace zx::models {
 namespace {
 
 // Peak resident set of the whole process, in MiB (Linux reports kB).
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
