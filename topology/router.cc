@@ -317,6 +317,69 @@ bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, R
   return true;
 }
 
+bool Router::fixed_walk(Scope scope, NodeId src, NodeId dst, Route& out) const {
+  ZX_CHECK(scope == kServer || scope == kNvlink, "fixed_walk: server scopes only");
+  if (topology_.node(src).server != topology_.node(dst).server) return false;
+  if (slot(scope, src) >= table_size(scope, dst)) return false;
+  const Table& tab = table(scope, dst);
+  const std::size_t start = out.size();
+  std::uint32_t v = index(src);
+  std::uint32_t sl = slot(scope, src);
+  while (v != index(dst)) {
+    const std::uint32_t begin = tab.offsets[sl];
+    if (tab.offsets[sl + 1] - begin != 1) {  // unreachable, or a choice the key makes
+      out.resize(start);
+      return false;
+    }
+    const Table::Hop& hop = tab.candidates[begin];
+    out.push_back(hop.link);
+    v = hop.node;
+    sl = hop.slot;
+  }
+  return true;
+}
+
+std::optional<LinkId> Router::only_fabric_exit(NodeId nic) const {
+  std::optional<LinkId> exit;
+  for (LinkId l : topology_.out_links(nic)) {
+    if (fabric_slot_[index(topology_.link(l).dst)] == kNone) continue;
+    if (exit) return std::nullopt;
+    exit = l;
+  }
+  if (exit && topology_.node(topology_.link(*exit).dst).server >= 0) return std::nullopt;
+  return exit;
+}
+
+std::optional<Router::FixedPath> Router::fixed_uplink(NodeId gpu) const {
+  if (topology_.node(gpu).kind != NodeKind::kGpu) return std::nullopt;
+  const std::optional<NodeId> nic = scale_out_nic(gpu);
+  if (!nic) return std::nullopt;
+  const std::optional<LinkId> exit = only_fabric_exit(*nic);
+  if (!exit) return std::nullopt;
+  FixedPath path{.links = {}, .fabric_switch = topology_.link(*exit).dst};
+  if (!fixed_walk(kServer, gpu, *nic, path.links)) return std::nullopt;
+  path.links.push_back(*exit);
+  return path;
+}
+
+std::optional<Router::FixedPath> Router::fixed_downlink(NodeId gpu) const {
+  if (topology_.node(gpu).kind != NodeKind::kGpu) return std::nullopt;
+  const std::optional<NodeId> nic = scale_out_nic(gpu);
+  if (!nic || fabric_last_hop_[index(*nic)] == kNone) return std::nullopt;
+  const LinkId last{fabric_last_hop_[index(*nic)]};
+  FixedPath path{.links = {last}, .fabric_switch = topology_.link(last).src};
+  if (!fixed_walk(kServer, *nic, gpu, path.links)) return std::nullopt;
+  return path;
+}
+
+bool Router::switch_route_into(NodeId from, NodeId to, std::uint64_t flow_key, Route& out) const {
+  ZX_CHECK(index(from) < fabric_slot_.size() && index(to) < fabric_slot_.size(),
+           "switch_route_into: node id out of range");
+  if (from == to) return true;
+  if (fabric_slot_[index(from)] == kNone || fabric_slot_[index(to)] == kNone) return false;
+  return walk(kFabric, from, to, flow_key, out);
+}
+
 bool Router::route_into(NodeId src, NodeId dst, std::uint64_t flow_key, Route& out) const {
   out.clear();
   ZX_CHECK(index(src) < topology_.num_nodes() && index(dst) < topology_.num_nodes(),

@@ -74,6 +74,28 @@ class Router {
   /// The NIC a GPU uses to leave its server; nullopt for a server without one.
   std::optional<NodeId> scale_out_nic(NodeId gpu) const;
 
+  /// The part of a GPU's routes to other servers that no flow key changes:
+  /// `links` from the GPU to the fabric switch `fabric_switch` (its NIC's
+  /// only way into the fabric), or, for the way in, from that switch to the
+  /// GPU. For GPUs a and b of different servers whose paths both exist,
+  ///   route(a, b, key) == uplink(a).links + (the switch route from
+  ///   uplink(a).fabric_switch to downlink(b).fabric_switch for key)
+  ///   + downlink(b).links
+  /// whenever the switch route exists (switch_route_into), so a caller that
+  /// routes many pairs walks only the fabric between switches per pair.
+  /// nullopt when some hop of the GPU's path has a choice, or when a NIC has
+  /// several ways into or out of the fabric (routes are then found whole).
+  struct FixedPath {
+    Route links;
+    NodeId fabric_switch;
+  };
+  std::optional<FixedPath> fixed_uplink(NodeId gpu) const;
+  std::optional<FixedPath> fixed_downlink(NodeId gpu) const;
+  /// Appends to `out` the fabric route from switch `from` to switch `to`
+  /// for `flow_key` (nothing when they are the same); false, with `out` as
+  /// it was, when `to` is unreachable through fabric switches.
+  bool switch_route_into(NodeId from, NodeId to, std::uint64_t flow_key, Route& out) const;
+
   const Topology& topology() const { return topology_; }
 
  private:
@@ -85,6 +107,10 @@ class Router {
   std::unique_ptr<Table> make_table(Scope scope, NodeId dst) const;
   // Appends the walk from src to dst to `out`; false if src is not in the table.
   bool walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, Route& out) const;
+  // As walk, with no key: false also when some hop has more than one choice.
+  bool fixed_walk(Scope scope, NodeId src, NodeId dst, Route& out) const;
+  // A NIC's only out-link into the fabric scope, when it leads to a switch.
+  std::optional<LinkId> only_fabric_exit(NodeId nic) const;
 
   // Tables are dense over the nodes a scope can ever reach, so the walk finds
   // a node's entry by index: kNvlink and kServer tables span the destination's

@@ -249,5 +249,62 @@ TEST(RouterTest, SharedSwitchTablesPickTheSameRoutes) {
   }
 }
 
+// A route between GPUs of different servers is the GPU's fixed way out, the
+// keyed route between the two fabric switches, and the peer's fixed way in,
+// for every pair and key, on every preset and on fabrics where a NIC has a
+// second way in or out (whose GPUs then get no fixed path).
+TEST(RouterTest, GpuRoutesSplitAtTheFabricSwitches) {
+  std::vector<std::pair<std::string, Topology>> cases;
+  for (const char* preset : {"zionex", "zion", "hgx", "dgx-a100", "gb200-nvl72"}) {
+    cases.emplace_back(preset, build_cluster(preset_spec(preset, 3)));
+  }
+  cases.emplace_back("zionex/40", build_cluster(preset_spec("zionex", 40)));
+  ClusterSpec rail = preset_spec("zionex", 20);
+  rail.rail_aligned = true;
+  cases.emplace_back("zionex/20 rail-aligned", build_cluster(rail));
+  const Topology base = build_cluster(preset_spec("zionex", 20));
+  cases.emplace_back("zionex/20 + extra ways in and out",
+                     with_links(base, {{"spine0", "node3/nic0"},
+                                       {"node5/nic2", "node17/nic2"},
+                                       {"node17/nic2", "node5/nic2"},
+                                       {"node9/nic4", "spine1"}}));
+  for (const auto& [name, t] : cases) {
+    SCOPED_TRACE(name);
+    for (bool shared : {true, false}) {
+      const Router router(t, shared);
+      int split = 0;
+      for (int s = 0; s < t.num_gpus(); ++s) {
+        const auto up = router.fixed_uplink(t.gpu(s));
+        for (int d = 0; d < t.num_gpus(); ++d) {
+          if (t.node(t.gpu(s)).server == t.node(t.gpu(d)).server) continue;
+          const auto down = router.fixed_downlink(t.gpu(d));
+          if (!up || !down) continue;
+          for (std::uint64_t key : {0ULL, 5ULL, 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(s * 977 + d)}) {
+            Route parts = up->links;
+            ASSERT_TRUE(router.switch_route_into(up->fabric_switch, down->fabric_switch, key, parts));
+            parts.insert(parts.end(), down->links.begin(), down->links.end());
+            ASSERT_EQ(parts, router.route(t.gpu(s), t.gpu(d), key)) << s << " -> " << d << " key " << key;
+            ++split;
+          }
+        }
+      }
+      // ZionEX's GPUs all have fixed paths (with shared switch tables: the
+      // way in needs the NIC's last hop); the extra links take theirs away.
+      if (name == "zionex/40" && shared) {
+        EXPECT_EQ(split, 3 * 320 * 312);
+      }
+      if (name.starts_with("zionex/20 + extra")) {
+        EXPECT_FALSE(router.fixed_downlink(*t.find("node3/gpu0")));
+        EXPECT_FALSE(router.fixed_uplink(*t.find("node9/gpu4")));
+        EXPECT_FALSE(router.fixed_uplink(*t.find("node5/gpu2")));
+        EXPECT_EQ(router.fixed_uplink(*t.find("node4/gpu4")).has_value(), true);
+      }
+      if (!shared) {
+        EXPECT_EQ(split, 0);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zx::topology

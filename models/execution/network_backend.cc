@@ -450,7 +450,13 @@ struct NetworkBackend::StepLauncher {
     std::uint32_t t = 0;
     if (LinkShareNetwork* share = self->network_.link_share()) {
       const std::size_t tagged = self->flow_tags_.size();
-      g.for_each_transfer(s, [&](const collectives::Transfer& x) { add_to_bundle(*share, r, s, t++, x); });
+      if (self->record_flows_) {
+        g.for_each_transfer(s, [&](const collectives::Transfer& x) { add_to_bundle(*share, r, s, t++, x); });
+      } else {
+        BundleBuilder& builder = self->bundle_builder(*share);
+        g.for_each_transfer(s, [&](const collectives::Transfer& x) { add_to_builder(builder, r, s, t++, x); });
+        builder.flush();
+      }
       if (t == 0) {
         r.pending_transfers[s] = 0;
         transfers_done(s);
@@ -477,8 +483,16 @@ struct NetworkBackend::StepLauncher {
     int src = -1;
     int dst = -1;
   };
+  // Transfer t of step s's ECMP key.
+  std::uint64_t key_of(std::uint32_t s, std::size_t t) const { return mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t); }
+  // A transfer's size on the wire: scaled between servers when the run's
+  // data are quantized there.
+  sim::Bytes wire_size(const PlanRun& r, int src, int dst, sim::Bytes size) const {
+    if (r.between_servers_factor == 1.0 || self->server_of(src) == self->server_of(dst)) return size;
+    return sim::Bytes(static_cast<std::int64_t>(std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
+  }
   Routed route(const PlanRun& r, std::uint32_t s, std::size_t t, const collectives::Transfer& x) const {
-    const std::uint64_t key = mix(mix(id) ^ (std::uint64_t{s} << 24) ^ t);
+    const std::uint64_t key = key_of(s, t);
     if (x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) {
       // In-network reduction or multicast: GPU to switch or back, at
       // the share of the link NVLink SHARP's operations achieve.
@@ -495,11 +509,7 @@ struct NetworkBackend::StepLauncher {
     }
     const int src = r.ranks[static_cast<std::size_t>(x.src)];
     const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
-    sim::Bytes size = x.size;
-    if (r.between_servers_factor != 1.0 && self->server_of(src) != self->server_of(dst)) {
-      size = sim::Bytes(static_cast<std::int64_t>(
-          std::ceil(static_cast<double>(size.count()) * r.between_servers_factor)));
-    }
+    const sim::Bytes size = wire_size(r, src, dst, x.size);
     if (x.relay) {
       // PXN: over NVLink to the relay, then out of its NIC, one flow;
       // it pays the NVLink hop's handshake besides the network's.
@@ -527,8 +537,28 @@ struct NetworkBackend::StepLauncher {
   void start_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, const collectives::Step& step,
                     const Delivered& delivered) const {
     const std::size_t tagged = self->flow_tags_.size();
-    for (std::size_t t = 0; t < step.transfers.size(); ++t) add_to_bundle(share, r, s, t, step.transfers[t]);
+    if (self->record_flows_) {
+      for (std::size_t t = 0; t < step.transfers.size(); ++t) add_to_bundle(share, r, s, t, step.transfers[t]);
+    } else {
+      BundleBuilder& builder = self->bundle_builder(share);
+      for (std::size_t t = 0; t < step.transfers.size(); ++t) add_to_builder(builder, r, s, t, step.transfers[t]);
+      builder.flush();
+    }
     start_bundle_of(share, tagged, delivered);
+  }
+  // As add_to_bundle, through the builder (no flow tags): a plain transfer
+  // between GPUs is routed by its fixed parts.
+  void add_to_builder(BundleBuilder& builder, const PlanRun& r, std::uint32_t s, std::size_t t,
+                      const collectives::Transfer& x) const {
+    if (x.relay || x.src == collectives::kNvlinkSwitch || x.dst == collectives::kNvlinkSwitch) {
+      const Routed y = route(r, s, t, x);
+      builder.add_routed(self->scratch_.links, y.size, y.latency);
+      return;
+    }
+    const int src = r.ranks[static_cast<std::size_t>(x.src)];
+    const int dst = r.ranks[static_cast<std::size_t>(x.dst)];
+    builder.add_gpu_transfer(src, dst, wire_size(r, src, dst, x.size), key_of(s, t),
+                             r.charged ? self->transfer_latency(src, dst) : sim::Duration::zero());
   }
   void add_to_bundle(LinkShareNetwork& share, const PlanRun& r, std::uint32_t s, std::size_t t,
                      const collectives::Transfer& transfer) const {
@@ -601,6 +631,14 @@ void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<
   sim_.schedule_after(options_.software.launch, [launcher, ready = std::move(ready)] {
     for (std::uint32_t s : ready) launcher.launch(s);
   }, kLaunched);
+}
+
+BundleBuilder& NetworkBackend::bundle_builder(LinkShareNetwork& share) {
+  if (bundle_builder_share_ != &share) {
+    bundle_builder_ = std::make_unique<BundleBuilder>(router_, share);
+    bundle_builder_share_ = &share;
+  }
+  return *bundle_builder_;
 }
 
 void NetworkBackend::keep_tag_route() {

@@ -56,6 +56,7 @@
 #include "models/execution/auto_tuner.h"
 #include "models/execution/backend_algorithms.h"
 #include "models/execution/executor.h"
+#include "models/network/bundle_builder.h"
 #include "models/network/flow_network.h"
 #include "models/nccl/nccl_model.h"
 #include "models/network/topology_links.h"
@@ -253,6 +254,11 @@ class NetworkBackend : public CommunicationBackend {
   std::uint64_t collectives_run_ = 0;
   std::uint64_t steps_run_ = 0;
   RouteScratch scratch_;
+  // Builds linkshare bundles when no flow is recorded (bundle_builder.h);
+  // made on first use, for the network it was made for.
+  BundleBuilder& bundle_builder(LinkShareNetwork& share);
+  std::unique_ptr<BundleBuilder> bundle_builder_;
+  const LinkShareNetwork* bundle_builder_share_ = nullptr;
   bool record_flows_ = false;
   std::vector<FlowTag> flow_tags_;
   // The route in scratch_.links as the newest tag's.

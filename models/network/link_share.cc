@@ -36,6 +36,17 @@ void LinkShareNetwork::add(std::span<const std::uint32_t> route, sim::Bytes size
   }
 }
 
+void LinkShareNetwork::add_to_link(std::uint32_t link, double bytes, double weight) {
+  if (acc_weight_[link] == 0.0) touched_.push_back(link);
+  acc_bytes_[link] += bytes;
+  acc_weight_[link] += weight;
+}
+
+void LinkShareNetwork::add_extent(sim::Bytes size, sim::Duration latency) {
+  acc_latency_ = std::max(acc_latency_, latency);
+  acc_size_ += size.count();
+}
+
 std::uint32_t LinkShareNetwork::start(sim::EventCallback on_done, double rate_cap_per_weight) {
   std::uint32_t id = 0;
   if (recycle_ && !free_ids_.empty()) {

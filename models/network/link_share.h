@@ -62,6 +62,18 @@ class LinkShareNetwork {
   /// (valid link indices, none twice), counting `weight` transfers on each
   /// link, its first byte `added_latency` after the route's latency.
   void add(std::span<const std::uint32_t> route, sim::Bytes size, double weight, sim::Duration added_latency);
+  /// add() for several transfers at once, in two halves. add_to_link puts
+  /// `bytes` and `weight` on `link` as the adds of the transfers crossing it
+  /// would (their sums; each transfer's size and weight are whole numbers,
+  /// so the sums are exact in any order). The bundle's parts keep the order
+  /// in which links were first given bytes, which decides the order of the
+  /// links' events at equal times: a caller that wants add()'s bundle calls
+  /// add_to_link in the order add() would have first touched the links.
+  void add_to_link(std::uint32_t link, double bytes, double weight);
+  /// The other half: the transfers' sizes summed, and the largest of their
+  /// first bytes' delays (route latency and added latency).
+  void add_extent(sim::Bytes size, sim::Duration latency);
+  sim::Duration link_latency(std::uint32_t link) const { return links_[link].params.latency; }
   /// Starts the bundle built since the last start (possibly empty: it is
   /// then done after the latencies of what was added, or after the events
   /// due now) and returns its id. `rate_cap_per_weight` caps each part's
@@ -76,6 +88,15 @@ class LinkShareNetwork {
   /// Reuse a finished bundle's id (and record) for a later bundle.
   void recycle_ids(bool on) { recycle_ = on; }
 
+  /// What a started bundle will put on the network when its first byte
+  /// is due, in that order: (link, bytes, weight); empty once it has.
+  struct PendingPart {
+    std::uint32_t link;
+    double bytes;
+    double weight;
+    bool operator==(const PendingPart&) const = default;
+  };
+  std::span<const PendingPart> pending_parts(std::uint32_t bundle) const { return bundles_[bundle].pending; }
   /// A bundle's times; `size` is the sum of its transfers' sizes.
   const FlowRecord& record(std::uint32_t bundle) const { return records_[bundle]; }
   /// Bundles started so far when `bundle` (its newest use, with recycling)
@@ -144,11 +165,6 @@ class LinkShareNetwork {
     sim::TimePoint busy_since;
     sim::Duration busy_total;
     std::int64_t bytes_carried = 0;
-  };
-  struct PendingPart {
-    std::uint32_t link;
-    double bytes;
-    double weight;
   };
   struct Bundle {
     std::uint32_t parts_left = 0;
