@@ -116,9 +116,10 @@ void BundleBuilder::flush() {
   touched_out_.clear();
   touched_in_.clear();
   // Each link's first touch is one (transfer, position): no two are equal.
-  std::sort(touched_links_.begin(), touched_links_.end(),
-            [this](std::uint32_t x, std::uint32_t y) { return links_[x].first < links_[y].first; });
-  for (std::uint32_t l : touched_links_) {
+  order_.clear();
+  for (std::uint32_t l : touched_links_) order_.emplace_back(links_[l].first, l);
+  std::sort(order_.begin(), order_.end());
+  for (const auto& [first, l] : order_) {
     Sum& s = links_[l];
     share_.add_to_link(l, static_cast<double>(s.bytes), static_cast<double>(s.count));
     s = Sum{};

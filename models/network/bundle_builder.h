@@ -30,6 +30,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "models/network/link_share.h"
@@ -92,6 +93,7 @@ class BundleBuilder {
   std::vector<sim::Duration> latency_of_;       // by link
   std::vector<Sum> links_;                      // by link index
   std::vector<std::uint32_t> touched_links_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> order_;  // (first touch, link), for flush
   std::vector<Sum> out_;  // by source rank: bytes on its fixed way out
   std::vector<Sum> in_;   // by destination rank: on its fixed way in
   std::vector<int> touched_out_;

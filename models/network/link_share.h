@@ -146,22 +146,26 @@ class LinkShareNetwork {
     std::uint64_t seq;  // join order, for ties
     std::uint32_t slot;
   };
-  struct Link {
+  // What every join and finish reads (advance, reshare) comes first, in
+  // the first of the record's cache lines; a link's first touch in a
+  // bundle is a cache miss on a large fabric, and one line costs less
+  // than three.
+  struct alignas(64) Link {
+    std::int64_t last_ps = 0;
+    double vtime = 0.0;
+    double weight = 0.0;  // of the live parts
     LinkParams params;
-    std::vector<Part> parts;  // slots; dead ones listed in free_slots
-    std::vector<std::uint32_t> free_slots;
-    std::vector<HeapEntry> heap;  // virtual mode: live parts by tag
     std::uint32_t live = 0;
     std::uint32_t capped = 0;  // live parts with a finite cap: capped mode while > 0
     bool capped_mode = false;
-    double weight = 0.0;  // of the live parts
-    double vtime = 0.0;
-    std::uint64_t seq = 0;
-    std::int64_t last_ps = 0;
+    bool busy = false;
     std::int64_t event_ps = -1;  // the pending finish event's time; -1: none
     double due_tag = 0.0;        // virtual mode: the tag the pending event is for
     sim::EventId event{};
-    bool busy = false;
+    std::vector<HeapEntry> heap;  // virtual mode: live parts by tag
+    std::vector<Part> parts;      // slots; dead ones listed in free_slots
+    std::vector<std::uint32_t> free_slots;
+    std::uint64_t seq = 0;
     sim::TimePoint busy_since;
     sim::Duration busy_total;
     std::int64_t bytes_carried = 0;
