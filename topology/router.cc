@@ -293,6 +293,11 @@ bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, R
     out.push_back(last);
     return true;
   }
+  return follow(scope, src, dst, flow_key, /*fixed_only=*/false, out);
+}
+
+bool Router::follow(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, bool fixed_only,
+                    Route& out) const {
   const Table& tab = table(scope, dst);
   const std::size_t start = out.size();
   std::uint32_t v = index(src);
@@ -300,7 +305,8 @@ bool Router::walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, R
   while (v != index(dst)) {
     const std::uint32_t begin = tab.offsets[sl];
     const std::uint32_t count = tab.offsets[sl + 1] - begin;
-    if (count == 0) {  // v does not reach dst within the scope
+    // v does not reach dst within the scope, or (fixed_only) the key would choose.
+    if (count == 0 || (fixed_only && count > 1)) {
       out.resize(start);
       return false;
     }
@@ -321,22 +327,7 @@ bool Router::fixed_walk(Scope scope, NodeId src, NodeId dst, Route& out) const {
   ZX_CHECK(scope == kServer || scope == kNvlink, "fixed_walk: server scopes only");
   if (topology_.node(src).server != topology_.node(dst).server) return false;
   if (slot(scope, src) >= table_size(scope, dst)) return false;
-  const Table& tab = table(scope, dst);
-  const std::size_t start = out.size();
-  std::uint32_t v = index(src);
-  std::uint32_t sl = slot(scope, src);
-  while (v != index(dst)) {
-    const std::uint32_t begin = tab.offsets[sl];
-    if (tab.offsets[sl + 1] - begin != 1) {  // unreachable, or a choice the key makes
-      out.resize(start);
-      return false;
-    }
-    const Table::Hop& hop = tab.candidates[begin];
-    out.push_back(hop.link);
-    v = hop.node;
-    sl = hop.slot;
-  }
-  return true;
+  return follow(scope, src, dst, /*flow_key=*/0, /*fixed_only=*/true, out);
 }
 
 std::optional<LinkId> Router::only_fabric_exit(NodeId nic) const {

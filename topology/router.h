@@ -107,6 +107,9 @@ class Router {
   std::unique_ptr<Table> make_table(Scope scope, NodeId dst) const;
   // Appends the walk from src to dst to `out`; false if src is not in the table.
   bool walk(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, Route& out) const;
+  // The walk's loop over dst's table from src; with `fixed_only`, false
+  // (and `out` as it was) also at a hop with more than one choice.
+  bool follow(Scope scope, NodeId src, NodeId dst, std::uint64_t flow_key, bool fixed_only, Route& out) const;
   // As walk, with no key: false also when some hop has more than one choice.
   bool fixed_walk(Scope scope, NodeId src, NodeId dst, Route& out) const;
   // A NIC's only out-link into the fabric scope, when it leads to a switch.

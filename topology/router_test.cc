@@ -223,21 +223,25 @@ Topology with_links(const Topology& t,
 // Routing to a NIC through its switch's table picks exactly the routes that
 // the NIC's own table picks, on every preset and on fabrics where some NICs
 // have a second way in (from a spine, from another NIC) and must keep theirs.
-TEST(RouterTest, SharedSwitchTablesPickTheSameRoutes) {
+// Fabrics to route on: `presets` with 3 servers, ZionEX with 40, ZionEX
+// rail-aligned with 20, and ZionEX with 20 plus the `extra` links.
+std::vector<std::pair<std::string, Topology>> fabrics(
+    const std::vector<const char*>& presets, const std::vector<std::pair<std::string, std::string>>& extra) {
   std::vector<std::pair<std::string, Topology>> cases;
-  for (const char* preset : {"zionex", "zion", "hgx"}) {
-    cases.emplace_back(preset, build_cluster(preset_spec(preset, 3)));
-  }
+  for (const char* preset : presets) cases.emplace_back(preset, build_cluster(preset_spec(preset, 3)));
   cases.emplace_back("zionex/40", build_cluster(preset_spec("zionex", 40)));
   ClusterSpec rail = preset_spec("zionex", 20);
   rail.rail_aligned = true;
   cases.emplace_back("zionex/20 rail-aligned", build_cluster(rail));
-  const Topology base = build_cluster(preset_spec("zionex", 20));
-  cases.emplace_back("zionex/20 + extra ways in",
-                     with_links(base, {{"spine0", "node3/nic0"},
-                                       {"node5/nic2", "node17/nic2"},
-                                       {"node17/nic2", "node5/nic2"},
-                                       {"spine3", "node11/nic7"}}));
+  cases.emplace_back("zionex/20 + extra links", with_links(build_cluster(preset_spec("zionex", 20)), extra));
+  return cases;
+}
+
+TEST(RouterTest, SharedSwitchTablesPickTheSameRoutes) {
+  const auto cases = fabrics({"zionex", "zion", "hgx"}, {{"spine0", "node3/nic0"},
+                                                         {"node5/nic2", "node17/nic2"},
+                                                         {"node17/nic2", "node5/nic2"},
+                                                         {"spine3", "node11/nic7"}});
   for (const auto& [name, t] : cases) {
     SCOPED_TRACE(name);
     const Router shared(t);
@@ -254,20 +258,10 @@ TEST(RouterTest, SharedSwitchTablesPickTheSameRoutes) {
 // for every pair and key, on every preset and on fabrics where a NIC has a
 // second way in or out (whose GPUs then get no fixed path).
 TEST(RouterTest, GpuRoutesSplitAtTheFabricSwitches) {
-  std::vector<std::pair<std::string, Topology>> cases;
-  for (const char* preset : {"zionex", "zion", "hgx", "dgx-a100", "gb200-nvl72"}) {
-    cases.emplace_back(preset, build_cluster(preset_spec(preset, 3)));
-  }
-  cases.emplace_back("zionex/40", build_cluster(preset_spec("zionex", 40)));
-  ClusterSpec rail = preset_spec("zionex", 20);
-  rail.rail_aligned = true;
-  cases.emplace_back("zionex/20 rail-aligned", build_cluster(rail));
-  const Topology base = build_cluster(preset_spec("zionex", 20));
-  cases.emplace_back("zionex/20 + extra ways in and out",
-                     with_links(base, {{"spine0", "node3/nic0"},
-                                       {"node5/nic2", "node17/nic2"},
-                                       {"node17/nic2", "node5/nic2"},
-                                       {"node9/nic4", "spine1"}}));
+  const auto cases = fabrics({"zionex", "zion", "hgx", "dgx-a100", "gb200-nvl72"}, {{"spine0", "node3/nic0"},
+                                                                                    {"node5/nic2", "node17/nic2"},
+                                                                                    {"node17/nic2", "node5/nic2"},
+                                                                                    {"node9/nic4", "spine1"}});
   for (const auto& [name, t] : cases) {
     SCOPED_TRACE(name);
     for (bool shared : {true, false}) {
