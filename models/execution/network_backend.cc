@@ -16,18 +16,44 @@
 
 namespace zx::models {
 
+struct NetworkBackend::PreparedPlan {
+  collectives::CollectivePlan plan;
+  // A held plan's steps that come after each step, and the steps that
+  // wait for nothing; a generated plan's generator says.
+  std::vector<std::vector<std::uint32_t>> dependents;
+  std::vector<std::uint32_t> roots;
+  // Whether it moves or reduces any byte (the software latencies apply).
+  bool moves = false;
+  // The NVLink switch of the group's domain, for transfers to and from
+  // collectives::kNvlinkSwitch (NVLink SHARP); unset when the plan has none.
+  std::optional<topology::NodeId> nvlink_switch;
+  std::size_t held_transfers = 0;
+};
+
+struct NetworkBackend::CachedPlan {
+  std::string algorithm;
+  collectives::CollectiveKind kind;
+  std::int64_t bytes_per_rank;
+  collectives::DataType dtype;
+  int root;
+  std::vector<int> ranks;
+  std::shared_ptr<const PreparedPlan> prepared;
+  bool matches(const std::string& name, const collectives::CollectiveRequest& r) const {
+    return kind == r.kind && bytes_per_rank == r.bytes_per_rank.count() && dtype == r.dtype && root == r.root &&
+           algorithm == name && ranks == r.ranks;
+  }
+};
+
 struct NetworkBackend::PlanRun {
   std::uint64_t id = 0;
-  collectives::CollectivePlan plan;
+  std::shared_ptr<const PreparedPlan> prepared;
+  const collectives::CollectivePlan& plan() const { return prepared->plan; }
   std::vector<int> ranks;  // group index -> global GPU rank
   // Per step: the steps it waits for that are not done (for a generated
   // plan kUntouched until the first of them is), and its transfers not
   // yet delivered.
   std::vector<std::uint32_t> pending_after;
   std::vector<std::uint32_t> pending_transfers;
-  // A held plan's steps that come after each step; a generated plan's
-  // generator says.
-  std::vector<std::vector<std::uint32_t>> dependents;
   // A generated plan's latest step made (its vectors reused from step to
   // step: see StepLauncher for why one suffices).
   collectives::Step made;
@@ -39,9 +65,6 @@ struct NetworkBackend::PlanRun {
   // Whether the software latencies apply: not to a plan that moves and
   // reduces nothing (NCCL returns at once from a collective of 0 elements).
   bool charged = true;
-  // The NVLink switch of the group's domain, for transfers to and from
-  // collectives::kNvlinkSwitch (NVLink SHARP); unset when the plan has none.
-  std::optional<topology::NodeId> nvlink_switch;
   // When the plan's first steps start (after the launch latency): the
   // origin of the steps' issue slots (collectives::Step::issue_slot).
   sim::TimePoint started;
@@ -52,8 +75,8 @@ struct NetworkBackend::PlanRun {
   // they are visited one at a time) made into `made`, valid until the next
   // call.
   const collectives::Step& header(std::uint32_t s) {
-    if (!plan.generator) return plan.steps[s];
-    plan.generator->step_header(s, made);
+    if (!plan().generator) return plan().steps[s];
+    plan().generator->step_header(s, made);
     return made;
   }
   // A generated step's senders and how many transfers each has, for the
@@ -265,11 +288,58 @@ void NetworkBackend::run_for(const collectives::CollectiveRequest& request, cons
     case collectives::AlgorithmRole::kPlan:
       break;
   }
+  run_plan_for(plan_for(request, chosen), request.ranks, std::move(on_done), collective,
+               request.kind == collectives::CollectiveKind::kAllToAll ? 1.0 / options_.all_to_all_efficiency : 1.0);
+}
+
+std::shared_ptr<const NetworkBackend::PreparedPlan> NetworkBackend::plan_for(
+    const collectives::CollectiveRequest& request, const std::string& name) {
+  const bool keep = request.all_to_all_v_bytes.empty();
+  if (keep) {
+    for (auto it = plan_cache_.begin(); it != plan_cache_.end(); ++it) {
+      if (!it->matches(name, request)) continue;
+      std::shared_ptr<const PreparedPlan> hit = it->prepared;
+      std::rotate(it, it + 1, plan_cache_.end());  // the newest use last
+      return hit;
+    }
+  }
   collectives::TopologyView view = collectives::make_topology_view(router_.topology(), request.ranks);
   view.set_switch_reduces(options_.nvls_efficiency > 0);
   view.set_nccl_channels(nccl_channels(view));
-  run_plan_for(algorithm(chosen).lower(request, view), request.ranks, std::move(on_done), collective,
-               request.kind == collectives::CollectiveKind::kAllToAll ? 1.0 / options_.all_to_all_efficiency : 1.0);
+  ++plans_lowered_;
+  std::shared_ptr<const PreparedPlan> prepared = prepare(algorithm(name).lower(request, view), request.ranks);
+  if (!keep || prepared->held_transfers > kCachedTransfers) return prepared;
+  plan_cache_.push_back(CachedPlan{name, request.kind, request.bytes_per_rank.count(), request.dtype, request.root,
+                                   request.ranks, prepared});
+  const auto held = [&] {
+    std::size_t n = 0;
+    for (const CachedPlan& c : plan_cache_) n += c.prepared->held_transfers;
+    return n;
+  };
+  while (plan_cache_.size() > kCachedPlans || held() > kCachedTransfers) plan_cache_.erase(plan_cache_.begin());
+  return prepared;
+}
+
+std::shared_ptr<const NetworkBackend::PreparedPlan> NetworkBackend::prepare(collectives::CollectivePlan plan,
+                                                                            const std::vector<int>& ranks) const {
+  auto p = std::make_shared<PreparedPlan>();
+  p->plan = std::move(plan);
+  if (const collectives::StepGenerator* g = p->plan.generator.get()) {
+    p->moves = g->moves_bytes();
+    return p;
+  }
+  const std::vector<collectives::Step>& steps = p->plan.steps;
+  p->dependents.resize(steps.size());
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const collectives::Step& step = steps[s];
+    for (std::uint32_t a : step.after) p->dependents[a].push_back(static_cast<std::uint32_t>(s));
+    for (const collectives::Transfer& x : step.transfers) p->moves |= x.size.count() > 0;
+    for (const collectives::LocalWork& w : step.local_work) p->moves |= w.reduce_bytes.count() > 0;
+    if (step.after.empty()) p->roots.push_back(static_cast<std::uint32_t>(s));
+    p->held_transfers += step.transfers.size();
+  }
+  p->nvlink_switch = nvlink_switch_for(p->plan, ranks);
+  return p;
 }
 
 const std::string& NetworkBackend::choose_algorithm(const collectives::CollectiveRequest& request,
@@ -304,7 +374,8 @@ const std::string& NetworkBackend::choose_algorithm(const collectives::Collectiv
 
 void NetworkBackend::run_plan(collectives::CollectivePlan plan, std::vector<int> ranks,
                               sim::EventCallback on_done) {
-  run_plan_for(std::move(plan), std::move(ranks), std::move(on_done), -1, 1.0);
+  std::shared_ptr<const PreparedPlan> prepared = prepare(std::move(plan), ranks);
+  run_plan_for(std::move(prepared), std::move(ranks), std::move(on_done), -1, 1.0);
 }
 
 // Launches a plan's steps as their dependencies finish: a step's transfers
@@ -324,7 +395,7 @@ struct NetworkBackend::StepLauncher {
     auto it = self->runs_.find(id);
     PlanRun& r = *it->second;
     ++self->steps_run_;
-    if (const collectives::StepGenerator* g = r.plan.generator.get()) {
+    if (const collectives::StepGenerator* g = r.plan().generator.get()) {
       std::array<std::uint32_t, collectives::kMaxGeneratedDependents> next;
       const std::size_t k = g->dependents(s, next);
       for (std::size_t i = 0; i < k; ++i) {
@@ -333,7 +404,7 @@ struct NetworkBackend::StepLauncher {
         if (--r.pending_after[d] == 0) launch(d);
       }
     } else {
-      for (std::uint32_t d : r.dependents[s]) {
+      for (std::uint32_t d : r.prepared->dependents[s]) {
         if (--r.pending_after[d] == 0) launch(d);
       }
     }
@@ -373,7 +444,7 @@ struct NetworkBackend::StepLauncher {
     launch_now(r, s, step);
   }
   void launch_now(PlanRun& r, std::uint32_t s, const collectives::Step& step) const {
-    if (r.plan.generator) {
+    if (r.plan().generator) {
       launch_generated(r, s);
       return;
     }
@@ -414,7 +485,7 @@ struct NetworkBackend::StepLauncher {
   // at a time (twice with a peer gap: first for the floor, which the held
   // path schedules before any flow starts).
   void launch_generated(PlanRun& r, std::uint32_t s) const {
-    const collectives::StepGenerator& g = *r.plan.generator;
+    const collectives::StepGenerator& g = *r.plan().generator;
     const auto delivered = [l = *this, s] {
       PlanRun& run = *l.self->runs_.at(l.id);
       if (--run.pending_transfers[s] == 0) l.transfers_done(s);
@@ -422,7 +493,7 @@ struct NetworkBackend::StepLauncher {
     const sim::Duration gap = self->options_.software.peer_gap;
     std::uint32_t pending = 0;
     if (r.charged && gap > sim::Duration::zero()) {
-      r.peers_of.resize(static_cast<std::size_t>(r.plan.group_size), 0);
+      r.peers_of.resize(static_cast<std::size_t>(r.plan().group_size), 0);
       std::size_t k = 0;
       std::uint64_t count = 0;
       sim::Duration last = sim::Duration::zero();
@@ -499,9 +570,9 @@ struct NetworkBackend::StepLauncher {
       const auto gpu = [&](int member) {
         return self->router_.topology().gpu(r.ranks[static_cast<std::size_t>(member)]);
       };
-      ZX_CHECK(r.nvlink_switch.has_value(), "a transfer to the NVLink switch in a plan that was not checked for it");
-      const topology::NodeId src = x.src == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.src);
-      const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.nvlink_switch : gpu(x.dst);
+      ZX_CHECK(r.prepared->nvlink_switch.has_value(), "a transfer to the NVLink switch in a plan that was not checked for it");
+      const topology::NodeId src = x.src == collectives::kNvlinkSwitch ? *r.prepared->nvlink_switch : gpu(x.src);
+      const topology::NodeId dst = x.dst == collectives::kNvlinkSwitch ? *r.prepared->nvlink_switch : gpu(x.dst);
       route_nodes(self->router_, src, dst, key, self->scratch_);
       return Routed{.size = sim::Bytes(static_cast<std::int64_t>(
                         std::ceil(static_cast<double>(x.size.count()) / self->options_.nvls_efficiency))),
@@ -582,42 +653,34 @@ struct NetworkBackend::StepLauncher {
   }
 };
 
-void NetworkBackend::run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks,
+void NetworkBackend::run_plan_for(std::shared_ptr<const PreparedPlan> plan, std::vector<int> ranks,
                                   sim::EventCallback on_done, std::int64_t collective,
                                   double between_servers_factor) {
   ++collectives_run_;
   auto run = std::make_unique<PlanRun>();
   PlanRun& r = *run;
   r.id = next_run_++;
-  r.plan = std::move(plan);
+  r.prepared = std::move(plan);
   r.ranks = std::move(ranks);
   r.collective = collective;
   r.between_servers_factor = between_servers_factor;
   r.on_done = std::move(on_done);
-  const std::size_t steps = collectives::step_count(r.plan);
+  r.charged = r.prepared->moves;
+  const std::size_t steps = collectives::step_count(r.plan());
   r.pending_transfers.resize(steps);
   r.steps_left = steps;
   // Launching a step may finish it at once (no transfers, no work) and
   // launch its dependents; every step with nothing to wait for starts now.
   std::vector<std::uint32_t> ready;
-  if (const collectives::StepGenerator* g = r.plan.generator.get()) {
+  if (const collectives::StepGenerator* g = r.plan().generator.get()) {
     r.pending_after.assign(steps, PlanRun::kUntouched);
-    r.charged = g->moves_bytes();
     ready = g->roots();
   } else {
     r.pending_after.resize(steps);
-    r.dependents.resize(steps);
-    bool moves = false;
     for (std::size_t s = 0; s < steps; ++s) {
-      const collectives::Step& step = r.plan.steps[s];
-      r.pending_after[s] = static_cast<std::uint32_t>(step.after.size());
-      for (std::uint32_t a : step.after) r.dependents[a].push_back(static_cast<std::uint32_t>(s));
-      for (const collectives::Transfer& x : step.transfers) moves |= x.size.count() > 0;
-      for (const collectives::LocalWork& w : step.local_work) moves |= w.reduce_bytes.count() > 0;
-      if (step.after.empty()) ready.push_back(static_cast<std::uint32_t>(s));
+      r.pending_after[s] = static_cast<std::uint32_t>(r.plan().steps[s].after.size());
     }
-    r.charged = moves;
-    r.nvlink_switch = nvlink_switch_for(r.plan, r.ranks);
+    ready = r.prepared->roots;
   }
   const std::uint64_t id = r.id;
   runs_.emplace(id, std::move(run));

@@ -216,15 +216,27 @@ class NetworkBackend : public CommunicationBackend {
 
   /// Collectives and steps run so far.
   std::uint64_t collectives_run() const { return collectives_run_; }
+  /// Plans lowered by an algorithm so far: collectives run, less those
+  /// whose plan was lowered for an equal request before.
+  std::uint64_t plans_lowered() const { return plans_lowered_; }
   std::uint64_t steps_run() const { return steps_run_; }
 
  private:
   struct PlanRun;
   struct StepLauncher;
+  struct PreparedPlan;
   const collectives::CollectiveAlgorithm& algorithm(const std::string& name);
   void run_for(const collectives::CollectiveRequest& request, const std::string& algorithm,
                sim::EventCallback on_done, std::int64_t collective);
-  void run_plan_for(collectives::CollectivePlan plan, std::vector<int> ranks, sim::EventCallback on_done,
+  /// A plan with what every run of it needs (its steps' dependents, its
+  /// NVLink switch), made once.
+  std::shared_ptr<const PreparedPlan> prepare(collectives::CollectivePlan plan, const std::vector<int>& ranks) const;
+  /// `algorithm`'s plan for `request`: lowered, or the one lowered for an
+  /// equal request before (a lowering is a pure function of the request
+  /// and the group's view, collective_algorithm.h; an iteration's gradient
+  /// buckets lower the same all-reduce over and over).
+  std::shared_ptr<const PreparedPlan> plan_for(const collectives::CollectiveRequest& request, const std::string& algorithm);
+  void run_plan_for(std::shared_ptr<const PreparedPlan> plan, std::vector<int> ranks, sim::EventCallback on_done,
                     std::int64_t collective, double between_servers_factor);
   int server_of(int gpu_rank) const;
   /// comm->nChannels of NCCL's communicator over the view's group, as its
@@ -250,6 +262,14 @@ class NetworkBackend : public CommunicationBackend {
   NetworkBackendOptions options_;
   std::map<std::string, std::unique_ptr<collectives::CollectiveAlgorithm>> algorithms_;
   std::map<std::uint64_t, std::unique_ptr<PlanRun>> runs_;
+  // The plans lowered last (plan_for), newest last: at most kCachedPlans,
+  // of at most kCachedTransfers held transfers together (all-to-all-v
+  // requests are not kept: their matrices make them rarely equal).
+  struct CachedPlan;
+  static constexpr std::size_t kCachedPlans = 4;
+  static constexpr std::size_t kCachedTransfers = std::size_t{8} << 20;
+  std::vector<CachedPlan> plan_cache_;
+  std::uint64_t plans_lowered_ = 0;
   std::uint64_t next_run_ = 0;
   std::uint64_t collectives_run_ = 0;
   std::uint64_t steps_run_ = 0;

@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "models/collectives/all_to_all.h"
+#include "models/collectives/hierarchical.h"
 #include "models/collectives/registry.h"
 #include "models/collectives/ring.h"
 #include "models/collectives/topology_view.h"
@@ -312,6 +316,71 @@ TEST(NetworkBackendTest, RunsOpGraphs) {
   EXPECT_EQ(backend.collectives_run(), 1u);
   // Every GPU of the ring received data: the NVLink and NIC links carried bytes.
   EXPECT_FALSE(rig.network.hottest_links(1).empty());
+}
+
+// An algorithm's plan for a request equal to an earlier one's is the one
+// lowered then (a lowering is a pure function of the request and the
+// group's view): run by name, each collective finishes when the same plan,
+// lowered by hand and run as a plan, does, to the picosecond; only a
+// request that differs (size, kind, ranks, algorithm) is lowered again;
+// the newest kCachedPlans (4) are kept; all-to-all-v requests never are.
+TEST(NetworkBackendTest, EqualRequestsShareOneLoweredPlan) {
+  const auto request = [](std::int64_t bytes, int ranks) {
+    collectives::CollectiveRequest r;
+    r.kind = collectives::CollectiveKind::kAllReduce;
+    for (int i = 0; i < ranks; ++i) r.ranks.push_back(i);
+    r.bytes_per_rank = sim::Bytes(bytes);
+    return r;
+  };
+  const auto finishes = [](Rig& rig, const std::function<void(NetworkBackend&, sim::EventCallback)>& start) {
+    NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry);
+    std::vector<std::int64_t> at;
+    for (int i = 0; i < 3; ++i) {
+      start(backend, [&] { at.push_back(rig.sim.now().count_ps()); });
+      rig.sim.run();
+    }
+    return std::pair(at, backend.plans_lowered());
+  };
+  const collectives::CollectiveRequest x = request(3 << 20, 32);
+  Rig by_name_rig(4);
+  const auto [by_name, lowered] =
+      finishes(by_name_rig, [&](NetworkBackend& b, sim::EventCallback done) { b.run(x, "hierarchical", std::move(done)); });
+  EXPECT_EQ(lowered, 1u);
+  Rig by_plan_rig(4);
+  const collectives::CollectivePlan plan = collectives::HierarchicalAlgorithm().lower(
+      x, collectives::make_topology_view(by_plan_rig.topo, x.ranks));
+  const auto [by_plan, none] = finishes(by_plan_rig, [&](NetworkBackend& b, sim::EventCallback done) {
+    b.run_plan(plan, x.ranks, std::move(done));
+  });
+  EXPECT_EQ(none, 0u);
+  ASSERT_EQ(by_name.size(), 3u);
+  EXPECT_EQ(by_name, by_plan);
+  EXPECT_LT(by_name[0], by_name[1]);
+
+  Rig rig(4);
+  NetworkBackend backend(rig.sim, rig.network, rig.router, rig.registry);
+  const auto run = [&](const collectives::CollectiveRequest& r, const std::string& algorithm) {
+    backend.run(r, algorithm, [] {});
+    rig.sim.run();
+    return backend.plans_lowered();
+  };
+  EXPECT_EQ(run(x, "hierarchical"), 1u);
+  EXPECT_EQ(run(x, "ring"), 2u);
+  EXPECT_EQ(run(request(2 << 20, 32), "hierarchical"), 3u);
+  EXPECT_EQ(run(request(3 << 20, 16), "hierarchical"), 4u);
+  collectives::CollectiveRequest gather = x;
+  gather.kind = collectives::CollectiveKind::kAllGather;
+  EXPECT_EQ(run(gather, "hierarchical"), 5u);  // x's hierarchical plan is now the oldest of 5
+  EXPECT_EQ(run(request(2 << 20, 32), "hierarchical"), 5u);
+  EXPECT_EQ(run(x, "hierarchical"), 6u);  // and was dropped
+  EXPECT_EQ(run(x, "hierarchical"), 6u);
+  collectives::CollectiveRequest v;
+  v.kind = collectives::CollectiveKind::kAllToAll;
+  v.ranks = x.ranks;
+  v.all_to_all_v_bytes.assign(32, std::vector<std::int64_t>(32, 1024));
+  EXPECT_EQ(run(v, "direct"), 7u);
+  EXPECT_EQ(run(v, "direct"), 8u);
+  EXPECT_EQ(backend.collectives_run(), 10u);
 }
 
 // "nccl" takes NCCL's predicted time and starts no flows: 8 A100s on one
