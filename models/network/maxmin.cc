@@ -337,6 +337,94 @@ void MaxMinSolver::build_links(const MaxMinProblem& p, std::span<const FixedLink
   }
 }
 
+// Drops every link whose column (its flows, in flow order) and starting
+// open group equal those of a link with a clearly smaller base (see the
+// header comment for why the solve's bits do not change). Columns are
+// grouped by a hash of the flow list in an open-addressing table and
+// compared whole, so a collision costs a comparison, never a wrong merge.
+void MaxMinSolver::merge_identical_links(const MaxMinProblem& p) {
+  const std::size_t num_links = p.num_links();
+  dropped_.assign(num_links, 0);
+  merged_links_ = 0;
+  flow_offsets_ = p.link_offsets.data();
+  flow_links_ = p.links.data();
+  if (!options_.merge_identical_links || num_links < 2) return;
+  std::size_t slots = 16;
+  while (slots < 2 * num_links) slots *= 2;
+  const std::size_t mask = slots - 1;
+  column_table_.assign(slots, 0);
+  column_hash_.resize(num_links);
+  column_of_.resize(num_links);
+  min_base_.resize(num_links);
+  const auto same_column = [this](std::uint32_t a, std::uint32_t b) {
+    const LinkState& x = link_[a];
+    const LinkState& y = link_[b];
+    if (x.unfrozen != y.unfrozen || x.weight_sum != y.weight_sum || x.level != y.level ||
+        x.level_weight != y.level_weight) {
+      return false;
+    }
+    return std::equal(link_flows_.begin() + link_flow_offsets_[a], link_flows_.begin() + link_flow_offsets_[a + 1],
+                      link_flows_.begin() + link_flow_offsets_[b]);
+  };
+  bool any_shared = false;
+  for (std::uint32_t l = 0; l < num_links; ++l) {
+    column_of_[l] = l;
+    if (link_[l].unfrozen == 0) continue;
+    // A sum of mixed ids: the terms are independent, so the loop is not
+    // one long chain of multiplications (the lists are in flow order, so a
+    // sum still tells columns apart).
+    std::uint64_t h = link_[l].unfrozen;
+    for (std::uint32_t i = link_flow_offsets_[l]; i < link_flow_offsets_[l + 1]; ++i) {
+      const std::uint64_t x = (link_flows_[i] + 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+      h += x ^ (x >> 31);
+    }
+    column_hash_[l] = h;
+    for (std::size_t slot = (h * 0x9e3779b97f4a7c15ULL) >> 20 & mask;; slot = (slot + 1) & mask) {
+      const std::uint32_t entry = column_table_[slot];
+      if (entry == 0) {
+        column_table_[slot] = l + 1;
+        min_base_[l] = link_[l].base;
+        break;
+      }
+      const std::uint32_t first = entry - 1;
+      if (column_hash_[first] != h || !same_column(first, l)) continue;
+      column_of_[l] = first;
+      min_base_[first] = std::min(min_base_[first], link_[l].base);
+      any_shared = true;
+      break;
+    }
+  }
+  if (!any_shared) return;
+  // A link is dropped only when its base exceeds its column's smallest by
+  // more than kMergeGap of itself: far more than the rounding of every fold
+  // a solve can do, so its share stays above the tightest link's by more
+  // than kLevelTolerance and it never freezes a flow, by a pop or a snap.
+  // Links of one column within the gap of each other all stay.
+  for (std::uint32_t l = 0; l < num_links; ++l) {
+    if (link_[l].unfrozen == 0) continue;
+    if (link_[l].base * (1.0 - kMergeGap) > min_base_[column_of_[l]]) {
+      dropped_[l] = 1;
+      ++merged_links_;
+    }
+  }
+  if (merged_links_ == 0) return;
+  const std::size_t num_flows = p.num_flows();
+  kept_offsets_.resize(num_flows + 1);
+  kept_links_.resize(p.links.size());
+  std::uint32_t kept = 0;
+  kept_offsets_[0] = 0;
+  for (std::size_t f = 0; f < num_flows; ++f) {
+    for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+      const std::uint32_t l = p.links[i];
+      kept_links_[kept] = l;
+      kept += dropped_[l] ^ 1;
+    }
+    kept_offsets_[f + 1] = kept;
+  }
+  flow_offsets_ = kept_offsets_.data();
+  flow_links_ = kept_links_.data();
+}
+
 // A link's remaining capacity is its capacity less the rates of its frozen
 // flows. Flows freeze in groups at one normalised level; the link folds a
 // whole group into its base with one multiplication (level x the group's
@@ -355,8 +443,8 @@ void MaxMinSolver::freeze(const MaxMinProblem& p, std::size_t f, double level) {
   levels_[f] = level;
   freeze_order_.push_back(static_cast<std::uint32_t>(f));
   const double w = p.weight.empty() ? 1.0 : p.weight[f];
-  for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
-    const std::uint32_t l = p.links[i];
+  for (std::uint32_t i = flow_offsets_[f]; i < flow_offsets_[f + 1]; ++i) {
+    const std::uint32_t l = flow_links_[i];
     LinkState& s = link_[l];
     if (s.level != level) {  // a new group: fold the previous one into the base
       s.base = fold_step(s.base, s.level, s.level_weight);
@@ -418,7 +506,7 @@ void MaxMinSolver::build_queues(const MaxMinProblem& p) {
   heap_.clear();
   heap_pos_.assign(num_links, kNotInHeap);
   for (std::size_t l = 0; l < num_links; ++l) {
-    if (link_[l].unfrozen > 0) {
+    if (link_[l].unfrozen > 0 && !dropped_[l]) {
       heap_pos_[l] = static_cast<std::uint32_t>(heap_.size());
       heap_.push_back({share_of(static_cast<std::uint32_t>(l)), static_cast<std::uint32_t>(l)});
     }
@@ -485,6 +573,7 @@ const std::vector<double>& MaxMinSolver::run(const MaxMinProblem& p,
   levels_.assign(num_flows, std::numeric_limits<double>::infinity());
   frozen_.assign(num_flows, 0);
   build_links(p, fixed_links);
+  merge_identical_links(p);
   dirty_.clear();
   // A flow's rate is written after the filling, in one pass in flow order
   // (level x weight, or its cap for the flows in at_cap_): freezes happen at

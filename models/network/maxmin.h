@@ -44,6 +44,23 @@
 // modelling choice. Every decision still involves only one component's links
 // and flows, so component exactness holds.
 //
+// Links that carry the same flows are one constraint. Two links whose
+// columns are identical (the same flows, in the same order, so the same
+// weight sums) and that start from the same open group (level and level
+// weight) go through the same freezes; their remaining capacities differ
+// only through their bases. When one base is clearly the smaller (by more
+// than 2^-16 of the other, far beyond what the folds' roundings can
+// close), the other link's share stays above the first's by more than the
+// level tolerance at every step: it is never popped with a flow unfrozen,
+// never snaps, and freezes nothing; the first link's freeze leaves it
+// empty. So the solver drops such links before filling: the same rates,
+// levels and freeze order, bit for bit, with fewer links in the heap and
+// fewer incidences per freeze. (Links of one column with equal or nearly
+// equal bases all stay: which of them freezes the column first can decide
+// the order of freezes within a level.) A GPU's way out to the fabric, its
+// PCIe hops and its NIC's uplink, carries exactly its flows that leave the
+// server, and the NIC's uplink is the slowest, so the PCIe hops are dropped.
+//
 // Re-solving from a known level (solve_with_fixed). When flows only leave a
 // problem, every remaining flow whose level (rate / weight) was below the
 // smallest level λ of the leavers keeps its rate exactly, and the others get
@@ -114,6 +131,18 @@ inline double fold_step(double base, double level, double weight) { return base 
 /// Solves max-min problems, reusing its scratch memory between calls.
 class MaxMinSolver {
  public:
+  /// What the solver may do to speed a solve up without changing its bits.
+  struct Options {
+    /// Solve each set of links with identical columns as its tightest link
+    /// (see the header comment). Off only to test that it changes nothing.
+    bool merge_identical_links = true;
+  };
+  MaxMinSolver() = default;
+  explicit MaxMinSolver(Options options) : options_(options) {}
+
+  /// Links the latest solve dropped as another's identical column.
+  std::size_t merged_links() const { return merged_links_; }
+
   /// Returns the max-min fair rate of every flow (bytes per second). A flow
   /// that crosses no link and has no cap gets +inf. Throws
   /// std::invalid_argument for malformed problems (bad offsets, link index
@@ -180,6 +209,7 @@ class MaxMinSolver {
   static constexpr std::uint32_t kNotInHeap = std::numeric_limits<std::uint32_t>::max();
   // The stages of run(), in order.
   void build_links(const MaxMinProblem& p, std::span<const FixedLinkState> fixed_links);
+  void merge_identical_links(const MaxMinProblem& p);
   void replay_fixed(const MaxMinProblem& p, std::span<const double> fixed_level);
   void build_queues(const MaxMinProblem& p);
   void fill(const MaxMinProblem& p);
@@ -193,6 +223,26 @@ class MaxMinSolver {
   void sift_down(std::size_t i);
   void update_key(std::uint32_t l, double share);
   void pop_heap_front();
+
+  Options options_;
+  std::size_t merged_links_ = 0;
+  // The incidences freeze() walks: the problem's own (link_offsets, links),
+  // or, when links were merged, kept_offsets_ and kept_links_ (the kept
+  // links of each flow, in route order).
+  const std::uint32_t* flow_offsets_ = nullptr;
+  const std::uint32_t* flow_links_ = nullptr;
+  std::vector<std::uint32_t> kept_offsets_;
+  std::vector<std::uint32_t> kept_links_;
+  std::vector<std::uint8_t> dropped_;  // per link: merged into another
+  // merge_identical_links's open-addressing table: link + 1 (0: empty).
+  std::vector<std::uint32_t> column_table_;
+  std::vector<std::uint64_t> column_hash_;
+  std::vector<std::uint32_t> column_of_;  // per link: the first link of its column
+  std::vector<double> min_base_;          // per column's first link: the smallest base
+  /// How much larger than its column's smallest base a link's base must be
+  /// to be dropped (relative to its own): 2^-16, against fold roundings of
+  /// at most 2^-21 of the base for up to 2^31 flows and kLevelTolerance.
+  static constexpr double kMergeGap = 0x1p-16;
 
   std::vector<double> rates_;
   std::vector<double> levels_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -481,6 +482,107 @@ TEST(MaxMinTest, SolveWithFixedManyDistinctLevels) {
   const std::vector<double> from_links = solver.solve_with_fixed_links(free.problem, free.links);
   ASSERT_EQ(from_links.size(), kShared - 1);
   for (std::size_t i = 0; i < from_links.size(); ++i) ASSERT_EQ(from_links[i], scratch[kPrivate + i]);
+}
+
+// Copies of some links (the same flows, at other capacities) added to a
+// problem, each at a random place in the routes of its original's flows.
+MaxMinProblem with_copied_links(std::mt19937_64& rng, const MaxMinProblem& p) {
+  // Far apart (dropped), equal or within the merge gap (kept), either side.
+  constexpr std::array<double, 7> kScale{1.0, 1.0 + 1e-12, 1.0 - 1e-9, 1.2, 0.8, 3.0, 0.25};
+  MaxMinProblem q;
+  q.capacity = p.capacity;
+  std::vector<std::vector<std::uint32_t>> copies(p.num_links());
+  for (std::uint32_t l = 0; l < p.num_links(); ++l) {
+    const std::size_t n = rng() % 3 == 0 ? 1 + rng() % 3 : 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      copies[l].push_back(static_cast<std::uint32_t>(q.capacity.size()));
+      q.capacity.push_back(p.capacity[l] * kScale[rng() % kScale.size()]);
+    }
+  }
+  for (std::size_t f = 0; f < p.num_flows(); ++f) {
+    std::vector<std::uint32_t> route(p.links.begin() + p.link_offsets[f], p.links.begin() + p.link_offsets[f + 1]);
+    for (std::uint32_t i = p.link_offsets[f]; i < p.link_offsets[f + 1]; ++i) {
+      for (std::uint32_t c : copies[p.links[i]]) route.insert(route.begin() + rng() % (route.size() + 1), c);
+    }
+    q.add_flow(route, p.weight.empty() ? 1.0 : p.weight[f], p.cap.empty() ? kInf : p.cap[f]);
+  }
+  if (!p.weight.empty() && q.weight.empty()) q.weight.assign(q.num_flows(), 1.0);
+  return q;
+}
+
+// Merging links with identical columns (MaxMinSolver::Options) changes no
+// bit: on random problems with copied links (weighted, fractional weights
+// too, and capped), rates, levels and the freeze order equal those of the
+// solver that keeps every link, from scratch, replaying fixed flows after
+// removals, and from fixed link states. Most copies are merged.
+TEST(MaxMinTest, MergedLinksChangeNoBit) {
+  std::mt19937_64 rng(4242);
+  MaxMinSolver merging;
+  MaxMinSolver plain(MaxMinSolver::Options{.merge_identical_links = false});
+  std::size_t merged = 0;
+  std::size_t replays_merged = 0;
+  const auto same = [](MaxMinSolver& a, MaxMinSolver& b, const std::vector<double>& ra,
+                       const std::vector<double>& rb, int trial) {
+    ASSERT_EQ(ra, rb) << "trial " << trial;
+    ASSERT_EQ(a.levels(), b.levels()) << "trial " << trial;
+    ASSERT_EQ(a.freeze_order(), b.freeze_order()) << "trial " << trial;
+  };
+  for (int trial = 0; trial < 600; ++trial) {
+    const bool large = trial % 4 == 3;
+    const MaxMinProblem base = large ? random_problem(rng, trial % 3 == 1, trial % 2 == 1, 40, 400)
+                                     : random_problem(rng, trial % 3 == 1, trial % 2 == 1);
+    const MaxMinProblem p = with_copied_links(rng, base);
+    const std::vector<double> a = merging.solve(p);
+    merged += merging.merged_links();
+    const std::vector<double> b = plain.solve(p);
+    EXPECT_EQ(plain.merged_links(), 0u);
+    same(merging, plain, a, b, trial);
+
+    // Integer weights: remove 1-3 flows and re-solve from the level below.
+    MaxMinProblem q = p;
+    if (!q.weight.empty()) {
+      for (double& w : q.weight) w = std::ceil(w);
+    }
+    const std::vector<double> old_levels = plain.solve(q), levels = plain.levels();
+    std::vector<bool> removed(q.num_flows(), false);
+    for (std::size_t i = 0, n = 1 + rng() % 3; i < n; ++i) removed[rng() % q.num_flows()] = true;
+    double lambda = kInf;
+    for (std::size_t f = 0; f < q.num_flows(); ++f) {
+      if (removed[f]) lambda = std::min(lambda, levels[f]);
+    }
+    MaxMinProblem r;
+    r.capacity = q.capacity;
+    std::vector<double> fixed;
+    for (std::size_t f = 0; f < q.num_flows(); ++f) {
+      if (removed[f]) continue;
+      std::vector<std::uint32_t> route(q.links.begin() + q.link_offsets[f], q.links.begin() + q.link_offsets[f + 1]);
+      r.add_flow(route, q.weight.empty() ? 1.0 : q.weight[f], q.cap.empty() ? kInf : q.cap[f]);
+      fixed.push_back(levels[f] < lambda ? levels[f] : MaxMinSolver::kFree);
+    }
+    if (r.num_flows() == 0) continue;
+    if (!q.weight.empty() && r.weight.empty()) r.weight.assign(r.num_flows(), 1.0);
+    const std::vector<double> ra = merging.solve_with_fixed(r, fixed);
+    replays_merged += merging.merged_links();
+    same(merging, plain, ra, plain.solve_with_fixed(r, fixed), trial);
+    const FreeProblem free = free_problem(r, fixed);
+    const std::vector<double> la = merging.solve_with_fixed_links(free.problem, free.links);
+    same(merging, plain, la, plain.solve_with_fixed_links(free.problem, free.links), trial);
+  }
+  EXPECT_GT(merged, 1000u);
+  EXPECT_GT(replays_merged, 500u);
+}
+
+// Three links with one column: the slowest stays, a copy at 1.5x goes, a copy
+// within 2^-16 of the slowest stays (it could tie).
+TEST(MaxMinTest, MergesOnlyClearlyLooserCopies) {
+  MaxMinProblem p;
+  p.capacity = {10.0, 15.0, 10.0 * (1.0 + 0x1p-20), 40.0};
+  p.add_flow(std::vector<std::uint32_t>{1, 0, 2, 3});
+  p.add_flow(std::vector<std::uint32_t>{0, 1, 2, 3});
+  p.add_flow(std::vector<std::uint32_t>{3});
+  MaxMinSolver solver;
+  EXPECT_EQ(solver.solve(p), (std::vector<double>{5.0, 5.0, 30.0}));
+  EXPECT_EQ(solver.merged_links(), 1u);
 }
 
 TEST(MaxMinTest, SolveWithFixedRejectsWhatItCannotReplay) {
