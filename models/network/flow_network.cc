@@ -291,6 +291,7 @@ void FlowNetwork::join(std::uint32_t f) {
     link.flows.push_back(f);
   }
   if (progress_[f].remaining <= 0.0 || begin == end) {
+    untracked_join_ = true;
     set_rate(f, std::numeric_limits<double>::infinity());
     reschedule_completion_event();
     return;
@@ -308,6 +309,7 @@ void FlowNetwork::join(std::uint32_t f) {
     return;
   }
   for (std::uint32_t pos = begin; pos < end; ++pos) add_seed(route_links_[pos]);
+  if (track_levels_) joiners_.push_back(f);
   request_resolve();
 }
 
@@ -525,7 +527,23 @@ void FlowNetwork::resolve() {
   const bool removal_only = !joined_since_resolve_ && integer_weights_;
   std::vector<std::uint32_t> touched;
   if (history_.recording()) touched = seeds_;
-  if (!removal_only || !resolve_incremental()) resolve_component();
+  // Flows that join change no rate below the level at which the first of
+  // their links would fill with them on it (join_bound): up to there a
+  // from-scratch progressive filling freezes the same flows at the same
+  // levels as before. So joins, like departures, re-solve only the flows at
+  // or above a level; they are reached from the joined flows' links through
+  // such flows, the rest of the fabric keeping its rates (component
+  // exactness).
+  bool done = false;
+  if (removal_only) {
+    done = resolve_incremental(left_min_level_, /*from_seeds=*/false);
+  } else if (integer_weights_ && track_levels_ && !untracked_join_) {
+    done = resolve_incremental(std::min(left_min_level_, join_bound()), /*from_seeds=*/true);
+    if (done) ++join_resolves_;
+  }
+  if (!done) resolve_component();
+  joiners_.clear();
+  untracked_join_ = false;
   if (history_.recording()) {
     record_links(touched, sim_.now());
     record_links(component_links_, sim_.now());
@@ -777,48 +795,123 @@ void FlowNetwork::resolve_component() {
   }
 }
 
-bool FlowNetwork::resolve_incremental() {
-  const double lambda = left_min_level_;
+double FlowNetwork::join_bound() {
+  // Progressive filling of the new problem repeats the old one while no
+  // link with a joiner fills: on such a link, once the old solve's groups
+  // below level t have frozen, the share is (capacity - their rates) /
+  // (the weight still unfrozen + the joiners' weight), and the link fills
+  // at the first t where that share is at most t. A joiner's cap binds at
+  // cap / weight. The bound is the least of these, lowered by 1e-8 of
+  // itself: more than the rounding of these sums and the solver's level
+  // tolerance (1e-10), so that no flow fixed below it can move. Departures
+  // at the same instant are handled by taking the least with their λ (the
+  // groups have lost the leavers already, which is right below their λ).
+  double bound = std::numeric_limits<double>::infinity();
+  if (join_weight_.size() != links_.size()) join_weight_.assign(links_.size(), 0.0);
+  join_links_.clear();
+  for (std::uint32_t f : joiners_) {
+    if (!active(f)) continue;
+    const double w = weight_of(f);
+    bound = std::min(bound, cap_of(f) / w);
+    for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
+      const std::uint32_t l = route_links_[pos];
+      if (join_weight_[l] == 0.0) join_links_.push_back(l);
+      join_weight_[l] += w;
+    }
+  }
+  for (std::uint32_t l : join_links_) {
+    const double joined = join_weight_[l];
+    join_weight_[l] = 0.0;
+    if (!link_levels_[l].built) build_level_groups(l);
+    const std::vector<LevelGroup>& groups = link_levels_[l].groups;
+    double rest = links_[l].params.capacity_bytes_per_s;
+    double unfrozen = 0.0;
+    for (const LevelGroup& g : groups) unfrozen += g.weight;
+    double fills = -1.0;
+    for (const LevelGroup& g : groups) {
+      const double share = rest / (unfrozen + joined);
+      if (share <= g.level) {
+        fills = share;
+        break;
+      }
+      rest -= g.level * g.weight;
+      unfrozen -= g.weight;
+    }
+    if (fills < 0.0) fills = rest / (unfrozen + joined);
+    bound = std::min(bound, std::max(fills, 0.0));
+  }
+  return bound * (1.0 - 1e-8);
+}
+
+bool FlowNetwork::resolve_incremental(double lambda, bool from_seeds) {
   // Leavers that no solve covered (zero-size flows) change no one's rate.
   if (!(lambda < std::numeric_limits<double>::infinity())) return true;
 
-  // U: the transferring flows at or above λ, the buckets from λ up (whose
-  // stale entries are dropped on the way).
+  // U: the transferring flows at or above λ that may move, and U's links.
+  // Every other flow on those links (D) is below λ and keeps its rate. Two
+  // marks: stamp_ - 1 for U (flows and links), stamp_ for D.
   component_flows_.clear();
-  for (auto it = level_buckets_.lower_bound(lambda); it != level_buckets_.end();) {
-    std::vector<LevelEntry>& bucket = it->second;
-    std::size_t kept = 0;
-    for (const LevelEntry& e : bucket) {
-      if (!active(e.flow) || slots_[e.flow].level_version != e.version) continue;
-      bucket[kept++] = e;
-      component_flows_.push_back(e.flow);
-    }
-    level_entries_ -= bucket.size() - kept;
-    bucket.resize(kept);
-    if (kept == 0) {
-      if (it == level_hint_) level_hint_ = level_buckets_.end();
-      it = level_buckets_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (component_flows_.empty()) return true;
-
-  // U's links. Every other flow on them (D) is below λ and keeps its rate.
-  // Two marks: stamp_ - 1 for U (flows and links), stamp_ for D.
+  component_links_.clear();
+  std::uint64_t u_incidences = 0;
   next_stamp(2);
   const std::uint32_t u_mark = stamp_ - 1;
   const std::uint32_t d_mark = stamp_;
-  component_links_.clear();
-  std::uint64_t u_incidences = 0;
-  for (std::uint32_t f : component_flows_) {
-    flow_stamp_[f] = u_mark;
-    u_incidences += route_end(f) - route_begin(f);
-    for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
-      Link& link = links_[route_links_[pos]];
-      if (link.stamp == u_mark) continue;
-      link.stamp = u_mark;
-      component_links_.push_back(route_links_[pos]);
+  if (from_seeds) {
+    // The flows at or above λ reached from the seed links through such
+    // flows (the joiners, never solved, sit at +inf). A group of them that
+    // no seed reaches shares no link with a changed one, so it keeps its
+    // rates (the solver's component exactness).
+    for (std::uint32_t l : seeds_) {
+      if (links_[l].stamp == u_mark) continue;
+      links_[l].stamp = u_mark;
+      component_links_.push_back(l);
+    }
+    for (std::size_t i = 0; i < component_links_.size(); ++i) {
+      Link& link = links_[component_links_[i]];
+      if (link.flows.size() > link.active) sweep(link);
+      for (std::uint32_t g : link.flows) {
+        if (flow_stamp_[g] == u_mark || !(slots_[g].level >= lambda)) continue;
+        flow_stamp_[g] = u_mark;
+        component_flows_.push_back(g);
+        u_incidences += route_end(g) - route_begin(g);
+        for (std::uint32_t pos = route_begin(g); pos < route_end(g); ++pos) {
+          std::uint32_t& mark = links_[route_links_[pos]].stamp;
+          if (mark == u_mark) continue;
+          mark = u_mark;
+          component_links_.push_back(route_links_[pos]);
+        }
+      }
+    }
+    if (component_flows_.empty()) return true;
+  } else {
+    // The buckets from λ up (whose stale entries are dropped on the way).
+    for (auto it = level_buckets_.lower_bound(lambda); it != level_buckets_.end();) {
+      std::vector<LevelEntry>& bucket = it->second;
+      std::size_t kept = 0;
+      for (const LevelEntry& e : bucket) {
+        if (!active(e.flow) || slots_[e.flow].level_version != e.version) continue;
+        bucket[kept++] = e;
+        component_flows_.push_back(e.flow);
+      }
+      level_entries_ -= bucket.size() - kept;
+      bucket.resize(kept);
+      if (kept == 0) {
+        if (it == level_hint_) level_hint_ = level_buckets_.end();
+        it = level_buckets_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (component_flows_.empty()) return true;
+    for (std::uint32_t f : component_flows_) {
+      flow_stamp_[f] = u_mark;
+      u_incidences += route_end(f) - route_begin(f);
+      for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
+        std::uint32_t& mark = links_[route_links_[pos]].stamp;
+        if (mark == u_mark) continue;
+        mark = u_mark;
+        component_links_.push_back(route_links_[pos]);
+      }
     }
   }
   canonical(component_flows_, /*of_links=*/false, u_mark);
@@ -896,10 +989,10 @@ bool FlowNetwork::resolve_incremental() {
                                                : solver_.solve_with_fixed(problem_, fixed_level_);
   const std::vector<double>& levels = solver_.levels();
   ++resolves_;
-  ++incremental_resolves_;
+  if (!from_seeds) ++incremental_resolves_;
   if (by_groups) ++group_resolves_;
   resolved_flows_ += component_flows_.size();
-  incremental_resolved_flows_ += component_flows_.size();
+  if (!from_seeds) incremental_resolved_flows_ += component_flows_.size();
   if (by_groups) {
     // On U's links the groups at or above λ were U's flows, all of them (every
     // other flow is below λ); U's new levels are at or above λ too. So the

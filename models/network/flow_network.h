@@ -17,10 +17,16 @@
 //
 // Mechanics. Flows that join or leave at one instant are handled by one
 // re-solve, which runs as an engine event at that instant after the events
-// already due then. When a flow joined, a re-solve covers the connected
-// component (flows linked through shared links) of the links whose flow set
-// changed; other flows keep their rates, bit for bit (the solver's component
-// exactness). When flows only left, it covers only the flows whose level
+// already due then. When flows joined, a re-solve covers the flows whose
+// level is at least a bound λ below which the joiners change nothing: the
+// lowest level at which one of their links would fill with them on it, read
+// off the links' level groups (join_bound), less 1e-8 of itself. Up to that
+// level a from-scratch progressive filling freezes the same flows at the
+// same levels with the joiners as without. The flows covered are those
+// reached from the changed links through flows at or above λ; the others
+// keep their rates, bit for bit (the solver's component exactness). (With
+// non-integer weights, a join re-solves the whole connected component of
+// the changed links.) When flows only left, it covers only the flows whose level
 // (rate / weight) was at least the smallest level λ of the leavers, network
 // wide: every flow below λ keeps its rate exactly, and the solver re-fills
 // the others from λ so that the rates are the bits a from-scratch solve
@@ -254,6 +260,9 @@ class FlowNetwork {
   /// level groups; the others had the solver replay them (see
   /// resolve_incremental). The same rates either way.
   std::uint64_t group_resolves() const { return group_resolves_; }
+  /// How many re-solves after joins re-solved only the flows at or above
+  /// the joiners' bound (see resolve()); the others were component re-solves.
+  std::uint64_t join_resolves() const { return join_resolves_; }
 
  private:
   enum class State : std::uint8_t { kLatent, kActive, kDone };
@@ -311,7 +320,15 @@ class FlowNetwork {
   void begin_problem(std::span<const std::uint32_t> flows);
   // Returns false (having changed nothing) when the instant cannot be handled
   // incrementally after all; the caller then re-solves components.
-  bool resolve_incremental();
+  // Re-solves the flows at or above `lambda` (every other flow keeps its
+  // rate): those of the level buckets (from_seeds false: only flows left),
+  // or those reached from the seed links through flows at or above lambda
+  // (from_seeds true: flows joined). False when a flow below lambda was
+  // never covered by a solve (the caller then re-solves the component).
+  bool resolve_incremental(double lambda, bool from_seeds);
+  // The level below which no flow's rate can change when joiners_ join
+  // (see resolve()), from their links' level groups; slightly under it.
+  double join_bound();
   void set_level(std::uint32_t f, double level);
   void flush_levels();
   void next_stamp(std::uint32_t count);
@@ -418,6 +435,13 @@ class FlowNetwork {
 
   // Incremental re-solve state.
   bool joined_since_resolve_ = false;  // a flow joined since the latest re-solve
+  // The flows that joined since the latest re-solve with bytes to send and a
+  // route (kFlow with levels tracked); untracked_join_ when another did.
+  std::vector<std::uint32_t> joiners_;
+  bool untracked_join_ = false;
+  std::vector<double> join_weight_;         // per link: the joiners' weight on it (join_bound)
+  std::vector<std::uint32_t> join_links_;   // the links with a joiner
+  std::uint64_t join_resolves_ = 0;
   double left_min_level_ = std::numeric_limits<double>::infinity();  // λ of the leavers
   bool integer_weights_ = true;        // every flow's weight is an integer
   // Transferring flows by level: one bucket per distinct level, lazily

@@ -223,6 +223,7 @@ struct ModelCounters {
   std::uint64_t resolves = 0;
   std::uint64_t incremental_resolves = 0;
   std::uint64_t group_resolves = 0;
+  std::uint64_t join_resolves = 0;
 };
 
 std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
@@ -272,6 +273,7 @@ std::vector<TimePoint> run_model(const RandomCase& c, NetworkFidelity fidelity,
     counters->resolves += net.resolves();
     counters->incremental_resolves += net.incremental_resolves();
     counters->group_resolves += net.group_resolves();
+    counters->join_resolves += net.join_resolves();
   }
   std::vector<TimePoint> finish;
   for (std::size_t f = 0; f < c.flows.size(); ++f) {
@@ -466,6 +468,76 @@ TEST(FlowNetworkTest, RandomisedDifferentialLeaveHeavy) {
   EXPECT_GT(2 * counters.incremental_resolves, counters.resolves);
   EXPECT_GT(counters.group_resolves, 200u);
   EXPECT_GT(counters.incremental_resolves - counters.group_resolves, 200u);
+  // Joins too: from a bound, not the component.
+  EXPECT_GT(counters.join_resolves, 1'000u);
+}
+
+// Flows that join while others are in flight, at many instants, on a few
+// hot links and many private ones, so that a joiner's bound falls anywhere
+// among the levels already there: the join re-solves give the from-scratch
+// reference's finish times to the picosecond.
+TEST(FlowNetworkTest, RandomisedDifferentialJoinHeavy) {
+  std::mt19937_64 rng(5150);
+  ModelCounters counters;
+  for (int trial = 0; trial < 200; ++trial) {
+    RandomCase c;
+    const std::size_t hot = 1 + rng() % 3;
+    const std::size_t links = hot + 4 + rng() % 20;
+    for (std::size_t l = 0; l < links; ++l) {
+      c.links.push_back({(l < hot ? 4.0 + static_cast<double>(rng() % 8) : 0.5 + static_cast<double>(rng() % 4)) *
+                             kGBps,
+                         Duration::ps(static_cast<std::int64_t>(rng() % 2) * 500)});
+    }
+    const std::size_t flows = 10 + rng() % 50;
+    for (std::size_t f = 0; f < flows; ++f) {
+      RandomCase::Flow flow;
+      flow.route.push_back(static_cast<std::uint32_t>(rng() % hot));
+      if (rng() % 4 != 0) flow.route.push_back(static_cast<std::uint32_t>(hot + rng() % (links - hot)));
+      if (rng() % 3 == 0) {
+        const auto l = static_cast<std::uint32_t>(rng() % links);
+        if (std::find(flow.route.begin(), flow.route.end(), l) == flow.route.end()) flow.route.push_back(l);
+      }
+      flow.size = 10'000 + static_cast<std::int64_t>(rng() % 2'000'000);
+      flow.start_ps = static_cast<std::int64_t>(rng() % 200) * 5'000;
+      flow.weight = rng() % 4 == 0 ? 2.0 : 1.0;
+      c.flows.push_back(flow);
+    }
+    std::vector<std::string> violations;
+    const std::vector<TimePoint> model =
+        run_model(c, NetworkFidelity::kFlow, trial < 30 ? &violations : nullptr, &counters);
+    ASSERT_EQ(model, run_reference(c)) << "trial " << trial;
+    ASSERT_TRUE(violations.empty()) << "trial " << trial << ": " << violations.front();
+  }
+  EXPECT_GT(counters.join_resolves, 2'000u);
+}
+
+// A flow that joins a link whose flows are all held below the link's fair
+// share elsewhere re-solves only itself: 200 flows at 1 GB/s (their private
+// links) share a 300 GB/s link; the joiner, on the shared link alone, fills
+// it at 100 GB/s, far above their level, so they stay fixed.
+TEST(FlowNetworkTest, JoinResolveCoversOnlyFlowsAtOrAboveTheBound) {
+  RandomCase c;
+  c.links.push_back({300 * kGBps, Duration::zero()});
+  constexpr std::uint32_t kSlow = 200;
+  for (std::uint32_t i = 0; i < kSlow; ++i) {
+    c.links.push_back({1 * kGBps, Duration::zero()});
+    c.flows.push_back({.route = {0, 1 + i}, .size = 50'000'000, .start_ps = 0, .weight = 1.0});
+  }
+  c.flows.push_back({.route = {0}, .size = 1'000'000'000, .start_ps = 1'000'000'000, .weight = 1.0});
+  sim::Simulator sim;
+  FlowNetwork net(sim, c.links);
+  std::vector<FlowId> ids;
+  for (const auto& flow : c.flows) {
+    sim.schedule(TimePoint::from_ps(flow.start_ps), [&net, &ids, &flow] {
+      ids.push_back(net.start_flow(flow.route, Bytes(flow.size), {}, {.weight = flow.weight}));
+    });
+  }
+  sim.run();
+  EXPECT_EQ(net.join_resolves(), 2u) << "the 200 at time 0, and the joiner at 1 ms";
+  EXPECT_EQ(net.resolved_flows(), kSlow + 1) << "the joiner alone at 1 ms";
+  EXPECT_EQ(net.flow(ids.back()).finish, TimePoint::zero() + Duration::ms(1) + Duration::ms(10));
+  const std::vector<TimePoint> reference = run_reference(c);
+  for (std::size_t f = 0; f < c.flows.size(); ++f) EXPECT_EQ(net.flow(ids[f]).finish, reference[f]) << "flow " << f;
 }
 
 // The model with recycled flow ids (handed out again as soon as possible),
@@ -783,7 +855,8 @@ TEST(FlowNetworkTest, IncrementalResolveCoversOnlyFlowsAtOrAboveTheLeavers) {
   }
   sim.run();
   EXPECT_EQ(net.resolves() - net.incremental_resolves(), 1u)
-      << "one component re-solve, for the joins";
+      << "one re-solve for the joins";
+  EXPECT_EQ(net.join_resolves(), 1u);
   EXPECT_EQ(net.incremental_resolves(), kFast - 1);
   EXPECT_EQ(net.group_resolves(), kFast - 1) << "the 200 slow flows are read from level groups";
   EXPECT_EQ(net.incremental_resolved_flows(), 45u);
