@@ -538,8 +538,14 @@ void FlowNetwork::resolve() {
   if (removal_only) {
     done = resolve_incremental(left_min_level_, /*from_seeds=*/false);
   } else if (integer_weights_ && track_levels_ && !untracked_join_) {
-    done = resolve_incremental(std::min(left_min_level_, join_bound()), /*from_seeds=*/true);
-    if (done) ++join_resolves_;
+    // When the bound is below every flow's level nothing is fixed, and the
+    // component re-solve does the same work for less (a collective step's
+    // flows joining at once, most of a what-if's joins).
+    const double lambda = std::min(left_min_level_, join_bound());
+    if (!level_buckets_.empty() && level_buckets_.begin()->first < lambda) {
+      done = resolve_incremental(lambda, /*from_seeds=*/true);
+      if (done) ++join_resolves_;
+    }
   }
   if (!done) resolve_component();
   joiners_.clear();
@@ -822,6 +828,14 @@ double FlowNetwork::join_bound() {
   for (std::uint32_t l : join_links_) {
     const double joined = join_weight_[l];
     join_weight_[l] = 0.0;
+    if (!link_levels_[l].built && weight_.empty()) {
+      // No groups kept here (building them would make every later level
+      // change on this link update them): the share with every flow on it
+      // unfrozen, joiners included, which is where the filling starts and
+      // so at most the level it fills at.
+      bound = std::min(bound, links_[l].params.capacity_bytes_per_s / static_cast<double>(links_[l].active));
+      continue;
+    }
     if (!link_levels_[l].built) build_level_groups(l);
     const std::vector<LevelGroup>& groups = link_levels_[l].groups;
     double rest = links_[l].params.capacity_bytes_per_s;

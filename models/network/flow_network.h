@@ -20,13 +20,16 @@
 // already due then. When flows joined, a re-solve covers the flows whose
 // level is at least a bound λ below which the joiners change nothing: the
 // lowest level at which one of their links would fill with them on it, read
-// off the links' level groups (join_bound), less 1e-8 of itself. Up to that
-// level a from-scratch progressive filling freezes the same flows at the
-// same levels with the joiners as without. The flows covered are those
-// reached from the changed links through flows at or above λ; the others
-// keep their rates, bit for bit (the solver's component exactness). (With
-// non-integer weights, a join re-solves the whole connected component of
-// the changed links.) When flows only left, it covers only the flows whose level
+// off the links' level groups where kept, else taken as the link's share
+// with all its flows unfrozen (where filling starts, so no higher), less
+// 1e-8 of itself (join_bound). Up to that level a from-scratch progressive
+// filling freezes the same flows at the same levels with the joiners as
+// without. The flows covered are those reached from the changed links
+// through flows at or above λ; the others keep their rates, bit for bit
+// (the solver's component exactness). When λ is below every flow's level
+// (a collective step's flows joining at once), and with non-integer
+// weights, a join re-solves the whole connected component of the changed
+// links instead. When flows only left, it covers only the flows whose level
 // (rate / weight) was at least the smallest level λ of the leavers, network
 // wide: every flow below λ keeps its rate exactly, and the solver re-fills
 // the others from λ so that the rates are the bits a from-scratch solve
