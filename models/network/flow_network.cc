@@ -857,6 +857,17 @@ double FlowNetwork::join_bound() {
   return bound * (1.0 - 1e-8);
 }
 
+std::uint32_t FlowNetwork::take_into_set(std::uint32_t f, std::uint32_t mark) {
+  flow_stamp_[f] = mark;
+  for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
+    std::uint32_t& link_mark = links_[route_links_[pos]].stamp;
+    if (link_mark == mark) continue;
+    link_mark = mark;
+    component_links_.push_back(route_links_[pos]);
+  }
+  return route_end(f) - route_begin(f);
+}
+
 bool FlowNetwork::resolve_incremental(double lambda, bool from_seeds) {
   // Leavers that no solve covered (zero-size flows) change no one's rate.
   if (!(lambda < std::numeric_limits<double>::infinity())) return true;
@@ -885,15 +896,8 @@ bool FlowNetwork::resolve_incremental(double lambda, bool from_seeds) {
       if (link.flows.size() > link.active) sweep(link);
       for (std::uint32_t g : link.flows) {
         if (flow_stamp_[g] == u_mark || !(slots_[g].level >= lambda)) continue;
-        flow_stamp_[g] = u_mark;
         component_flows_.push_back(g);
-        u_incidences += route_end(g) - route_begin(g);
-        for (std::uint32_t pos = route_begin(g); pos < route_end(g); ++pos) {
-          std::uint32_t& mark = links_[route_links_[pos]].stamp;
-          if (mark == u_mark) continue;
-          mark = u_mark;
-          component_links_.push_back(route_links_[pos]);
-        }
+        u_incidences += take_into_set(g, u_mark);
       }
     }
     if (component_flows_.empty()) return true;
@@ -917,16 +921,7 @@ bool FlowNetwork::resolve_incremental(double lambda, bool from_seeds) {
       }
     }
     if (component_flows_.empty()) return true;
-    for (std::uint32_t f : component_flows_) {
-      flow_stamp_[f] = u_mark;
-      u_incidences += route_end(f) - route_begin(f);
-      for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
-        std::uint32_t& mark = links_[route_links_[pos]].stamp;
-        if (mark == u_mark) continue;
-        mark = u_mark;
-        component_links_.push_back(route_links_[pos]);
-      }
-    }
+    for (std::uint32_t f : component_flows_) u_incidences += take_into_set(f, u_mark);
   }
   canonical(component_flows_, /*of_links=*/false, u_mark);
   canonical(component_links_, /*of_links=*/true, u_mark);

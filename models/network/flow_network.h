@@ -332,6 +332,9 @@ class FlowNetwork {
   // The level below which no flow's rate can change when joiners_ join
   // (see resolve()), from their links' level groups; slightly under it.
   double join_bound();
+  // Marks flow f with `mark`, adds its links not yet marked to
+  // component_links_ (marking them), and returns its route's length.
+  std::uint32_t take_into_set(std::uint32_t f, std::uint32_t mark);
   void set_level(std::uint32_t f, double level);
   void flush_levels();
   void next_stamp(std::uint32_t count);
