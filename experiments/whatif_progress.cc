@@ -58,7 +58,8 @@ void WhatIfProgress::running(int variant, int nodes, const models::ExecutionProg
         "half speed 50 s -> 0.47 s, --oversubscription 2 55 s -> 0.44 s; docs/network_model.md, \"Link "
         "sharing\")\n",
         partial_links_[v] ? "a link or switch at partial speed spreads the flows' finishes over many instants"
-                          : "a long run: uneven bottlenecks (oversubscription, nccl_p2p) spread the flows' "
+                          : "a long run: uneven bottlenecks (oversubscription, a part-filled last rack, "
+                            "nccl_p2p) spread the flows' "
                             "finishes over many instants"));
   }
   // The pipelined collectives (hierarchical's default slices) cost about 3x

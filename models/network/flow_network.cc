@@ -857,6 +857,54 @@ double FlowNetwork::join_bound() {
   return bound * (1.0 - 1e-8);
 }
 
+void FlowNetwork::keep_seeded_components() {
+  // The flows at or above λ fall into groups that share no link with each
+  // other. A group none of whose links a leaver crossed has the same
+  // sub-problem as before the departures (the same flows, and the same
+  // capacity left them by the flows below λ), so it keeps its rates bit for
+  // bit (the solver's component exactness): only the groups holding a seed
+  // link are re-solved. The groups come from a union-find over the links,
+  // one pass over the flows' routes, where reaching them from the seeds
+  // would walk every flow on the links, those below λ too.
+  if (seeds_.empty()) return;
+  if (uf_parent_.size() != links_.size()) {
+    uf_parent_.assign(links_.size(), 0);
+    uf_epoch_of_.assign(links_.size(), 0);
+    uf_seeded_.assign(links_.size(), 0);
+    uf_epoch_ = 0;
+  }
+  if (uf_epoch_ == std::numeric_limits<std::uint32_t>::max()) {
+    std::fill(uf_epoch_of_.begin(), uf_epoch_of_.end(), 0);
+    std::fill(uf_seeded_.begin(), uf_seeded_.end(), 0);
+    uf_epoch_ = 0;
+  }
+  const std::uint32_t epoch = ++uf_epoch_;
+  auto find = [&](std::uint32_t l) {
+    if (uf_epoch_of_[l] != epoch) {
+      uf_epoch_of_[l] = epoch;
+      uf_parent_[l] = l;
+      return l;
+    }
+    while (uf_parent_[l] != l) {
+      uf_parent_[l] = uf_parent_[uf_parent_[l]];  // path halving
+      l = uf_parent_[l];
+    }
+    return l;
+  };
+  for (std::uint32_t f : component_flows_) {
+    if (route_begin(f) == route_end(f)) continue;
+    std::uint32_t root = find(route_links_[route_begin(f)]);
+    for (std::uint32_t pos = route_begin(f) + 1; pos < route_end(f); ++pos) {
+      const std::uint32_t other = find(route_links_[pos]);
+      if (other != root) uf_parent_[other] = root;
+    }
+  }
+  for (std::uint32_t l : seeds_) uf_seeded_[find(l)] = epoch;
+  std::erase_if(component_flows_, [&](std::uint32_t f) {
+    return route_begin(f) != route_end(f) && uf_seeded_[find(route_links_[route_begin(f)])] != epoch;
+  });
+}
+
 std::uint32_t FlowNetwork::take_into_set(std::uint32_t f, std::uint32_t mark) {
   flow_stamp_[f] = mark;
   for (std::uint32_t pos = route_begin(f); pos < route_end(f); ++pos) {
@@ -920,6 +968,7 @@ bool FlowNetwork::resolve_incremental(double lambda, bool from_seeds) {
         ++it;
       }
     }
+    keep_seeded_components();
     if (component_flows_.empty()) return true;
     for (std::uint32_t f : component_flows_) u_incidences += take_into_set(f, u_mark);
   }

@@ -30,10 +30,13 @@
 // (a collective step's flows joining at once), and with non-integer
 // weights, a join re-solves the whole connected component of the changed
 // links instead. When flows only left, it covers only the flows whose level
-// (rate / weight) was at least the smallest level λ of the leavers, network
-// wide: every flow below λ keeps its rate exactly, and the solver re-fills
-// the others from λ so that the rates are the bits a from-scratch solve
-// gives. What those need of the fixed flows on their links comes one of two
+// (rate / weight) was at least the smallest level λ of the leavers: every
+// flow below λ keeps its rate exactly, and the solver re-fills the others
+// from λ so that the rates are the bits a from-scratch solve gives. Of
+// those, only the groups that share links (directly or through each other)
+// with a leaver's links are re-solved, found by a union-find over their
+// links (keep_seeded_components); a group apart keeps its rates, bit for
+// bit. What those need of the fixed flows on their links comes one of two
 // ways: from per-link level groups (each link's distinct levels with their
 // total weight, folded: MaxMinSolver::solve_with_fixed_links), kept up to
 // date once a link is first used, so that the cost is in the re-solved
@@ -332,6 +335,9 @@ class FlowNetwork {
   // The level below which no flow's rate can change when joiners_ join
   // (see resolve()), from their links' level groups; slightly under it.
   double join_bound();
+  // Of component_flows_ (the flows at or above λ), keeps those sharing
+  // links, directly or through each other, with a seed link.
+  void keep_seeded_components();
   // Marks flow f with `mark`, adds its links not yet marked to
   // component_links_ (marking them), and returns its route's length.
   std::uint32_t take_into_set(std::uint32_t f, std::uint32_t mark);
@@ -487,6 +493,12 @@ class FlowNetwork {
   bool track_levels_ = false;
   std::vector<LinkLevels> link_levels_;
   std::vector<FixedLinkState> fixed_links_;  // of component_links_, for the solver
+  // keep_seeded_components' union-find over the links, per link: parent,
+  // the epoch it was last reset in, and the epoch it was last a seed's root.
+  std::vector<std::uint32_t> uf_parent_;
+  std::vector<std::uint32_t> uf_epoch_of_;
+  std::vector<std::uint32_t> uf_seeded_;
+  std::uint32_t uf_epoch_ = 0;
   // The replay's sub-problem: D's flows, all flows in increasing id, levels.
   std::vector<std::uint32_t> fixed_flows_;
   std::vector<std::uint32_t> problem_flows_;

@@ -541,6 +541,36 @@ TEST(FlowNetworkTest, JoinResolveCoversOnlyFlowsAtOrAboveTheBound) {
   for (std::size_t f = 0; f < c.flows.size(); ++f) EXPECT_EQ(net.flow(ids[f]).finish, reference[f]) << "flow " << f;
 }
 
+// A departure re-solves, of the flows at or above the leaver's level, only
+// those sharing links (directly or through each other) with it: y leaves
+// link 0 at 2 ms; x (links 0 and 1) and z (link 1) move, and the 100 flows
+// of link 2, above y's level but on no link of theirs, keep their rates
+// without a re-solve.
+TEST(FlowNetworkTest, DepartureResolvesOnlyTheLeaversGroup) {
+  RandomCase c;
+  c.links.push_back({1 * kGBps, Duration::zero()});
+  c.links.push_back({100 * kGBps, Duration::zero()});
+  c.links.push_back({200 * kGBps, Duration::zero()});
+  c.flows.push_back({.route = {0, 1}, .size = 100'000'000, .start_ps = 0, .weight = 1.0});     // x
+  c.flows.push_back({.route = {0}, .size = 1'000'000, .start_ps = 0, .weight = 1.0});          // y
+  c.flows.push_back({.route = {1}, .size = 10'000'000'000, .start_ps = 0, .weight = 1.0});     // z
+  constexpr std::uint32_t kApart = 100;
+  for (std::uint32_t i = 0; i < kApart; ++i) {
+    c.flows.push_back({.route = {2}, .size = 100'000'000, .start_ps = 0, .weight = 1.0});
+  }
+  sim::Simulator sim;
+  FlowNetwork net(sim, c.links);
+  std::vector<FlowId> ids;
+  for (const auto& flow : c.flows) ids.push_back(net.start_flow(flow.route, Bytes(flow.size), {}));
+  std::uint64_t after_y = 0;
+  sim.schedule(TimePoint::zero() + Duration::ms(3), [&] { after_y = net.resolved_flows(); });
+  sim.run();
+  EXPECT_EQ(net.flow(ids[1]).finish, TimePoint::zero() + Duration::ms(2));
+  EXPECT_EQ(after_y, kApart + 3 + 2) << "all at time 0, then x and z alone at 2 ms";
+  const std::vector<TimePoint> reference = run_reference(c);
+  for (std::size_t f = 0; f < c.flows.size(); ++f) EXPECT_EQ(net.flow(ids[f]).finish, reference[f]) << "flow " << f;
+}
+
 // The model with recycled flow ids (handed out again as soon as possible),
 // its finish times taken in the callbacks, since a recycled id's record
 // describes its newest flow.
@@ -692,17 +722,20 @@ TEST(FlowNetworkTest, CompletionQuantumClosedForms) {
       EXPECT_EQ(net.flow(local).finish, TimePoint::zero());
     }
   }
-  // Two flows on their own 1 GB/s links, due at 1000 us and 1000.5 us. With
-  // a 7 us quantum both finish at 1001 us (143 x 7 us), in one completion
-  // instant. Exact, the first finish re-solves the other flow (its level is
-  // at or above the leaver's): two re-solves with the joins'; one with the
-  // quantum, where nothing is left to re-solve.
+  // Two flows on their own 1 GB/s links, due at 1000 us and 1000.5 us, and
+  // both on a 100 GB/s link that never binds. With a 7 us quantum both
+  // finish at 1001 us (143 x 7 us), in one completion instant. Exact, the
+  // first finish re-solves the other flow (its level is at or above the
+  // leaver's, and it shares a link with it): two re-solves with the joins';
+  // one with the quantum, where nothing is left to re-solve.
   for (const Duration quantum : {Duration::zero(), Duration::us(7)}) {
     sim::Simulator sim;
-    FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}, {1 * kGBps, Duration::zero()}});
+    FlowNetwork net(sim, {{1 * kGBps, Duration::zero()},
+                          {1 * kGBps, Duration::zero()},
+                          {100 * kGBps, Duration::zero()}});
     net.set_completion_quantum(quantum);
-    const FlowId a = net.start_flow(route({0}), Bytes(1'000'000), {});
-    const FlowId b = net.start_flow(route({1}), Bytes(1'000'500), {});
+    const FlowId a = net.start_flow(route({0, 2}), Bytes(1'000'000), {});
+    const FlowId b = net.start_flow(route({1, 2}), Bytes(1'000'500), {});
     sim.run();
     if (quantum == Duration::zero()) {
       EXPECT_EQ(net.flow(a).finish, TimePoint::zero() + Duration::us(1'000));
@@ -757,16 +790,19 @@ TEST(FlowNetworkTest, CompletionToleranceClosedForms) {
       EXPECT_EQ(net.flow(local).finish, TimePoint::zero());
     }
   }
-  // Two flows on their own links due at 1,000,010 and 1,000,030 ns: with
-  // the 10 ns quantum alone two completion instants, each a re-solve; with
+  // Two flows on their own links due at 1,000,010 and 1,000,030 ns, and
+  // both on a link that never binds: with the 10 ns quantum alone two
+  // completion instants, the joins' re-solve and the first finish's; with
   // the tolerance both finish at 1,000,080 ns (the 80 ns grid), in one.
   for (const double tolerance : {0.0, 1e-4}) {
     sim::Simulator sim;
-    FlowNetwork net(sim, {{1 * kGBps, Duration::zero()}, {1 * kGBps, Duration::zero()}});
+    FlowNetwork net(sim, {{1 * kGBps, Duration::zero()},
+                          {1 * kGBps, Duration::zero()},
+                          {100 * kGBps, Duration::zero()}});
     net.set_completion_quantum(Duration::ns(10));
     net.set_completion_tolerance(tolerance);
-    const FlowId a = net.start_flow(route({0}), Bytes(1'000'010), {});
-    const FlowId b = net.start_flow(route({1}), Bytes(1'000'030), {});
+    const FlowId a = net.start_flow(route({0, 2}), Bytes(1'000'010), {});
+    const FlowId b = net.start_flow(route({1, 2}), Bytes(1'000'030), {});
     sim.run();
     if (tolerance == 0.0) {
       EXPECT_EQ(net.flow(a).finish, TimePoint::zero() + Duration::ns(1'000'010));
