@@ -16,8 +16,13 @@ const sim::EventLabel kShareDone("net/share_done");
 }  // namespace
 
 LinkShareNetwork::LinkShareNetwork(sim::Simulator& simulator, std::vector<LinkParams> links) : sim_(simulator) {
+  static_assert(sizeof(Link) == 128, "a link's record should fill one pair of cache lines");
   links_.reserve(links.size());
-  for (const LinkParams& p : links) links_.push_back(Link{.params = p});
+  latency_.reserve(links.size());
+  for (const LinkParams& p : links) {
+    links_.push_back(Link{.capacity_bytes_per_s = p.capacity_bytes_per_s});
+    latency_.push_back(p.latency);
+  }
   acc_bytes_.assign(links_.size(), 0.0);
   acc_weight_.assign(links_.size(), 0.0);
 }
@@ -25,7 +30,7 @@ LinkShareNetwork::LinkShareNetwork(sim::Simulator& simulator, std::vector<LinkPa
 void LinkShareNetwork::add(std::span<const std::uint32_t> route, sim::Bytes size, double weight,
                            sim::Duration added_latency) {
   sim::Duration latency = added_latency;
-  for (std::uint32_t l : route) latency += links_[l].params.latency;
+  for (std::uint32_t l : route) latency += latency_[l];
   acc_latency_ = std::max(acc_latency_, latency);
   acc_size_ += size.count();
   if (size.count() == 0) return;
@@ -98,16 +103,29 @@ void LinkShareNetwork::join(std::uint32_t id) {
     if (callbacks.front()) callbacks.front()();
     return;
   }
-  for (const PendingPart& p : b.pending) {
+  // A bundle's links are scattered over the fabric's records: fetch each
+  // link's record a few parts ahead, and, once it is in, the slot its part
+  // will take (the work per part is a few cache misses, not arithmetic).
+  constexpr std::size_t kLinkAhead = 8;
+  constexpr std::size_t kSlotAhead = 4;
+  const std::size_t num_pending = b.pending.size();
+  for (std::size_t i = 0; i < std::min(kLinkAhead, num_pending); ++i) __builtin_prefetch(&links_[b.pending[i].link]);
+  for (std::size_t i = 0; i < num_pending; ++i) {
+    if (i + kLinkAhead < num_pending) __builtin_prefetch(&links_[b.pending[i + kLinkAhead].link]);
+    if (i + kSlotAhead < num_pending) {
+      const Link& ahead = links_[b.pending[i + kSlotAhead].link];
+      if (ahead.free_head != kNoSlot) __builtin_prefetch(&ahead.parts[ahead.free_head], 1);
+      if (!ahead.heap.empty()) __builtin_prefetch(ahead.heap.data() + ahead.heap.size(), 1);
+    }
+    const PendingPart& p = b.pending[i];
     Link& link = links_[p.link];
     advance(link, now);
-    std::uint32_t slot = 0;
-    if (link.free_slots.empty()) {
+    std::uint32_t slot = link.free_head;
+    if (slot == kNoSlot) {
       slot = static_cast<std::uint32_t>(link.parts.size());
       link.parts.emplace_back();
     } else {
-      slot = link.free_slots.back();
-      link.free_slots.pop_back();
+      link.free_head = link.parts[slot].bundle;
     }
     Part& part = link.parts[slot];
     part = Part{.bundle = id, .alive = true, .bytes = p.bytes, .weight = p.weight, .cap = b.cap_per_weight * p.weight};
@@ -121,7 +139,7 @@ void LinkShareNetwork::join(std::uint32_t id) {
       part.remaining = p.bytes;
     } else {
       part.tag = link.vtime + p.bytes / p.weight;
-      link.heap.push_back(HeapEntry{part.tag, link.seq++, slot});
+      link.heap.push_back(HeapEntry{part.tag, seq_++, slot});
       std::push_heap(link.heap.begin(), link.heap.end(), [](const HeapEntry& x, const HeapEntry& y) { return heap_after(x, y); });
     }
     reshare(p.link, now);
@@ -138,7 +156,7 @@ void LinkShareNetwork::advance(Link& link, std::int64_t now_ps) {
         if (p.alive) p.remaining = std::max(0.0, p.remaining - p.rate * seconds);
       }
     } else {
-      link.vtime += link.params.capacity_bytes_per_s / link.weight * seconds;
+      link.vtime += link.capacity_bytes_per_s / link.weight * seconds;
     }
   }
   link.last_ps = now_ps;
@@ -158,7 +176,7 @@ void LinkShareNetwork::leave_capped_mode(Link& link) {
     Part& p = link.parts[slot];
     if (!p.alive) continue;
     p.tag = link.vtime + p.remaining / p.weight;
-    link.heap.push_back(HeapEntry{p.tag, link.seq++, slot});
+    link.heap.push_back(HeapEntry{p.tag, seq_++, slot});
   }
   std::make_heap(link.heap.begin(), link.heap.end(), [](const HeapEntry& x, const HeapEntry& y) { return heap_after(x, y); });
   link.capped_mode = false;
@@ -174,7 +192,7 @@ void LinkShareNetwork::reshare_capped(Link& link, std::int64_t now_ps) {
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
     return link.parts[a].cap / link.parts[a].weight < link.parts[b].cap / link.parts[b].weight;
   });
-  double capacity = link.params.capacity_bytes_per_s;
+  double capacity = link.capacity_bytes_per_s;
   double weight = link.weight;
   std::int64_t next = std::numeric_limits<std::int64_t>::max();
   for (std::uint32_t i : order) {
@@ -199,7 +217,7 @@ void LinkShareNetwork::reshare(std::uint32_t index, std::int64_t now_ps) {
   if (link.live == 0) {
     if (scheduled >= 0) sim_.cancel(link.event);
     link.event_ps = -1;
-    if (link.busy) link.busy_total += now - link.busy_since;
+    if (link.busy) link.busy_ps += now_ps;
     link.busy = false;
     link.weight = 0.0;  // no drift carried into the next busy period
     link.vtime = 0.0;
@@ -210,12 +228,11 @@ void LinkShareNetwork::reshare(std::uint32_t index, std::int64_t now_ps) {
     } else {
       const HeapEntry& top = link.heap.front();
       const double bytes = std::max(0.0, (top.tag - link.vtime) * link.weight);
-      std::int64_t finish = now_ps + transfer_time(bytes, link.params.capacity_bytes_per_s).count_ps();
+      std::int64_t finish = now_ps + transfer_time(bytes, link.capacity_bytes_per_s).count_ps();
       if (quantum_ps_ > 1 && bytes > 0.0) finish = (finish + quantum_ps_ - 1) / quantum_ps_ * quantum_ps_;
       link.event_ps = finish;
-      link.due_tag = top.tag;
     }
-    if (!link.busy) link.busy_since = now;
+    if (!link.busy) link.busy_ps -= now_ps;
     link.busy = true;
     if (link.event_ps != scheduled) {
       if (scheduled >= 0) sim_.cancel(link.event);
@@ -228,10 +245,10 @@ void LinkShareNetwork::reshare(std::uint32_t index, std::int64_t now_ps) {
     if (link.capped_mode) {
       for (const Part& p : link.parts) used += p.alive ? p.rate : 0.0;
     } else if (link.live > 0) {
-      used = link.params.capacity_bytes_per_s;
+      used = link.capacity_bytes_per_s;
     }
     std::vector<UtilisationSample>& h = history_[index];
-    const double utilisation = used / link.params.capacity_bytes_per_s;
+    const double utilisation = used / link.capacity_bytes_per_s;
     if (!h.empty() && h.back().time == now) {
       h.back().utilisation = utilisation;
     } else {
@@ -242,13 +259,15 @@ void LinkShareNetwork::reshare(std::uint32_t index, std::int64_t now_ps) {
 
 void LinkShareNetwork::finish_part(Link& link, std::uint32_t slot, std::vector<sim::EventCallback>& callbacks) {
   Part& p = link.parts[slot];
+  const std::uint32_t bundle = p.bundle;
   link.bytes_carried += std::llround(p.bytes);
   p.alive = false;
-  link.free_slots.push_back(slot);
+  p.bundle = link.free_head;
+  link.free_head = slot;
   --link.live;
   link.weight -= p.weight;
   if (std::isfinite(p.cap)) --link.capped;
-  if (--bundles_[p.bundle].parts_left == 0) bundle_done(p.bundle, callbacks);
+  if (--bundles_[bundle].parts_left == 0) bundle_done(bundle, callbacks);
 }
 
 void LinkShareNetwork::link_due(std::uint32_t index) {
@@ -265,7 +284,7 @@ void LinkShareNetwork::link_due(std::uint32_t index) {
   } else {
     // Through: the part the event was for, and every part whose tag the
     // clock has reached (ties and the quantum's rounding).
-    const double through = std::max(link.vtime, link.due_tag);
+    const double through = std::max(link.vtime, link.heap.front().tag);
     const auto after = [](const HeapEntry& x, const HeapEntry& y) { return heap_after(x, y); };
     while (!link.heap.empty() && link.heap.front().tag <= through) {
       const std::uint32_t slot = link.heap.front().slot;
@@ -291,8 +310,8 @@ void LinkShareNetwork::bundle_done(std::uint32_t id, std::vector<sim::EventCallb
 
 LinkRecord LinkShareNetwork::link(std::uint32_t index) const {
   const Link& l = links_.at(index);
-  LinkRecord record{sim::Bytes(l.bytes_carried), l.busy_total};
-  if (l.busy) record.busy_time += sim_.now() - l.busy_since;
+  const std::int64_t busy_ps = l.busy ? l.busy_ps + sim_.now().count_ps() : l.busy_ps;
+  LinkRecord record{sim::Bytes(l.bytes_carried), sim::Duration::ps(busy_ps)};
   return record;
 }
 
@@ -302,7 +321,7 @@ std::vector<std::uint32_t> LinkShareNetwork::hottest_links(std::size_t k) const 
     if (links_[l].bytes_carried > 0) order.push_back(l);
   }
   const auto load = [this](std::uint32_t l) {
-    return static_cast<double>(links_[l].bytes_carried) / links_[l].params.capacity_bytes_per_s;
+    return static_cast<double>(links_[l].bytes_carried) / links_[l].capacity_bytes_per_s;
   };
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return load(a) > load(b); });
   if (order.size() > k) order.resize(k);

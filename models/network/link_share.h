@@ -73,7 +73,7 @@ class LinkShareNetwork {
   /// The other half: the transfers' sizes summed, and the largest of their
   /// first bytes' delays (route latency and added latency).
   void add_extent(sim::Bytes size, sim::Duration latency);
-  sim::Duration link_latency(std::uint32_t link) const { return links_[link].params.latency; }
+  sim::Duration link_latency(std::uint32_t link) const { return latency_[link]; }
   /// Starts the bundle built since the last start (possibly empty: it is
   /// then done after the latencies of what was added, or after the events
   /// due now) and returns its id. `rate_cap_per_weight` caps each part's
@@ -131,7 +131,7 @@ class LinkShareNetwork {
   // link, each part's remaining bytes and rate are kept instead
   // (water-filling at every change).
   struct Part {
-    std::uint32_t bundle = 0;
+    std::uint32_t bundle = 0;  // alive: its bundle; dead: the next free slot (kNoSlot: none)
     bool alive = false;
     double bytes = 0.0;  // the part's size, for the link's bytes carried
     double weight = 0.0;
@@ -146,29 +146,33 @@ class LinkShareNetwork {
     std::uint64_t seq;  // join order, for ties
     std::uint32_t slot;
   };
-  // What every join and finish reads (advance, reshare) comes first, in
-  // the first of the record's cache lines; a link's first touch in a
-  // bundle is a cache miss on a large fabric, and one line costs less
-  // than three.
-  struct alignas(64) Link {
+  static constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
+  // Everything a join or a finish touches, in one 128-byte pair of cache
+  // lines (a link's first touch in a bundle is a cache miss on a large
+  // fabric; a third line, or a free list of its own, was one more): the
+  // free slots are a list through the dead parts, the heap's tie-breaking
+  // sequence is the network's, the latency (read only while bundles are
+  // built) is kept apart, and the busy time is one counter.
+  struct alignas(128) Link {
     std::int64_t last_ps = 0;
     double vtime = 0.0;
     double weight = 0.0;  // of the live parts
-    LinkParams params;
+    double capacity_bytes_per_s = 0.0;
     std::uint32_t live = 0;
     std::uint32_t capped = 0;  // live parts with a finite cap: capped mode while > 0
+    std::uint32_t free_head = kNoSlot;  // dead parts' slots, last freed first
     bool capped_mode = false;
     bool busy = false;
     std::int64_t event_ps = -1;  // the pending finish event's time; -1: none
-    double due_tag = 0.0;        // virtual mode: the tag the pending event is for
     sim::EventId event{};
-    std::vector<HeapEntry> heap;  // virtual mode: live parts by tag
-    std::vector<Part> parts;      // slots; dead ones listed in free_slots
-    std::vector<std::uint32_t> free_slots;
-    std::uint64_t seq = 0;
-    sim::TimePoint busy_since;
-    sim::Duration busy_total;
+    // Busy time in ps: the total while idle, the total minus the start of
+    // the busy period while busy (add now for the total).
+    std::int64_t busy_ps = 0;
     std::int64_t bytes_carried = 0;
+    // Virtual mode: live parts by tag. While a finish event is pending its
+    // front is the part the event is for (every change to it re-shares).
+    std::vector<HeapEntry> heap;
+    std::vector<Part> parts;  // slots
   };
   struct Bundle {
     std::uint32_t parts_left = 0;
@@ -189,6 +193,8 @@ class LinkShareNetwork {
 
   sim::Simulator& sim_;
   std::vector<Link> links_;
+  std::vector<sim::Duration> latency_;  // per link
+  std::uint64_t seq_ = 0;               // parts joined, for the heaps' ties
   std::int64_t quantum_ps_ = 0;
   bool recycle_ = false;
   std::vector<Bundle> bundles_;

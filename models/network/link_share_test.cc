@@ -70,6 +70,33 @@ TEST(LinkShareTest, PartsShareALinkByWeight) {
   EXPECT_EQ(net.link(0).busy_time, Duration::us(125));
 }
 
+// Busy time counts busy periods only, and a link asked mid-period counts
+// up to now: 1 MB at 40 GB/s (25 us) from 0, idle, 2 MB (50 us) from 100
+// us; at 110 us the link has been busy 25 + 10 us, at the end 75 us. Slots
+// freed by the first period's parts are taken again by later ones (the
+// free list), and every byte is counted once.
+TEST(LinkShareTest, BusyTimeOverPeriodsAndMidPeriod) {
+  sim::Simulator sim;
+  LinkShareNetwork net(sim, {{40 * kGBps, Duration::zero()}, {40 * kGBps, Duration::zero()}});
+  net.add(route({0, 1}), Bytes(1'000'000), 1.0, Duration::zero());
+  net.start({});
+  sim.run(TimePoint::zero() + Duration::us(100));
+  EXPECT_EQ(net.link(0).busy_time, Duration::us(25));
+  for (int i = 0; i < 2; ++i) net.add(route({0}), Bytes(1'000'000), 1.0, Duration::zero());
+  net.start({});
+  net.add(route({1}), Bytes(500'000), 1.0, Duration::zero());
+  net.start({});
+  sim.run(TimePoint::zero() + Duration::us(110));
+  EXPECT_EQ(net.link(0).busy_time, Duration::us(35));
+  EXPECT_EQ(net.link(1).busy_time, Duration::us(35));
+  sim.run();
+  EXPECT_EQ(net.link(0).busy_time, Duration::us(75));
+  EXPECT_EQ(net.link(0).bytes_carried, Bytes(3'000'000));
+  EXPECT_EQ(net.link(1).busy_time, Duration::us(25 + 12) + Duration::ns(500));
+  EXPECT_EQ(net.link(1).bytes_carried, Bytes(1'500'000));
+  EXPECT_EQ(net.bundles_in_flight(), 0u);
+}
+
 // A bundle whose transfers cross different links takes its most loaded
 // link's time, and its latency is its slowest transfer's: a ring step.
 TEST(LinkShareTest, BundleTakesItsMostLoadedLink) {
